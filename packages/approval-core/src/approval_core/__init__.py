@@ -1,0 +1,91 @@
+"""approval-core: asking a person before an MCP tool does something irreversible.
+
+One gate for every server of the family. A server says *which* tools ask
+(:class:`GuardTable`), *when* (:class:`Guard`), and *what the dialog says*
+(:class:`Dialog`); the gate does the asking, on MCP 2025-11-25 (a pushed
+form elicitation) and 2026-07-28 (``input_required`` with sealed, single-use
+state), and falls back to a two-call confirm token where no dialog can be
+shown. See docs/approval.md for the paths and what each one proves.
+"""
+
+from approval_core.audit import AUDIT_LOGGER
+from approval_core.binding import Binding, canonical_json, fingerprint
+from approval_core.dialog import (
+    APPROVE_FIELD,
+    APPROVE_TITLE,
+    CALLER_VALUES_HEADING,
+    DEFAULT_VALUE_LIMIT,
+    CallerValue,
+    Dialog,
+    Operation,
+    operation,
+)
+from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
+from approval_core.gate import (
+    INPUT_KEY,
+    ApprovalGate,
+    Approved,
+    Decision,
+    NotApproved,
+    PathName,
+    client_can_show_form,
+    judge_answer,
+)
+from approval_core.policy import Guard, GuardedCall, GuardKind, GuardTable, Mismatch, MismatchKind, annotations
+from approval_core.recovery import StateRecovery, install_state_recovery
+from approval_core.results import refusal, structured
+from approval_core.sealing import STATE_TTL, StateSealer
+from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
+from approval_core.startup import announce, load_settings_or_exit, startup_line
+from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
+
+__all__ = [
+    "APPROVE_FIELD",
+    "APPROVE_TITLE",
+    "AUDIT_LOGGER",
+    "CALLER_VALUES_HEADING",
+    "DEFAULT_DIALOG_TIMEOUT",
+    "DEFAULT_VALUE_LIMIT",
+    "ELICITATION_ENV",
+    "INPUT_KEY",
+    "STATE_TTL",
+    "TIMEOUT_ENV",
+    "TOKEN_TTL",
+    "ApprovalError",
+    "ApprovalGate",
+    "ApprovalSettings",
+    "Approved",
+    "Binding",
+    "BindingError",
+    "CallerValue",
+    "Decision",
+    "Dialog",
+    "DialogError",
+    "Guard",
+    "GuardKind",
+    "GuardTable",
+    "GuardTableError",
+    "GuardedCall",
+    "Mismatch",
+    "MismatchKind",
+    "NotApproved",
+    "Operation",
+    "PathName",
+    "Redemption",
+    "SettingsError",
+    "StateRecovery",
+    "StateSealer",
+    "TokenStore",
+    "announce",
+    "annotations",
+    "canonical_json",
+    "client_can_show_form",
+    "fingerprint",
+    "install_state_recovery",
+    "judge_answer",
+    "load_settings_or_exit",
+    "operation",
+    "refusal",
+    "startup_line",
+    "structured",
+]

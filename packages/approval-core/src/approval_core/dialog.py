@@ -1,0 +1,190 @@
+"""The approval dialog: what a person reads before a guarded call runs.
+
+A dialog has exactly three parts, and none of them has room for text read
+from a backend (an event summary, a contact's name, a notification body):
+
+* the **operation**, in the server's own words: a literal template that may
+  only be filled with integers the server computed (``"delete a recurring
+  event and all {occurrences} of its occurrences"``);
+* the **consequence**: a literal sentence saying why it cannot be undone;
+* the **caller values**: labelled values taken from the call's own
+  arguments, shown under the heading :data:`CALLER_VALUES_HEADING`.
+
+``LiteralString`` (PEP 675) makes a type checker reject a template, label or
+consequence assembled at run time; the constructor checks the rest at run
+time. Caller values are shown on one line each: control characters, line and
+paragraph separators and bidirectional overrides are escaped (``\\n``,
+``\\u202e``), so a value cannot draw extra lines or headings into the dialog.
+A value longer than ``value_limit`` characters is cut, and the dialog says how
+many characters were left out (seed 004 shows 4,000).
+"""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, LiteralString
+
+from approval_core.errors import DialogError
+
+__all__ = [
+    "APPROVE_FIELD",
+    "APPROVE_TITLE",
+    "CALLER_VALUES_HEADING",
+    "DEFAULT_VALUE_LIMIT",
+    "CallerValue",
+    "Dialog",
+    "Operation",
+    "operation",
+]
+
+CALLER_VALUES_HEADING = "Values below are supplied by the caller, not by this server:"
+DEFAULT_VALUE_LIMIT = 4000
+APPROVE_FIELD = "approve"
+APPROVE_TITLE = "Make this change"
+_APPROVE_DESCRIPTION = "Tick to let this change go ahead. Nothing changes unless it is ticked and confirmed."
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """What the call does, in the server's words, filled only with its own counts.
+
+    Attributes:
+        template: A literal ``str.format`` template whose fields are plain
+            names, e.g. ``"delete a group of {members} contact(s)"``.
+        counts: The integers for those fields, computed by the server.
+    """
+
+    template: LiteralString
+    counts: Mapping[str, int] = field(default_factory=lambda: {})
+
+    def __post_init__(self) -> None:
+        if not self.template.strip():
+            raise DialogError("operation: the template is empty")
+        names: set[str] = set()
+        for _, name, spec, conversion in string.Formatter().parse(self.template):
+            if name is None:
+                continue
+            if not name.isidentifier() or spec or conversion:
+                raise DialogError(f"operation: field {{{name}}} must be a plain name without format spec")
+            names.add(name)
+        for key, value in self.counts.items():
+            if type(value) is not int:
+                raise DialogError(f"operation: count {key!r} must be an int the server computed")
+        if names != set(self.counts):
+            missing = sorted(names - set(self.counts))
+            extra = sorted(set(self.counts) - names)
+            raise DialogError(f"operation: template fields and counts differ (missing {missing}, unused {extra})")
+
+    def text(self) -> str:
+        """The template filled with its counts (thousands separated: ``1,204``)."""
+        return self.template.format(**{key: f"{value:,}" for key, value in self.counts.items()})
+
+
+def operation(template: LiteralString, **counts: int) -> Operation:
+    """Shorthand for ``Operation(template, counts)``.
+
+    Raises:
+        DialogError: the template's fields and the counts differ, or a count
+            is not an ``int``.
+    """
+    return Operation(template, counts)
+
+
+@dataclass(frozen=True, slots=True)
+class CallerValue:
+    """One value from the call's own arguments, shown on a labelled line.
+
+    Attributes:
+        label: A literal label, e.g. ``"Calendar"``.
+        value: The caller's value, as given (escaped and cut when rendered).
+    """
+
+    label: LiteralString
+    value: str
+
+    def __post_init__(self) -> None:
+        if not self.label.strip() or any(ch in self.label for ch in "\r\n"):
+            raise DialogError("caller value: the label must be one non-empty line")
+
+
+def _escape(text: str) -> str:
+    out: list[str] = []
+    for ch in text:
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _shown(value: str, limit: int) -> str:
+    if len(value) <= limit:
+        return _escape(value)
+    hidden = len(value) - limit
+    return f"{_escape(value[:limit])}… ({hidden:,} more characters not shown)"
+
+
+@dataclass(frozen=True, slots=True)
+class Dialog:
+    """The question put to a person before a guarded call runs.
+
+    Attributes:
+        operation: What the call does (see :class:`Operation`).
+        consequence: A literal sentence: why it cannot be undone.
+        caller_values: Labelled values from the call's arguments.
+        value_limit: Characters of one caller value that are shown (default
+            :data:`DEFAULT_VALUE_LIMIT`); the rest is counted, not shown.
+    """
+
+    operation: Operation
+    consequence: LiteralString
+    caller_values: Sequence[CallerValue] = ()
+    value_limit: int = DEFAULT_VALUE_LIMIT
+
+    def __post_init__(self) -> None:
+        if not self.consequence.strip():
+            raise DialogError("dialog: the consequence is empty")
+        if self.value_limit < 1:
+            raise DialogError("dialog: value_limit must be at least 1")
+        object.__setattr__(self, "caller_values", tuple(self.caller_values))
+
+    def render(self) -> str:
+        """The dialog's text: operation, consequence, then the caller's values.
+
+        The operation's first letter is capitalised; the caller-values block
+        is present only when there are values.
+        """
+        head = self.operation.text()
+        parts = [head[:1].upper() + head[1:], self.consequence]
+        if self.caller_values:
+            lines = [CALLER_VALUES_HEADING]
+            lines.extend(f"  {cv.label}: {_shown(cv.value, self.value_limit)}" for cv in self.caller_values)
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts)
+
+    @staticmethod
+    def schema() -> dict[str, Any]:
+        """The form's requested schema: one boolean box, unticked by default.
+
+        MCP 2025-11-25 ``elicitation/create`` form mode, restricted schema:
+        a flat object whose only property is :data:`APPROVE_FIELD`.
+        """
+        return {
+            "type": "object",
+            "properties": {
+                APPROVE_FIELD: {
+                    "type": "boolean",
+                    "title": APPROVE_TITLE,
+                    "description": _APPROVE_DESCRIPTION,
+                    "default": False,
+                },
+            },
+            "required": [APPROVE_FIELD],
+        }

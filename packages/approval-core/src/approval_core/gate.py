@@ -1,0 +1,382 @@
+"""The gate: the one call a guarded tool makes before it acts.
+
+A guarded tool reads what it needs (the entry, its ETag, the counts),
+validates everything that can be validated, builds a :class:`~approval_core.Dialog`
+and a target, and calls :meth:`ApprovalGate.check` once::
+
+    decision = await gate.check(ctx, tool="delete_event", target=..., dialog=..., confirm_token=confirm_token)
+    if not decision.approved:
+        return decision.result          # nothing was changed
+    ...act with the same resolved values the dialog described...
+
+The gate picks one path per call (see docs/approval.md):
+
+1. the guard table says this call does not ask → approved at once;
+2. ``ELICITATION=false`` → the two-call confirm token, the text naming this
+   server as the one that did not ask (or a refusal, in the strict profile);
+3. the client declared no form elicitation (url-only counts as none), or a
+   2025-11-25 request has no channel back to the client → the token, the text
+   saying this client cannot ask the user (or a refusal, strict profile);
+4. protocol 2026-07-28 → ``input_required`` with one form question and a
+   sealed, single-use state; the retry carries the answer (SEP-2322);
+5. protocol 2025-11-25 → ``elicitation/create`` pushed to the client and
+   awaited for at most ``ELICITATION_TIMEOUT`` seconds.
+
+Only a ticked box on an accepted form approves. Decline, cancel, an unticked
+box, content that does not validate, a client error and a timeout all end the
+call with ``isError: true`` and nothing changed. On 2026-07-28 a state that
+does not open (bad seal, expired, spent, other target, minted before a
+restart) or an answer without a state counts as no answer: a fresh question.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    CallToolResult,
+    ClientCapabilities,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from approval_core.audit import audit
+from approval_core.binding import Binding
+from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
+from approval_core.policy import GuardedCall, GuardTable
+from approval_core.recovery import install_state_recovery
+from approval_core.results import refusal
+from approval_core.sealing import StateSealer
+from approval_core.settings import ApprovalSettings
+from approval_core.tokens import Redemption, TokenStore
+
+__all__ = [
+    "INPUT_KEY",
+    "ApprovalGate",
+    "Approved",
+    "Decision",
+    "NotApproved",
+    "PathName",
+    "client_can_show_form",
+    "judge_answer",
+]
+
+INPUT_KEY = "approval"
+"""The key of the one question in ``InputRequiredResult.input_requests``."""
+
+PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict"]
+_NoAskReason = Literal["switched_off", "client_cannot_ask", "no_channel"]
+
+
+@dataclass(frozen=True, slots=True)
+class Approved:
+    """Go ahead: a person approved, a valid token came back, or nothing needed asking.
+
+    Attributes:
+        path: How approval was reached.
+        fingerprint: The binding fingerprint ("" when nothing was asked).
+    """
+
+    path: PathName
+    fingerprint: str
+    approved: Literal[True] = True
+
+
+@dataclass(frozen=True, slots=True)
+class NotApproved:
+    """Stop: return ``result`` from the tool; nothing may be changed.
+
+    Attributes:
+        path: Which path produced this.
+        outcome: ``asked`` (an input_required question is out),
+            ``declined``, ``cancelled``, ``unticked``, ``invalid_answer``,
+            ``client_error``, ``timed_out``, ``token_issued``,
+            ``token_refused`` or ``refused`` (strict profile).
+        result: An ``isError`` ``CallToolResult``, or the
+            ``InputRequiredResult`` carrying the question.
+    """
+
+    path: PathName
+    outcome: str
+    result: CallToolResult | InputRequiredResult
+    approved: Literal[False] = False
+
+
+Decision = Approved | NotApproved
+
+_NOTHING_CHANGED = "Nothing was changed."
+_ANSWER_TEXT = {
+    "declined": "the person declined.",
+    "cancelled": "the dialog was dismissed without an answer.",
+    "unticked": f'the dialog was submitted with "{APPROVE_TITLE}" unticked, which counts as declined.',
+    "invalid_answer": "the answer to the dialog was not one ticked box, so it counts as no approval.",
+    "client_error": "the client could not show the dialog (it answered with an error).",
+}
+_TOKEN_REFUSED_TEXT = {
+    Redemption.UNKNOWN: "it was not issued by this server process, or it was already used",
+    Redemption.EXPIRED: "it expired",
+    Redemption.OTHER_CALL: "it was issued for a different call, and a token fits only the exact call it came with",
+}
+
+
+def client_can_show_form(capabilities: ClientCapabilities | None) -> bool:
+    """Whether a client declared form-mode elicitation.
+
+    MCP 2025-11-25 §Elicitation: ``{"elicitation": {}}`` means form only;
+    a client that declared only ``url`` cannot take a form.
+    """
+    if capabilities is None or capabilities.elicitation is None:
+        return False
+    declared = capabilities.elicitation
+    return declared.form is not None or declared.url is None
+
+
+def judge_answer(answer: object) -> str:
+    """``approved`` for an accepted form with the box ticked; else why not.
+
+    Returns one of ``approved``, ``declined``, ``cancelled``, ``unticked``,
+    ``invalid_answer``.
+    """
+    if not isinstance(answer, ElicitResult):
+        return "invalid_answer"
+    if answer.action == "decline":
+        return "declined"
+    if answer.action == "cancel":
+        return "cancelled"
+    content = answer.content
+    if not isinstance(content, dict) or set(content) != {APPROVE_FIELD}:
+        return "invalid_answer"
+    ticked = content[APPROVE_FIELD]
+    if ticked is True:
+        return "approved"
+    if ticked is False:
+        return "unticked"
+    return "invalid_answer"
+
+
+class ApprovalGate:
+    """Asks a person before a guarded tool acts, on either protocol revision.
+
+    Args:
+        server_name: This server's name (``caldav-mcp``); it is bound into
+            every fingerprint and state, and named in fallback texts.
+        guards: The server's guard table.
+        settings: From :func:`approval_core.load_settings_or_exit`.
+        strict: Seed 004's profile: refuse outright, with nothing run, where
+            no dialog can be shown, instead of falling back to the token.
+        clock: Wall-clock seconds for token and state expiry (tests).
+        state_key: HMAC key for input_required state (default: random per
+            process, so a restart invalidates earlier states).
+    """
+
+    def __init__(
+        self,
+        server_name: str,
+        guards: GuardTable,
+        settings: ApprovalSettings,
+        *,
+        strict: bool = False,
+        clock: Callable[[], float] = time.time,
+        state_key: bytes | None = None,
+    ) -> None:
+        self.server_name = server_name
+        self.guards = guards
+        self.settings = settings
+        self.strict = strict
+        self.tokens = TokenStore(clock=clock)
+        self.sealer = StateSealer(server_name, key=state_key, clock=clock)
+
+    @classmethod
+    def attach(
+        cls,
+        server: MCPServer[Any],
+        guards: GuardTable,
+        settings: ApprovalSettings,
+        *,
+        strict: bool = False,
+    ) -> ApprovalGate:
+        """A gate named after ``server``, with the SDK's state layer made to recover.
+
+        Installs :func:`approval_core.install_state_recovery` on ``server``
+        so that a ``requestState`` the SDK refuses (for example one minted
+        before a restart) becomes a fresh question instead of error -32602.
+        """
+        install_state_recovery(server)
+        return cls(server.name, guards, settings, strict=strict)
+
+    async def check(
+        self,
+        ctx: Context[Any, Any],
+        *,
+        tool: str,
+        target: Mapping[str, Any],
+        dialog: Dialog,
+        arguments: Mapping[str, Any] | None = None,
+        facts: Mapping[str, Any] | None = None,
+        confirm_token: str | None = None,
+        exclude: Iterable[str] = (),
+    ) -> Decision:
+        """Decide whether this call may act now (see the module docstring).
+
+        Args:
+            ctx: The tool's MCP context.
+            tool: The tool's name; must have a row in the guard table.
+            target: What the call would do; its fingerprint binds the approval.
+            dialog: What a person is shown; built only from the server's own
+                words, its own counts and the caller's values.
+            arguments: The call's arguments, for a ``when`` guard.
+            facts: What the server read before asking, for a ``when`` guard.
+            confirm_token: The token from a first call (token path only).
+            exclude: Names in ``target`` kept out of the fingerprint.
+
+        Raises:
+            GuardTableError: ``tool`` has no guard row.
+            BindingError: ``target`` has no canonical form.
+        """
+        guard = self.guards.guard(tool)
+        if not guard.asks(GuardedCall(tool, arguments or {}, facts or {})):
+            return Approved("not_guarded", "")
+        binding = Binding(self.server_name, tool, target, frozenset(exclude))
+        route = self._route(ctx)
+        if route == "input_required":
+            return self._input_required(ctx, binding, dialog)
+        if route == "dialog":
+            return await self._push(ctx, binding, dialog)
+        if self.strict:
+            return self._refuse(binding, route)
+        return self._token(binding, dialog, confirm_token, route)
+
+    def _route(self, ctx: Context[Any, Any]) -> Literal["dialog", "input_required"] | _NoAskReason:
+        if not self.settings.elicitation:
+            return "switched_off"
+        if not client_can_show_form(ctx.client_capabilities):
+            return "client_cannot_ask"
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return "input_required"
+        if not ctx.session.can_send_request:
+            return "no_channel"
+        return "dialog"
+
+    # ------------------------------------------------------------------ 2025-11-25: push
+
+    async def _push(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
+        self._audit("asked", binding, "dialog")
+        answer: object = None
+        outcome = "timed_out"
+        try:
+            with anyio.move_on_after(self.settings.dialog_timeout):
+                answer = await ctx.session.elicit_form(
+                    dialog.render(), dialog.schema(), related_request_id=ctx.request_id
+                )
+                outcome = judge_answer(answer)
+        except MCPError:
+            outcome = "client_error"
+        except (ValidationError, ValueError):
+            outcome = "invalid_answer"
+        return self._conclude(binding, "dialog", outcome)
+
+    # ------------------------------------------------------------------ 2026-07-28: input_required
+
+    def _input_required(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
+        state = ctx.request_state
+        responses = ctx.input_responses or {}
+        if state is None:
+            if responses:
+                self._audit("state_refused", binding, "input_required", "no_state")
+            return self._question(binding, dialog)
+        opened = self.sealer.open(state, binding.tool, binding.fingerprint)
+        if not opened.ok:
+            self._audit("state_refused", binding, "input_required", opened.reason)
+            return self._question(binding, dialog)
+        if INPUT_KEY not in responses:
+            self._audit("state_refused", binding, "input_required", "no_answer")
+            return self._question(binding, dialog)
+        return self._conclude(binding, "input_required", judge_answer(responses[INPUT_KEY]))
+
+    def _question(self, binding: Binding, dialog: Dialog) -> NotApproved:
+        self._audit("asked", binding, "input_required")
+        question = ElicitRequest(
+            params=ElicitRequestFormParams(message=dialog.render(), requested_schema=dialog.schema())
+        )
+        result = InputRequiredResult(
+            input_requests={INPUT_KEY: question},
+            request_state=self.sealer.seal(binding.tool, binding.fingerprint),
+        )
+        return NotApproved("input_required", "asked", result)
+
+    def _conclude(self, binding: Binding, path: PathName, outcome: str) -> Decision:
+        self._audit(outcome, binding, path)
+        if outcome == "approved":
+            return Approved(path, binding.fingerprint)
+        if outcome == "timed_out":
+            why = f"no answer came within {self.settings.dialog_timeout:g} seconds, so the change was abandoned."
+        else:
+            why = _ANSWER_TEXT[outcome]
+        text = f"{binding.tool} was not run: {why} {_NOTHING_CHANGED}"
+        return NotApproved(path, outcome, refusal(text, {"outcome": outcome, "path": path, "changed": False}))
+
+    # ------------------------------------------------------------------ no dialog possible
+
+    def _why_nobody_asked(self, reason: _NoAskReason) -> str:
+        if reason == "switched_off":
+            return (
+                f"{self.server_name} was started with the approval dialog switched off "
+                "(ELICITATION=false), so nobody was asked."
+            )
+        if reason == "client_cannot_ask":
+            return "This client cannot ask the user directly (it declared no form elicitation), so nobody was asked."
+        return "This connection cannot carry a question to the user, so nobody was asked."
+
+    def _refuse(self, binding: Binding, reason: _NoAskReason) -> NotApproved:
+        self._audit("refused", binding, "strict", reason)
+        text = (
+            f"{binding.tool} was not run. {self._why_nobody_asked(reason)} {self.server_name} makes this change "
+            f"only after a person confirms it in a dialog, so it refuses where none can be shown. {_NOTHING_CHANGED}"
+        )
+        data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
+        return NotApproved("strict", "refused", refusal(text, data))
+
+    def _token(
+        self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: _NoAskReason
+    ) -> Decision:
+        refused = ""
+        if confirm_token is not None:
+            redemption = self.tokens.redeem(confirm_token, binding.fingerprint)
+            if redemption is Redemption.ACCEPTED:
+                self._audit("token_redeemed", binding, "token", reason)
+                return Approved("token", binding.fingerprint)
+            self._audit("token_refused", binding, "token", redemption.value)
+            refused = f"The confirm_token given was refused: {_TOKEN_REFUSED_TEXT[redemption]}. "
+        issued = self.tokens.issue(binding.fingerprint)
+        self._audit("token_issued", binding, "token", reason)
+        minutes = issued.ttl / 60
+        text = (
+            f"{binding.tool} was not run. {refused}{self._why_nobody_asked(reason)}\n\n"
+            f"What this call would do:\n\n{dialog.render()}\n\n"
+            f'To go ahead, repeat exactly the same call with confirm_token="{issued.token}" within '
+            f"{minutes:g} minutes. The token proves only that the call was made twice with the same "
+            f"arguments; it does not show that a person approved it. {_NOTHING_CHANGED}"
+        )
+        outcome = "token_refused" if refused else "token_issued"
+        data = {
+            "outcome": outcome,
+            "path": "token",
+            "reason": reason,
+            "confirm_token": issued.token,
+            "expires_in_seconds": issued.ttl,
+            "changed": False,
+        }
+        return NotApproved("token", outcome, refusal(text, data))
+
+    def _audit(self, event: str, binding: Binding, path: PathName, reason: str | None = None) -> None:
+        audit(event, server=self.server_name, tool=binding.tool, path=path, fp=binding.fingerprint, reason=reason)

@@ -1,0 +1,61 @@
+"""What a server prints about approval when it starts, on stderr only.
+
+A stdio MCP server owns its stdout for the protocol, so everything here writes
+to ``sys.stderr`` (or the stream given).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import TextIO
+
+from approval_core.errors import SettingsError
+from approval_core.settings import ApprovalSettings
+
+__all__ = ["announce", "load_settings_or_exit", "startup_line"]
+
+
+def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
+    """The one line a server prints at startup about approval, or None.
+
+    Only a server started with ``ELICITATION=false`` has something to say:
+    ``<server-name>: ELICITATION=false — guarded tools fall back to the two-call token``.
+    """
+    if settings.elicitation:
+        return None
+    return f"{server_name}: ELICITATION=false — guarded tools fall back to the two-call token"
+
+
+def announce(server_name: str, settings: ApprovalSettings, stream: TextIO | None = None) -> None:
+    """Write :func:`startup_line` to ``stream`` (default stderr), if there is one."""
+    line = startup_line(server_name, settings)
+    if line is not None:
+        out = sys.stderr if stream is None else stream
+        print(line, file=out, flush=True)
+
+
+def load_settings_or_exit(
+    server_name: str,
+    environ: Mapping[str, str] | None = None,
+    stream: TextIO | None = None,
+) -> ApprovalSettings:
+    """Read the approval settings for a server that is starting, or stop it.
+
+    On a bad value this writes ``<server-name>: <what is wrong>`` to ``stream``
+    (default stderr) and raises ``SystemExit(1)`` before anything is served.
+    On success it prints the startup line (see :func:`announce`) and returns
+    the settings.
+
+    Raises:
+        SystemExit: with code 1, when :meth:`ApprovalSettings.from_env` raises
+            :class:`SettingsError`.
+    """
+    out = sys.stderr if stream is None else stream
+    try:
+        settings = ApprovalSettings.from_env(environ)
+    except SettingsError as exc:
+        print(f"{server_name}: {exc}", file=out, flush=True)
+        raise SystemExit(1) from None
+    announce(server_name, settings, out)
+    return settings

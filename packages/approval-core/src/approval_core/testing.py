@@ -1,0 +1,192 @@
+"""Test helpers for servers built on approval-core.
+
+Clients on either protocol revision that answer the approval dialog in every
+way a person (or a broken client) can, and clients that declare form-only,
+url-only or no elicitation at all::
+
+    async with connect(server, revision="2026-07-28", answer=decline) as client:
+        result = await client.call_tool("delete_event", {...})
+
+:class:`DialogLog` records every dialog a client was shown, so a test can
+assert that backend text never reaches one. :func:`call_once` drives one
+round of a 2026-07-28 call by hand, for tampering and replay tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.server.mcpserver import MCPServer
+
+from approval_core.dialog import APPROVE_FIELD
+from approval_core.gate import INPUT_KEY
+
+__all__ = [
+    "REVISIONS",
+    "Answer",
+    "DialogLog",
+    "ElicitationSupport",
+    "Revision",
+    "accept",
+    "answer_with",
+    "bad_content",
+    "call_once",
+    "cancel",
+    "client_error",
+    "connect",
+    "decline",
+    "never_answers",
+    "ticked",
+    "unticked",
+]
+
+Revision = Literal["2025-11-25", "2026-07-28"]
+REVISIONS: tuple[Revision, ...] = ("2025-11-25", "2026-07-28")
+ElicitationSupport = Literal["form+url", "form", "url", "none"]
+Answer = Callable[[ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
+
+
+def answer_with(result: types.ElicitResult | types.ErrorData) -> Answer:
+    """An elicitation callback that always answers ``result``."""
+
+    async def callback(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return result
+
+    return callback
+
+
+ticked = types.ElicitResult(action="accept", content={APPROVE_FIELD: True})
+"""The answer that approves: accepted with the box ticked."""
+
+accept = answer_with(ticked)
+"""Accept with the box ticked."""
+decline = answer_with(types.ElicitResult(action="decline"))
+"""Decline."""
+cancel = answer_with(types.ElicitResult(action="cancel"))
+"""Dismiss the dialog."""
+unticked = answer_with(types.ElicitResult(action="accept", content={APPROVE_FIELD: False}))
+"""Accept with the box left unticked."""
+client_error = answer_with(types.ErrorData(code=types.INVALID_REQUEST, message="dialog unavailable"))
+"""A client that answers the request with an error."""
+
+
+def bad_content(content: dict[str, Any] | None = None) -> Answer:
+    """Accept with content that is not one ticked box (default: ``{"approve": "yes"}``)."""
+    return answer_with(types.ElicitResult(action="accept", content=content or {APPROVE_FIELD: "yes"}))
+
+
+async def never_answers(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult | types.ErrorData:
+    """A person who never answers: waits until cancelled."""
+    await anyio.sleep(math.inf)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass
+class DialogLog:
+    """Records the dialogs a client was shown, then answers with ``answer``.
+
+    Attributes:
+        answer: The callback that gives the answer (default: :data:`accept`).
+        messages: Every dialog text shown, in order.
+        schemas: The requested schema of each.
+    """
+
+    answer: Answer = accept
+    messages: list[str] = field(default_factory=lambda: [])
+    schemas: list[dict[str, Any]] = field(default_factory=lambda: [])
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        self.messages.append(params.message)
+        if isinstance(params, types.ElicitRequestFormParams):
+            self.schemas.append(dict(params.requested_schema))
+        return await self.answer(context, params)
+
+
+_DECLARED: dict[ElicitationSupport, types.ElicitationCapability | None] = {
+    "form+url": types.ElicitationCapability(form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()),
+    "form": types.ElicitationCapability(form=types.FormElicitationCapability()),
+    "url": types.ElicitationCapability(url=types.UrlElicitationCapability()),
+    "none": None,
+}
+
+
+class _DeclaringSession(ClientSession):
+    """A client session that declares exactly the elicitation modes it was given."""
+
+    declared: types.ElicitationCapability | None = None
+
+    def _build_capabilities(self, version: str) -> types.ClientCapabilities:  # pyright: ignore[reportIncompatibleMethodOverride]
+        capabilities = super()._build_capabilities(version)  # pyright: ignore[reportPrivateUsage]
+        return capabilities.model_copy(update={"elicitation": self.declared})
+
+
+@dataclass
+class _DeclaringClient(Client):
+    declared: types.ElicitationCapability | None = None
+
+    async def _build_session(self, exit_stack: Any) -> ClientSession:
+        session = await super()._build_session(exit_stack)
+        session.__class__ = _DeclaringSession
+        session.declared = self.declared  # pyright: ignore[reportAttributeAccessIssue]
+        return session
+
+
+def connect(
+    server: MCPServer[Any],
+    *,
+    revision: Revision,
+    answer: Answer | None = None,
+    elicitation: ElicitationSupport | None = None,
+) -> AbstractAsyncContextManager[Client]:
+    """An in-process client for ``server`` on one protocol revision.
+
+    Args:
+        server: The server under test.
+        revision: ``2025-11-25`` (initialize handshake, pushed dialogs) or
+            ``2026-07-28`` (per-request, input_required).
+        answer: How the client answers a dialog; None for a client with no
+            elicitation callback.
+        elicitation: What the client declares: ``form+url`` (the SDK
+            default), ``form``, ``url`` or ``none``. Default: ``form+url``
+            with an ``answer``, ``none`` without one.
+    """
+    mode = "legacy" if revision == "2025-11-25" else revision
+    declared = elicitation or ("form+url" if answer is not None else "none")
+    return _DeclaringClient(server, mode=mode, elicitation_callback=answer, declared=_DECLARED[declared])
+
+
+async def call_once(
+    client: Client,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    answer: types.ElicitResult | None = None,
+    request_state: str | None = None,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """One round of a 2026-07-28 ``tools/call``, driven by hand.
+
+    Args:
+        client: A client connected on 2026-07-28.
+        tool: The tool's name.
+        arguments: Its arguments.
+        answer: The answer to send for the approval question, if any.
+        request_state: The state to echo, if any (tamper with it freely).
+    """
+    responses = {INPUT_KEY: answer} if answer is not None else None
+    return await client.session.call_tool(
+        tool, arguments, input_responses=responses, request_state=request_state, allow_input_required=True
+    )

@@ -1,0 +1,8 @@
+"""The guard table of caldav-mcp: which tools ask a person, and when.
+
+Filled in as the tools arrive; every tool gets exactly one row.
+"""
+
+from approval_core import GuardTable
+
+GUARDS = GuardTable({})
