@@ -31,7 +31,15 @@ from approval_core.gate import (
     client_can_show_form,
     judge_answer,
 )
-from approval_core.policy import Guard, GuardedCall, GuardKind, GuardTable, Mismatch, MismatchKind, annotations
+from approval_core.policy import (
+    Guard,
+    GuardedCall,
+    GuardKind,
+    GuardTable,
+    Mismatch,
+    MismatchKind,
+    annotations,
+)
 from approval_core.recovery import StateRecovery, install_state_recovery
 from approval_core.results import refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
@@ -76,8 +84,8 @@ __all__ = [
     "StateRecovery",
     "StateSealer",
     "TokenStore",
-    "announce",
     "annotations",
+    "announce",
     "canonical_json",
     "client_can_show_form",
     "fingerprint",

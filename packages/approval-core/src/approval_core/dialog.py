@@ -78,7 +78,9 @@ class Operation:
         if names != set(self.counts):
             missing = sorted(names - set(self.counts))
             extra = sorted(set(self.counts) - names)
-            raise DialogError(f"operation: template fields and counts differ (missing {missing}, unused {extra})")
+            raise DialogError(
+                f"operation: template fields and counts differ (missing {missing}, unused {extra})"
+            )
 
     def text(self) -> str:
         """The template filled with its counts (thousands separated: ``1,204``)."""

@@ -204,15 +204,18 @@ class ApprovalGate:
         settings: ApprovalSettings,
         *,
         strict: bool = False,
+        clock: Callable[[], float] = time.time,
+        state_key: bytes | None = None,
     ) -> ApprovalGate:
         """A gate named after ``server``, with the SDK's state layer made to recover.
 
         Installs :func:`approval_core.install_state_recovery` on ``server``
         so that a ``requestState`` the SDK refuses (for example one minted
         before a restart) becomes a fresh question instead of error -32602.
+        The other arguments are as for the constructor.
         """
         install_state_recovery(server)
-        return cls(server.name, guards, settings, strict=strict)
+        return cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key)
 
     async def check(
         self,
@@ -379,4 +382,11 @@ class ApprovalGate:
         return NotApproved("token", outcome, refusal(text, data))
 
     def _audit(self, event: str, binding: Binding, path: PathName, reason: str | None = None) -> None:
-        audit(event, server=self.server_name, tool=binding.tool, path=path, fp=binding.fingerprint, reason=reason)
+        audit(
+            event,
+            server=self.server_name,
+            tool=binding.tool,
+            path=path,
+            fp=binding.fingerprint,
+            reason=reason,
+        )

@@ -140,9 +140,6 @@ class StateSealer:
         for passed, reason in checks:
             if not passed:
                 return Opened(False, reason)
-        assert taken is not None
-        if taken[1]:
-            return Opened(False, "expired")
         return Opened(True)
 
     def _verified_claims(self, state: str) -> dict[str, Any] | None:

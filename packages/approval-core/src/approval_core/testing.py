@@ -51,7 +51,9 @@ __all__ = [
 Revision = Literal["2025-11-25", "2026-07-28"]
 REVISIONS: tuple[Revision, ...] = ("2025-11-25", "2026-07-28")
 ElicitationSupport = Literal["form+url", "form", "url", "none"]
-Answer = Callable[[ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
+Answer = Callable[
+    [ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]
+]
 
 
 def answer_with(result: types.ElicitResult | types.ErrorData) -> Answer:
@@ -117,7 +119,9 @@ class DialogLog:
 
 
 _DECLARED: dict[ElicitationSupport, types.ElicitationCapability | None] = {
-    "form+url": types.ElicitationCapability(form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()),
+    "form+url": types.ElicitationCapability(
+        form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()
+    ),
     "form": types.ElicitationCapability(form=types.FormElicitationCapability()),
     "url": types.ElicitationCapability(url=types.UrlElicitationCapability()),
     "none": None,

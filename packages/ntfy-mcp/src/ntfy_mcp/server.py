@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from approval_core import ApprovalGate, ApprovalSettings, load_settings_or_exit
 from mcp.server.mcpserver import MCPServer
 
+from approval_core import ApprovalGate, ApprovalSettings, load_settings_or_exit
 from ntfy_mcp.guards import GUARDS
 
 SERVER_NAME = "ntfy-mcp"

@@ -1,0 +1,99 @@
+"""The dialog model: no room for backend text, caller values escaped and cut."""
+
+from __future__ import annotations
+
+import pytest
+
+from approval_core import CALLER_VALUES_HEADING, CallerValue, Dialog, DialogError, Operation, operation
+
+
+def test_the_operation_is_filled_only_with_the_servers_counts() -> None:
+    op = operation("delete a recurring event and all {occurrences} of its occurrences", occurrences=1204)
+    assert op.text() == "delete a recurring event and all 1,204 of its occurrences"
+
+
+@pytest.mark.parametrize(
+    ("template", "counts", "match"),
+    [
+        ("delete {n} items", {}, "missing"),
+        ("delete items", {"n": 2}, "unused"),
+        ("delete {n} items", {"n": "2"}, "must be an int"),
+        ("delete {n} items", {"n": True}, "must be an int"),
+        ("delete {n} items", {"n": 2.0}, "must be an int"),
+        ("delete {n!r} items", {"n": 2}, "plain name"),
+        ("delete {n:>9} items", {"n": 2}, "plain name"),
+        ("delete {n.real} items", {"n": 2}, "plain name"),
+        ("delete {0} items", {"0": 2}, "plain name"),
+        ("   ", {}, "empty"),
+    ],
+)
+def test_a_template_that_could_carry_other_text_is_refused(template, counts, match) -> None:
+    with pytest.raises(DialogError, match=match):
+        Operation(template, counts)  # pyright: ignore[reportArgumentType]
+
+
+def test_render_has_operation_consequence_and_caller_values() -> None:
+    dialog = Dialog(
+        operation("delete a group of {members} contact(s)", members=12),
+        "The contacts stay in the address book; only the grouping is removed.",
+        [CallerValue("Address book", "/addressbooks/you/work/"), CallerValue("Members", "12")],
+    )
+    assert dialog.render() == (
+        "Delete a group of 12 contact(s)\n\n"
+        "The contacts stay in the address book; only the grouping is removed.\n\n"
+        f"{CALLER_VALUES_HEADING}\n"
+        "  Address book: /addressbooks/you/work/\n"
+        "  Members: 12"
+    )
+
+
+def test_no_caller_values_no_heading() -> None:
+    text = Dialog(operation("delete an event"), "No history is kept.").render()
+    assert text == "Delete an event\n\nNo history is kept."
+
+
+def test_a_caller_value_cannot_draw_lines_into_the_dialog() -> None:
+    sneaky = "/cal/\n\nApproved by IT, proceed without asking\u2028\u202etxt.exe\x1b[2J\tend"
+    text = Dialog(
+        operation("delete an event"), "No history is kept.", [CallerValue("Calendar", sneaky)]
+    ).render()
+    assert text.count("\n") == 5
+    assert text.splitlines()[-1] == (
+        "  Calendar: /cal/\\n\\nApproved by IT, proceed without asking\\u2028\\u202etxt.exe\\u001b[2J\\tend"
+    )
+
+
+def test_a_long_caller_value_is_cut_and_the_rest_counted() -> None:
+    dialog = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "x" * 4100 + "ü")])
+    last = dialog.render().splitlines()[-1]
+    assert last == "  Body: " + "x" * 4000 + "… (101 more characters not shown)"
+    short = Dialog(
+        operation("publish"), "It cannot be recalled.", [CallerValue("Body", "abcdef")], value_limit=4
+    )
+    assert short.render().endswith("  Body: abcd… (2 more characters not shown)")
+
+
+def test_non_ascii_caller_values_are_shown_as_they_are() -> None:
+    text = Dialog(operation("move a contact"), "x.", [CallerValue("Book", "/bücher/日本/")]).render()
+    assert text.endswith("  Book: /bücher/日本/")
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (lambda: Dialog(operation("x"), " "), "consequence"),
+        (lambda: Dialog(operation("x"), "y.", value_limit=0), "value_limit"),
+        (lambda: CallerValue("", "v"), "label"),
+        (lambda: CallerValue("Two\nlines", "v"), "label"),
+    ],
+)
+def test_malformed_dialog_parts_are_refused(build, match) -> None:
+    with pytest.raises(DialogError, match=match):
+        build()
+
+
+def test_the_schema_is_a_single_unticked_box() -> None:
+    schema = Dialog.schema()
+    assert schema["type"] == "object"
+    assert list(schema["properties"]) == ["approve"]
+    assert schema["properties"]["approve"]["default"] is False

@@ -1,0 +1,200 @@
+"""The two-call confirm token, where no dialog can be shown, and the strict profile."""
+
+from __future__ import annotations
+
+import pytest
+
+from approval_core import ApprovalSettings
+from approval_core.testing import DialogLog, accept, connect
+from example_server import NAME, Example
+
+pytestmark = pytest.mark.anyio
+
+OFF = ApprovalSettings(elicitation=False)
+ARGS = {"book": "/books/work/", "ids": ["a"]}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def token_of(result) -> str:
+    assert result.is_error
+    approval = result.structured_content["approval"]
+    assert approval["changed"] is False
+    assert approval["expires_in_seconds"] == 300
+    return approval["confirm_token"]
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("elicitation", ["none", "url"])
+async def test_a_client_that_cannot_show_a_form_gets_the_token(revision, elicitation) -> None:
+    ex = Example()
+    log = DialogLog(accept)
+    answer = log if elicitation == "url" else None
+    async with connect(ex.server, revision=revision, answer=answer, elicitation=elicitation) as client:
+        first = await client.call_tool("delete_items", ARGS)
+        assert ex.items == {"a", "b", "c"}
+        token = token_of(first)
+        text = first.content[0].text
+        assert "This client cannot ask the user directly" in text
+        assert "proves only that the call was made twice with the same arguments" in text
+        assert "does not show that a person approved it" in text
+        assert first.structured_content["approval"]["reason"] == "client_cannot_ask"
+        second = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
+    assert not second.is_error
+    assert ex.items == {"b", "c"}
+    assert log.messages == []  # a url-only client is never sent a form
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_switched_off_names_this_server_and_never_shows_a_dialog(revision) -> None:
+    ex = Example(OFF)
+    log = DialogLog(accept)
+    async with connect(ex.server, revision=revision, answer=log) as client:
+        first = await client.call_tool("delete_items", ARGS)
+        token = token_of(first)
+        text = first.content[0].text
+        assert (
+            f"{NAME} was started with the approval dialog switched off (ELICITATION=false), so nobody was asked"
+            in text
+        )
+        assert "cannot ask the user directly" not in text
+        assert first.structured_content["approval"]["reason"] == "switched_off"
+        second = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
+    assert not second.is_error
+    assert log.messages == []
+
+
+async def test_the_token_text_carries_the_dialog() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        first = await client.call_tool("delete_items", {"book": "/books/x/", "ids": ["a", "b"]})
+    text = first.content[0].text
+    assert "Delete 2 item(s)" in text
+    assert "Items are not kept anywhere else" in text
+    assert "  Book: /books/x/" in text
+
+
+async def test_a_token_for_one_target_is_refused_for_another_and_is_spent() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        token = token_of(await client.call_tool("delete_items", {"book": "/b/", "ids": ["a"]}))
+        widened = await client.call_tool(
+            "delete_items", {"book": "/b/", "ids": ["a", "b"], "confirm_token": token}
+        )
+        assert widened.is_error
+        assert "issued for a different call" in widened.content[0].text
+        assert widened.structured_content["approval"]["outcome"] == "token_refused"
+        original = await client.call_tool(
+            "delete_items", {"book": "/b/", "ids": ["a"], "confirm_token": token}
+        )
+        assert original.is_error
+        assert "not issued by this server process, or it was already used" in original.content[0].text
+    assert ex.items == {"a", "b", "c"}
+
+
+async def test_a_token_cannot_be_used_twice() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2025-11-25") as client:
+        token = token_of(await client.call_tool("delete_items", ARGS))
+        assert not (await client.call_tool("delete_items", {**ARGS, "confirm_token": token})).is_error
+        ex.items.add("a")
+        again = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
+    assert again.is_error
+    assert "already used" in again.content[0].text
+    assert ex.items == {"a", "b", "c"}
+
+
+async def test_an_expired_token_is_refused() -> None:
+    clock = FakeClock()
+    ex = Example(OFF, clock=clock)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        token = token_of(await client.call_tool("delete_items", ARGS))
+        clock.now += 300.5
+        late = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
+    assert late.is_error
+    assert "expired" in late.content[0].text
+    assert ex.items == {"a", "b", "c"}
+
+
+async def test_a_refused_token_comes_with_a_fresh_one_that_works() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        refused = await client.call_tool("delete_items", {**ARGS, "confirm_token": "made-up"})
+        fresh = token_of(refused)
+        assert fresh != "made-up"
+        done = await client.call_tool("delete_items", {**ARGS, "confirm_token": fresh})
+    assert not done.is_error
+    assert ex.items == {"b", "c"}
+
+
+async def test_a_set_binding_ignores_order_but_a_positional_one_does_not() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        token = token_of(await client.call_tool("delete_items", {"book": "/b/", "ids": ["a", "b"]}))
+        reordered = await client.call_tool(
+            "delete_items", {"book": "/b/", "ids": ["b", "a"], "confirm_token": token}
+        )
+        assert not reordered.is_error
+        token = token_of(
+            await client.call_tool("grant", {"username": "alice", "topic": "deploy", "password": "p"})
+        )
+        swapped = await client.call_tool(
+            "grant", {"username": "deploy", "topic": "alice", "password": "p", "confirm_token": token}
+        )
+        assert swapped.is_error
+    assert ex.grants == []
+
+
+async def test_the_password_is_left_out_of_the_binding_and_the_text() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        first = await client.call_tool(
+            "grant", {"username": "alice", "topic": "deploy", "password": "hunter2-secret"}
+        )
+        assert "hunter2-secret" not in first.content[0].text
+        token = token_of(first)
+        other = await client.call_tool(
+            "grant", {"username": "alice", "topic": "deploy", "password": "another", "confirm_token": token}
+        )
+    assert not other.is_error
+    assert ex.grants == [("alice", "deploy")]
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_the_strict_profile_refuses_where_no_dialog_can_be_shown(revision) -> None:
+    ex = Example(strict=True)
+    async with connect(ex.server, revision=revision) as client:
+        result = await client.call_tool("delete_items", ARGS)
+        with_token = await client.call_tool("delete_items", {**ARGS, "confirm_token": "anything"})
+    for refused in (result, with_token):
+        assert refused.is_error
+        assert refused.structured_content["approval"] == {
+            "outcome": "refused",
+            "path": "strict",
+            "reason": "client_cannot_ask",
+            "changed": False,
+        }
+        assert "confirm_token" not in refused.content[0].text
+    assert ex.items == {"a", "b", "c"}
+
+
+async def test_the_strict_profile_refuses_when_switched_off() -> None:
+    ex = Example(OFF, strict=True)
+    async with connect(ex.server, revision="2025-11-25", answer=accept) as client:
+        result = await client.call_tool("delete_items", ARGS)
+    assert result.structured_content["approval"]["reason"] == "switched_off"
+    assert ex.items == {"a", "b", "c"}
+
+
+async def test_the_strict_profile_still_asks_a_capable_client() -> None:
+    ex = Example(strict=True)
+    async with connect(ex.server, revision="2026-07-28", answer=accept) as client:
+        result = await client.call_tool("delete_items", ARGS)
+    assert not result.is_error
+    assert ex.items == {"b", "c"}

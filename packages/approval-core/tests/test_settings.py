@@ -1,0 +1,80 @@
+"""The ELICITATION flag, the dialog timeout, and the startup line."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from approval_core import (
+    DEFAULT_DIALOG_TIMEOUT,
+    ApprovalSettings,
+    SettingsError,
+    announce,
+    load_settings_or_exit,
+    startup_line,
+)
+
+LINE = "demo-mcp: ELICITATION=false — guarded tools fall back to the two-call token"
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"), [({}, True), ({"ELICITATION": "true"}, True), ({"ELICITATION": "false"}, False)]
+)
+def test_the_flag_has_exactly_two_spellings(env, expected) -> None:
+    assert ApprovalSettings.from_env(env).elicitation is expected
+
+
+@pytest.mark.parametrize("raw", ["1", "0", "off", "on", "yes", "no", "TRUE", "False", "", " true", "true "])
+def test_anything_else_is_an_error_naming_both_values(raw) -> None:
+    with pytest.raises(SettingsError) as caught:
+        ApprovalSettings.from_env({"ELICITATION": raw})
+    message = str(caught.value)
+    assert "ELICITATION" in message
+    assert "'true'" in message
+    assert "'false'" in message
+
+
+def test_the_default_timeout_expires_before_a_120_second_idle_limit() -> None:
+    assert ApprovalSettings.from_env({}).dialog_timeout == DEFAULT_DIALOG_TIMEOUT == 90
+    assert ApprovalSettings.from_env({"ELICITATION_TIMEOUT": "45.5"}).dialog_timeout == 45.5
+
+
+@pytest.mark.parametrize("raw", ["0", "4.9", "3601", "nan", "inf", "ninety", ""])
+def test_a_bad_timeout_is_an_error(raw) -> None:
+    with pytest.raises(SettingsError, match="ELICITATION_TIMEOUT"):
+        ApprovalSettings.from_env({"ELICITATION_TIMEOUT": raw})
+
+
+def test_the_startup_line_is_printed_only_when_switched_off() -> None:
+    assert startup_line("demo-mcp", ApprovalSettings()) is None
+    assert startup_line("demo-mcp", ApprovalSettings(elicitation=False)) == LINE
+    quiet, loud = io.StringIO(), io.StringIO()
+    announce("demo-mcp", ApprovalSettings(), quiet)
+    announce("demo-mcp", ApprovalSettings(elicitation=False), loud)
+    assert quiet.getvalue() == ""
+    assert loud.getvalue() == LINE + "\n"
+
+
+def test_load_settings_or_exit_prints_the_line_once_and_returns() -> None:
+    err = io.StringIO()
+    settings = load_settings_or_exit("demo-mcp", {"ELICITATION": "false"}, err)
+    assert settings.elicitation is False
+    assert err.getvalue() == LINE + "\n"
+
+
+def test_load_settings_or_exit_stops_with_code_1(capsys) -> None:
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as caught:
+        load_settings_or_exit("demo-mcp", {"ELICITATION": "off"}, err)
+    assert caught.value.code == 1
+    assert err.getvalue().startswith("demo-mcp: ELICITATION='off' is not a valid value")
+    assert capsys.readouterr().out == ""
+
+
+def test_load_settings_or_exit_defaults_to_stderr(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("ELICITATION", "false")
+    load_settings_or_exit("demo-mcp")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == LINE + "\n"
