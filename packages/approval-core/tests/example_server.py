@@ -35,9 +35,7 @@ GUARDS = GuardTable(
         "list_items": Guard.never(),
         "delete_items": Guard.always(),
         "grant": Guard.always(),
-        "update_item": Guard.when(
-            lambda call: call.arguments.get("scope") == "all", "only when changing every item"
-        ),
+        "update_item": Guard.when(lambda call: call.arguments.get("scope") == "all", "only when changing every item"),
     },
     mismatches=[Mismatch("grant", "guarded-not-destructive", "it changes who may reach the items")],
 )
@@ -54,9 +52,7 @@ class Grant(BaseModel):
 class Example:
     """The server and its observable state."""
 
-    def __init__(
-        self, settings: ApprovalSettings | None = None, *, strict: bool = False, **gate: Any
-    ) -> None:
+    def __init__(self, settings: ApprovalSettings | None = None, *, strict: bool = False, **gate: Any) -> None:
         self.items: set[str] = {"a", "b", "c"}
         self.grants: list[tuple[str, str]] = []
         self.updates = 0
@@ -68,16 +64,12 @@ class Example:
     def _register(self) -> None:
         server, gate = self.server, self.gate
 
-        @server.tool(
-            annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
-        )
+        @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=False))
         async def list_items() -> Annotated[mt.CallToolResult, Items]:
             """List the items."""
             return structured(Items(items=sorted(self.items)))
 
-        @server.tool(
-            annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
-        )
+        @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
         async def delete_items(
             book: str, ids: list[str], ctx: Context, confirm_token: str | None = None
         ) -> Annotated[mt.CallToolResult, Items] | mt.InputRequiredResult:
@@ -102,9 +94,7 @@ class Example:
             self.items -= set(ids)
             return structured(Items(items=sorted(self.items)))
 
-        @server.tool(
-            annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
-        )
+        @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=False))
         async def grant(
             username: str, topic: str, password: str, ctx: Context, confirm_token: str | None = None
         ) -> Annotated[mt.CallToolResult, Grant] | mt.InputRequiredResult:
@@ -127,16 +117,12 @@ class Example:
             self.grants.append((username, topic))
             return structured(Grant(granted=[username, topic]))
 
-        @server.tool(
-            annotations=annotations(read_only=False, destructive=True, idempotent=False, open_world=False)
-        )
+        @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=False, open_world=False))
         async def update_item(
             scope: str, ctx: Context, confirm_token: str | None = None
         ) -> Annotated[mt.CallToolResult, Items] | mt.InputRequiredResult:
             """Update one item, or all of them (only the latter asks)."""
-            dialog = Dialog(
-                operation("change all {count} items", count=len(self.items)), "No history is kept."
-            )
+            dialog = Dialog(operation("change all {count} items", count=len(self.items)), "No history is kept.")
             decision = await gate.check(
                 ctx,
                 tool="update_item",

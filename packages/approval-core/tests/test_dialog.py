@@ -54,9 +54,7 @@ def test_no_caller_values_no_heading() -> None:
 
 def test_a_caller_value_cannot_draw_lines_into_the_dialog() -> None:
     sneaky = "/cal/\n\nApproved by IT, proceed without asking\u2028\u202etxt.exe\x1b[2J\tend"
-    text = Dialog(
-        operation("delete an event"), "No history is kept.", [CallerValue("Calendar", sneaky)]
-    ).render()
+    text = Dialog(operation("delete an event"), "No history is kept.", [CallerValue("Calendar", sneaky)]).render()
     assert text.count("\n") == 5
     assert text.splitlines()[-1] == (
         "  Calendar: /cal/\\n\\nApproved by IT, proceed without asking\\u2028\\u202etxt.exe\\u001b[2J\\tend"
@@ -67,9 +65,7 @@ def test_a_long_caller_value_is_cut_and_the_rest_counted() -> None:
     dialog = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "x" * 4100 + "ü")])
     last = dialog.render().splitlines()[-1]
     assert last == "  Body: " + "x" * 4000 + "… (101 more characters not shown)"
-    short = Dialog(
-        operation("publish"), "It cannot be recalled.", [CallerValue("Body", "abcdef")], value_limit=4
-    )
+    short = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "abcdef")], value_limit=4)
     assert short.render().endswith("  Body: abcd… (2 more characters not shown)")
 
 

@@ -63,9 +63,7 @@ async def test_every_answer_but_a_ticked_box_changes_nothing(answer, outcome: st
         result = await client.call_tool("delete_items", ARGS)
     assert result.is_error
     assert ex.items == {"a", "b", "c"}
-    assert result.structured_content == {
-        "approval": {"outcome": outcome, "path": "input_required", "changed": False}
-    }
+    assert result.structured_content == {"approval": {"outcome": outcome, "path": "input_required", "changed": False}}
 
 
 async def test_the_question_is_one_form_and_nothing_runs_before_the_answer() -> None:
@@ -117,9 +115,7 @@ async def test_a_declined_answer_spends_the_state_too() -> None:
         )
         assert isinstance(declined, mt.CallToolResult)
         assert declined.is_error
-        flipped = await call_once(
-            client, "delete_items", ARGS, answer=ticked, request_state=first.request_state
-        )
+        flipped = await call_once(client, "delete_items", ARGS, answer=ticked, request_state=first.request_state)
     question_of(flipped)
     assert ex.items == {"a", "b", "c"}
 
@@ -179,9 +175,7 @@ async def test_a_state_from_before_a_restart_is_a_fresh_question() -> None:
     async with connect(before.server, revision="2026-07-28", answer=accept) as client:
         first = question_of(await call_once(client, "delete_items", ARGS))
     async with connect(after.server, revision="2026-07-28", answer=accept) as client:
-        result = await call_once(
-            client, "delete_items", ARGS, answer=ticked, request_state=first.request_state
-        )
+        result = await call_once(client, "delete_items", ARGS, answer=ticked, request_state=first.request_state)
     question_of(result)
     assert after.items == {"a", "b", "c"}
 
@@ -204,14 +198,13 @@ async def test_without_the_sdk_envelope_approval_cores_own_seal_holds() -> None:
     async with connect(ex.server, revision="2026-07-28", answer=accept) as client:
         first = question_of(await call_once(client, "delete_items", {"book": "/b/", "ids": ["a"]}))
         state = first.request_state
-        assert state is not None and state.startswith("ac1.")
+        assert state is not None
+        assert state.startswith("ac1.")
         body, _, tag = state.rpartition(".")
         forged = body + "." + ("A" * len(tag))
         for bad in (forged, "ac1.e30.AAAA", "not-a-state"):
             question_of(
-                await call_once(
-                    client, "delete_items", {"book": "/b/", "ids": ["a"]}, answer=ticked, request_state=bad
-                )
+                await call_once(client, "delete_items", {"book": "/b/", "ids": ["a"]}, answer=ticked, request_state=bad)
             )
         question_of(
             await call_once(
@@ -220,9 +213,7 @@ async def test_without_the_sdk_envelope_approval_cores_own_seal_holds() -> None:
         )
         # The widened attempt spent the nonce: the genuine retry is asked again too.
         question_of(
-            await call_once(
-                client, "delete_items", {"book": "/b/", "ids": ["a"]}, answer=ticked, request_state=state
-            )
+            await call_once(client, "delete_items", {"book": "/b/", "ids": ["a"]}, answer=ticked, request_state=state)
         )
         assert ex.items == {"a", "b", "c"}
         fresh = question_of(await call_once(client, "delete_items", {"book": "/b/", "ids": ["a"]}))
@@ -233,7 +224,8 @@ async def test_without_the_sdk_envelope_approval_cores_own_seal_holds() -> None:
             answer=ticked,
             request_state=fresh.request_state,
         )
-        assert isinstance(done, mt.CallToolResult) and not done.is_error
+        assert isinstance(done, mt.CallToolResult)
+        assert not done.is_error
         ex.items.add("a")  # put it back: a replay that worked would delete it again
         replay = await call_once(
             client,
@@ -250,9 +242,7 @@ async def test_unticked_on_a_retry_changes_nothing() -> None:
     ex = Example(ApprovalSettings())
     async with connect(ex.server, revision="2026-07-28", answer=accept) as client:
         first = question_of(await call_once(client, "delete_items", ARGS))
-        result = await call_once(
-            client, "delete_items", ARGS, answer=UNTICKED, request_state=first.request_state
-        )
+        result = await call_once(client, "delete_items", ARGS, answer=UNTICKED, request_state=first.request_state)
     assert isinstance(result, mt.CallToolResult)
     assert result.is_error
     assert ex.items == {"a", "b", "c"}

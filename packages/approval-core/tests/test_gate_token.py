@@ -60,8 +60,7 @@ async def test_switched_off_names_this_server_and_never_shows_a_dialog(revision)
         token = token_of(first)
         text = first.content[0].text
         assert (
-            f"{NAME} was started with the approval dialog switched off (ELICITATION=false), so nobody was asked"
-            in text
+            f"{NAME} was started with the approval dialog switched off (ELICITATION=false), so nobody was asked" in text
         )
         assert "cannot ask the user directly" not in text
         assert first.structured_content["approval"]["reason"] == "switched_off"
@@ -84,15 +83,11 @@ async def test_a_token_for_one_target_is_refused_for_another_and_is_spent() -> N
     ex = Example(OFF)
     async with connect(ex.server, revision="2026-07-28") as client:
         token = token_of(await client.call_tool("delete_items", {"book": "/b/", "ids": ["a"]}))
-        widened = await client.call_tool(
-            "delete_items", {"book": "/b/", "ids": ["a", "b"], "confirm_token": token}
-        )
+        widened = await client.call_tool("delete_items", {"book": "/b/", "ids": ["a", "b"], "confirm_token": token})
         assert widened.is_error
         assert "issued for a different call" in widened.content[0].text
         assert widened.structured_content["approval"]["outcome"] == "token_refused"
-        original = await client.call_tool(
-            "delete_items", {"book": "/b/", "ids": ["a"], "confirm_token": token}
-        )
+        original = await client.call_tool("delete_items", {"book": "/b/", "ids": ["a"], "confirm_token": token})
         assert original.is_error
         assert "not issued by this server process, or it was already used" in original.content[0].text
     assert ex.items == {"a", "b", "c"}
@@ -137,13 +132,9 @@ async def test_a_set_binding_ignores_order_but_a_positional_one_does_not() -> No
     ex = Example(OFF)
     async with connect(ex.server, revision="2026-07-28") as client:
         token = token_of(await client.call_tool("delete_items", {"book": "/b/", "ids": ["a", "b"]}))
-        reordered = await client.call_tool(
-            "delete_items", {"book": "/b/", "ids": ["b", "a"], "confirm_token": token}
-        )
+        reordered = await client.call_tool("delete_items", {"book": "/b/", "ids": ["b", "a"], "confirm_token": token})
         assert not reordered.is_error
-        token = token_of(
-            await client.call_tool("grant", {"username": "alice", "topic": "deploy", "password": "p"})
-        )
+        token = token_of(await client.call_tool("grant", {"username": "alice", "topic": "deploy", "password": "p"}))
         swapped = await client.call_tool(
             "grant", {"username": "deploy", "topic": "alice", "password": "p", "confirm_token": token}
         )
@@ -154,9 +145,7 @@ async def test_a_set_binding_ignores_order_but_a_positional_one_does_not() -> No
 async def test_the_password_is_left_out_of_the_binding_and_the_text() -> None:
     ex = Example(OFF)
     async with connect(ex.server, revision="2026-07-28") as client:
-        first = await client.call_tool(
-            "grant", {"username": "alice", "topic": "deploy", "password": "hunter2-secret"}
-        )
+        first = await client.call_tool("grant", {"username": "alice", "topic": "deploy", "password": "hunter2-secret"})
         assert "hunter2-secret" not in first.content[0].text
         token = token_of(first)
         other = await client.call_tool(

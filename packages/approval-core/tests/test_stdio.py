@@ -42,8 +42,11 @@ def test_a_bad_flag_stops_the_server_with_code_1(value: str) -> None:
 
 async def test_switched_off_prints_one_line_and_falls_back_to_the_token() -> None:
     with tempfile.TemporaryFile("w+") as errlog:
-        async with Client(stdio_client(params(ELICITATION="false"), errlog=errlog), mode="legacy",
-                          elicitation_callback=accept) as client:
+        async with Client(
+            stdio_client(params(ELICITATION="false"), errlog=errlog),
+            mode="legacy",
+            elicitation_callback=accept,
+        ) as client:
             first = await client.call_tool("delete_items", ARGS)
             token = first.structured_content["approval"]["confirm_token"]
             second = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})

@@ -133,9 +133,7 @@ def test_a_resealed_state_with_a_nonce_not_minted_here_is_refused() -> None:
     sealer = StateSealer("demo-mcp", key=b"k" * 32)
     forged = _resign(sealer, {"v": 1, "srv": "demo-mcp", "tool": "delete", "fp": FP, "n": "mine", "exp": 4e9})
     assert sealer.open(forged, "delete", FP).reason == "malformed"  # exp must be an integer
-    forged = _resign(
-        sealer, {"v": 1, "srv": "demo-mcp", "tool": "delete", "fp": FP, "n": "mine", "exp": 4_000_000_000}
-    )
+    forged = _resign(sealer, {"v": 1, "srv": "demo-mcp", "tool": "delete", "fp": FP, "n": "mine", "exp": 4_000_000_000})
     assert sealer.open(forged, "delete", FP).reason == "spent"
     assert sealer.open(_resign(sealer, {"v": 2}), "delete", FP).reason == "malformed"
     assert sealer.open(_resign(sealer, []), "delete", FP).reason == "malformed"

@@ -29,9 +29,7 @@ SECRET_BOOK = "/books/very-private-name/"
 
 
 def audit_records(caplog) -> list[dict[str, str]]:
-    return [
-        json.loads(r.getMessage().removeprefix("approval ")) for r in caplog.records if r.name == AUDIT_LOGGER
-    ]
+    return [json.loads(r.getMessage().removeprefix("approval ")) for r in caplog.records if r.name == AUDIT_LOGGER]
 
 
 async def test_each_decision_is_one_audit_line_without_argument_values(caplog) -> None:

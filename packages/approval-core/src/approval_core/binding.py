@@ -138,9 +138,7 @@ class Binding:
     fingerprint: str = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "fingerprint", fingerprint(self.server, self.tool, self.target, exclude=self.exclude)
-        )
+        object.__setattr__(self, "fingerprint", fingerprint(self.server, self.tool, self.target, exclude=self.exclude))
 
     @property
     def short(self) -> str:

@@ -1,4 +1,4 @@
-"""The approval dialog: what a person reads before a guarded call runs.
+r"""The approval dialog: what a person reads before a guarded call runs.
 
 A dialog has exactly three parts, and none of them has room for text read
 from a backend (an event summary, a contact's name, a notification body):
@@ -78,9 +78,7 @@ class Operation:
         if names != set(self.counts):
             missing = sorted(names - set(self.counts))
             extra = sorted(set(self.counts) - names)
-            raise DialogError(
-                f"operation: template fields and counts differ (missing {missing}, unused {extra})"
-            )
+            raise DialogError(f"operation: template fields and counts differ (missing {missing}, unused {extra})")
 
     def text(self) -> str:
         """The template filled with its counts (thousands separated: ``1,204``)."""

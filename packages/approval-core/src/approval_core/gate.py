@@ -349,9 +349,7 @@ class ApprovalGate:
         data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
         return NotApproved("strict", "refused", refusal(text, data))
 
-    def _token(
-        self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: _NoAskReason
-    ) -> Decision:
+    def _token(self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: _NoAskReason) -> Decision:
         refused = ""
         if confirm_token is not None:
             redemption = self.tokens.redeem(confirm_token, binding.fingerprint)

@@ -12,8 +12,6 @@ hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint; MCP
 2025-11-25 §Tool annotations), so none is left to a client's default.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -69,17 +67,17 @@ class Guard:
     predicate: Callable[[GuardedCall], bool] | None = None
 
     @classmethod
-    def never(cls) -> Guard:
+    def never(cls) -> "Guard":
         """The tool never asks."""
         return cls("never", "never")
 
     @classmethod
-    def always(cls) -> Guard:
+    def always(cls) -> "Guard":
         """The tool asks on every call."""
         return cls("always", "always")
 
     @classmethod
-    def when(cls, predicate: Callable[[GuardedCall], bool], condition: str) -> Guard:
+    def when(cls, predicate: Callable[[GuardedCall], bool], condition: str) -> "Guard":
         """The tool asks only when ``predicate(call)`` is true.
 
         Args:

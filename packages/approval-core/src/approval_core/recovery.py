@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -37,8 +37,8 @@ _STRIPPED = ("requestState", "inputResponses")
 
 
 def _is_state_rejection(exc: MCPError) -> bool:
-    data = exc.error.data
-    return isinstance(data, Mapping) and data.get("reason") == "invalid_request_state"  # pyright: ignore[reportUnknownMemberType]
+    data: object = exc.error.data
+    return isinstance(data, Mapping) and cast("Mapping[str, object]", data).get("reason") == "invalid_request_state"
 
 
 class StateRecovery:
@@ -52,6 +52,7 @@ class StateRecovery:
         self.server_name = server_name
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Run the request; on an SDK state refusal of a ``tools/call``, run it once more as round one."""
         try:
             return await call_next(ctx)
         except MCPError as exc:

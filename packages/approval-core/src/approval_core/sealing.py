@@ -144,7 +144,7 @@ class StateSealer:
 
     def _verified_claims(self, state: str) -> dict[str, Any] | None:
         """Claims of a state whose seal opens; ``{}`` for a bad seal; None if malformed."""
-        if not isinstance(state, str) or not state.startswith(_PREFIX) or state.count(".") != 2:
+        if not state.startswith(_PREFIX) or state.count(".") != 2:
             return None
         body, _, tag_text = state[len(_PREFIX) :].partition(".")
         try:

@@ -15,7 +15,6 @@ round of a 2026-07-28 call by hand, for tampering and replay tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,7 +22,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 from mcp.client import Client
-from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.server.mcpserver import MCPServer
 
 from approval_core.dialog import APPROVE_FIELD
@@ -51,9 +50,7 @@ __all__ = [
 Revision = Literal["2025-11-25", "2026-07-28"]
 REVISIONS: tuple[Revision, ...] = ("2025-11-25", "2026-07-28")
 ElicitationSupport = Literal["form+url", "form", "url", "none"]
-Answer = Callable[
-    [ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]
-]
+Answer = ElicitationFnT
 
 
 def answer_with(result: types.ElicitResult | types.ErrorData) -> Answer:
@@ -112,6 +109,7 @@ class DialogLog:
     async def __call__(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
+        """Record the dialog, then answer it."""
         self.messages.append(params.message)
         if isinstance(params, types.ElicitRequestFormParams):
             self.schemas.append(dict(params.requested_schema))
@@ -190,7 +188,7 @@ async def call_once(
         answer: The answer to send for the approval question, if any.
         request_state: The state to echo, if any (tamper with it freely).
     """
-    responses = {INPUT_KEY: answer} if answer is not None else None
+    responses: types.InputResponses | None = {INPUT_KEY: answer} if answer is not None else None
     return await client.session.call_tool(
         tool, arguments, input_responses=responses, request_state=request_state, allow_input_required=True
     )

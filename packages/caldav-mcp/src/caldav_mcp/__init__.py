@@ -1,4 +1,4 @@
-"""caldav-mcp: an MCP server for calendars, tasks and journals on a CalDAV server, asking a person before anything irreversible."""
+"""caldav-mcp: an MCP server for CalDAV calendars, tasks and journals that asks a person first."""
 
 from caldav_mcp.server import SERVER_NAME, build_server, main
 

@@ -1,0 +1,67 @@
+"""Sessions for the whole family: lint, typecheck, tests per package, bench.
+
+Every session syncs its own virtualenv from the committed uv.lock, so what
+runs here is what CI and users get.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PACKAGES = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
+TESTED = [name for name in PACKAGES if any((ROOT / "packages" / name / "tests").glob("test_*.py"))]
+IMPORT_NAMES = {name: name.replace("-", "_") for name in PACKAGES}
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["lint", "typecheck", "tests", "family"]
+
+
+def sync(session: nox.Session, *args: str) -> None:
+    """Install into the session's virtualenv exactly what uv.lock pins."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff: lint and format check over every package and test."""
+    sync(session, "--only-group", "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Pyright (strict) over every package's sources."""
+    sync(session, "--all-packages", "--group", "lint")
+    session.run("pyright")
+
+
+@nox.session
+@nox.parametrize("package", TESTED)
+def tests(session: nox.Session, package: str) -> None:
+    """One package's tests, in a virtualenv holding only that package and its dependencies."""
+    sync(session, "--package", package, "--group", "test")
+    session.run("pytest", f"packages/{package}/tests", f"--cov={IMPORT_NAMES[package]}", *session.posargs)
+
+
+@nox.session(name="family")
+def family(session: nox.Session) -> None:
+    """The cross-package checks in tests/, with every package installed."""
+    sync(session, "--all-packages", "--group", "test")
+    session.run("pytest", "tests", "--no-cov", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: the approval gate's own cost per guarded call (figures on stdout)."""
+    sync(session, "--package", "approval-core", "--group", "test")
+    session.run("python", "packages/approval-core/benchmarks/bench_gate.py", *session.posargs)

@@ -1,0 +1,73 @@
+"""Cross-package checks every server of the family must pass.
+
+Servers are discovered from ``packages/*-mcp``: a new sister server is picked
+up without editing this file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from approval_core import ApprovalSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
+
+
+def test_the_three_servers_are_discovered() -> None:
+    assert {"caldav-mcp", "carddav-mcp", "ntfy-mcp"} <= set(SERVERS)
+
+
+def project(name: str) -> dict:
+    return tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())["project"]
+
+
+def test_one_version_for_the_whole_family() -> None:
+    version = project("approval-core")["version"]
+    for name in SERVERS:
+        meta = project(name)
+        assert meta["version"] == version, name
+        assert f"approval-core=={version}" in meta["dependencies"], name
+
+
+@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.anyio
+async def test_a_server_builds_without_a_backend_and_every_tool_has_a_guard_row(name: str) -> None:
+    module = importlib.import_module(f"{name.replace('-', '_')}.server")
+    guards = importlib.import_module(f"{name.replace('-', '_')}.guards").GUARDS
+    assert name == module.SERVER_NAME
+    server = module.build_server(ApprovalSettings())
+    assert server.name == name
+    tools = {tool.name for tool in await server.list_tools()}
+    assert tools == set(guards)
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_the_console_script_is_the_servers_main(name: str) -> None:
+    (script,) = [ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == name]
+    assert script.value == f"{name.replace('-', '_')}.server:main"
+
+
+@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize("value", ["off", "1", "TRUE", ""])
+def test_a_bad_flag_stops_every_server_before_it_serves(name: str, value: str, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("ELICITATION", value)
+    main = importlib.import_module(f"{name.replace('-', '_')}.server").main
+    with pytest.raises(SystemExit) as caught:
+        main()
+    assert caught.value.code == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"{name}: ELICITATION={value!r} is not a valid value")
+    assert "'true'" in err
+    assert "'false'" in err
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
