@@ -1,0 +1,141 @@
+"""Real CalDAV/CardDAV servers for the tests, started on 127.0.0.1.
+
+Test support shared by the caldav-mcp and carddav-mcp test suites (a test's
+conftest puts this folder on ``sys.path``). Nothing here is a double: these
+are the real Radicale and Xandikos from PyPI, each in its own process with a
+temporary storage folder. A server that cannot start raises
+:class:`ServerDidNotStart` with its output, so a test fails rather than skips.
+
+Radicale: htpasswd with plain passwords (bcrypt would cost ~0.2 s a request)
+and no auth delay, owner-only rights; a new user starts with no collections,
+its principal path ``/<user>/`` is also its calendar and address-book home.
+
+Xandikos (the second implementation, and the one with RFC 6638 scheduling):
+plain HTTP on loopback, trusting the ``X-Remote-User`` header from
+127.0.0.1, so a client picks the principal with that header (see
+``headers_for``); ``--defaults`` gives each principal a calendar and an
+address book.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DavServer", "ServerDidNotStart", "radicale", "xandikos"]
+
+STARTUP_SECONDS = 30.0
+
+
+class ServerDidNotStart(RuntimeError):
+    """A test server exited or did not answer in time; the message carries its output."""
+
+
+@dataclass
+class DavServer:
+    """A running DAV server.
+
+    Attributes:
+        url: Base URL, e.g. ``http://127.0.0.1:5232/``.
+        users: Username → password (Radicale); empty for header-auth servers.
+        kind: ``radicale`` or ``xandikos``.
+        data_dir: Where it keeps its collections.
+    """
+
+    url: str
+    kind: str
+    data_dir: Path
+    users: Mapping[str, str] = field(default_factory=dict)
+
+    def headers_for(self, user: str) -> dict[str, str]:
+        """Request headers that authenticate as ``user`` on a header-auth server (Xandikos)."""
+        return {"X-Remote-User": user}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_answering(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServerDidNotStart(f"exited with {process.returncode}:\n{log.read_text(errors='replace')}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("OPTIONS", "/")
+            conn.getresponse().read()
+            conn.close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    output = log.read_text(errors="replace")
+    raise ServerDidNotStart(f"no answer on port {port} within {STARTUP_SECONDS:g} s:\n{output}")
+
+
+@contextlib.contextmanager
+def _running(argv: list[str], port: int, workdir: Path) -> Iterator[None]:
+    log = workdir / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)  # noqa: S603
+        try:
+            _wait_until_answering(process, port, log)
+            yield
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextlib.contextmanager
+def radicale(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavServer]:
+    """Run Radicale on 127.0.0.1 with ``users`` (default ``{"willi": "secret"}``)."""
+    users = dict(users or {"willi": "secret"})
+    workdir.mkdir(parents=True, exist_ok=True)
+    htpasswd = workdir / "users"
+    htpasswd.write_text("".join(f"{name}:{password}\n" for name, password in users.items()))
+    storage = workdir / "collections"
+    port = _free_port()
+    argv = [
+        sys.executable, "-m", "radicale",
+        "--server-hosts", f"127.0.0.1:{port}",
+        "--auth-type", "htpasswd",
+        "--auth-htpasswd-filename", str(htpasswd),
+        "--auth-htpasswd-encryption", "plain",
+        "--auth-delay", "0",
+        "--rights-type", "owner_only",
+        "--storage-filesystem-folder", str(storage),
+        "--logging-level", "warning",
+    ]  # fmt: skip
+    with _running(argv, port, workdir):
+        yield DavServer(f"http://127.0.0.1:{port}/", "radicale", storage, users)
+
+
+@contextlib.contextmanager
+def xandikos(workdir: Path) -> Iterator[DavServer]:
+    """Run Xandikos (multi-user, RFC 6638 scheduling) on 127.0.0.1 with header auth."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    data, state = workdir / "data", workdir / "state"
+    port = _free_port()
+    argv = [
+        sys.executable, "-m", "xandikos", "multi-user",
+        "-d", str(data), "--state-dir", str(state),
+        "-l", "127.0.0.1", "-p", str(port),
+        "--defaults", "--no-detect-systemd",
+        "--trust-x-remote-user-from", "127.0.0.1",
+    ]  # fmt: skip
+    with _running(argv, port, workdir):
+        yield DavServer(f"http://127.0.0.1:{port}/", "xandikos", data)
