@@ -50,7 +50,14 @@ def typecheck(session: nox.Session) -> None:
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv holding only that package and its dependencies."""
     sync(session, "--package", package, "--group", "test")
-    session.run("pytest", f"packages/{package}/tests", f"--cov={IMPORT_NAMES[package]}", *session.posargs)
+    floor = "95" if package == "approval-core" else "85"
+    session.run(
+        "pytest",
+        f"packages/{package}/tests",
+        f"--cov={IMPORT_NAMES[package]}",
+        f"--cov-fail-under={floor}",
+        *session.posargs,
+    )
 
 
 @nox.session(name="family")
@@ -60,8 +67,18 @@ def family(session: nox.Session) -> None:
     session.run("pytest", "tests", "--no-cov", *session.posargs)
 
 
+BENCHMARKS = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/benchmarks/bench_*.py"))
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks: the approval gate's own cost per guarded call (figures on stdout)."""
-    sync(session, "--package", "approval-core", "--group", "test")
-    session.run("python", "packages/approval-core/benchmarks/bench_gate.py", *session.posargs)
+    """Every ``packages/*/benchmarks/bench_*.py``, each printing its figures on stdout.
+
+    ``nox -s bench -- NAME`` runs only the benchmark files whose path contains NAME.
+    """
+    sync(session, "--all-packages", "--group", "test")
+    chosen = [path for path in BENCHMARKS if not session.posargs or any(arg in path for arg in session.posargs)]
+    if not chosen:
+        session.error(f"no benchmark matches {session.posargs}; have {BENCHMARKS}")
+    for path in chosen:
+        session.run("python", path)
