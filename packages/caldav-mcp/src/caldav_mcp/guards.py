@@ -1,8 +1,69 @@
 """The guard table of caldav-mcp: which tools ask a person, and when.
 
-Filled in as the tools arrive; every tool gets exactly one row.
+Seed 000: the five tools that destroy or send something that cannot be taken
+back always ask; ``update_event`` asks only when the change reaches a whole
+recurring series (the one edit that changes appointments the caller did not
+look at); everything else never asks.
 """
 
-from approval_core import GuardTable
+from __future__ import annotations
 
-GUARDS = GuardTable({})
+from approval_core import Guard, GuardedCall, GuardTable, Mismatch
+
+__all__ = ["GUARDS"]
+
+
+def _reaches_a_series(call: GuardedCall) -> bool:
+    return call.arguments.get("scope") == "series" and bool(call.facts.get("recurring"))
+
+
+_NEVER = [
+    "list_calendars",
+    "get_server_info",
+    "list_events",
+    "get_event",
+    "search_events",
+    "get_free_busy",
+    "create_event",
+    "list_tasks",
+    "get_task",
+    "create_task",
+    "update_task",
+    "complete_task",
+    "list_journals",
+    "get_journal",
+    "create_journal",
+    "update_journal",
+]
+
+GUARDS = GuardTable(
+    {
+        **{tool: Guard.never() for tool in _NEVER},
+        "delete_event": Guard.always(),
+        "delete_task": Guard.always(),
+        "delete_journal": Guard.always(),
+        "move_event": Guard.always(),
+        "respond_to_event": Guard.always(),
+        "update_event": Guard.when(_reaches_a_series, "only when changing a whole recurring series"),
+    },
+    mismatches=[
+        Mismatch(
+            "respond_to_event",
+            "guarded-not-destructive",
+            "a participation status can be set again to anything it was, but on a scheduling server the "
+            "change mails an iTIP REPLY to the organiser, and mail that has left cannot be recalled",
+        ),
+        Mismatch(
+            "update_task",
+            "destructive-not-guarded",
+            "it replaces text with no history to restore from, but it changes one task the caller named and "
+            "read, a task has no series behind it, and the ETag refuses the write if someone changed it meanwhile",
+        ),
+        Mismatch(
+            "update_journal",
+            "destructive-not-guarded",
+            "it replaces a note's text with no history to restore from, but it changes one entry the caller "
+            "named and read, and the ETag refuses the write if someone changed it meanwhile",
+        ),
+    ],
+)

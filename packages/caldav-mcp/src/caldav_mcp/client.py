@@ -1,0 +1,445 @@
+"""The CalDAV backend: the ``caldav`` library, called from worker threads.
+
+This module is the one place where backend failures become caldav-mcp's
+exceptions (:mod:`caldav_mcp.errors`). It reads with the library's discovery
+and REPORT queries, and writes with plain WebDAV requests so that the exact
+bytes and preconditions are this server's choice:
+
+* create: ``PUT`` with ``If-None-Match: *`` (RFC 9110 §13.1.2);
+* change: ``PUT`` with ``If-Match: <ETag>`` of the version that was read;
+* delete: ``DELETE`` with ``If-Match``;
+* move: ``MOVE`` with ``Destination``, ``Overwrite: F`` and ``If-Match``
+  (RFC 4918 §9.9).
+
+A 412 becomes :class:`PreconditionFailed` and is never retried.
+Calendars are addressed by their collection path (``/willi/work/``); a path
+is resolved against the configured server only, so it cannot point anywhere
+else, and only calendars this account has (and ``CALDAV_CALENDARS`` allows)
+resolve at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote, urlsplit
+from xml.sax.saxutils import escape as xml_escape
+
+import anyio.to_thread
+import caldav
+from caldav.lib import error as caldav_error
+from lxml import etree
+
+from caldav_mcp.errors import (
+    BackendError,
+    Conflict,
+    InvalidInput,
+    NotConfigured,
+    NotFound,
+    OutOfScope,
+    PreconditionFailed,
+)
+from caldav_mcp.settings import CalDAVSettings
+
+__all__ = ["CalDAVClient", "CalendarInfo", "Component", "Resource"]
+
+Component = Literal["VEVENT", "VTODO", "VJOURNAL"]
+T = TypeVar("T")
+_CONTENT_TYPE = "text/calendar; charset=utf-8"
+_SEARCH_KIND = {"VEVENT": "event", "VTODO": "todo", "VJOURNAL": "journal"}
+# Server XML is parsed without entities, DTDs or network access.
+_SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarInfo:
+    """One calendar collection.
+
+    Attributes:
+        path: The collection path, ending in ``/`` (the calendar's id).
+        name: Its display name (calendar data, not an instruction).
+        components: The component types it accepts (RFC 4791 §5.2.3).
+    """
+
+    path: str
+    name: str
+    components: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One calendar object resource as read from the server.
+
+    Attributes:
+        href: Its path on the server.
+        etag: The strong ETag it was read with, or None if the server sent none.
+        data: The iCalendar text.
+    """
+
+    href: str
+    etag: str | None
+    data: str
+
+
+@contextlib.contextmanager
+def _translated(what: str) -> Iterator[None]:
+    """Turn library and network failures into this server's errors."""
+    try:
+        yield
+    except (InvalidInput, NotFound, OutOfScope, PreconditionFailed, Conflict, BackendError):
+        raise
+    except caldav_error.AuthorizationError as exc:
+        raise BackendError(
+            f"{what}: the CalDAV server refused these credentials; check CALDAV_USERNAME and CALDAV_PASSWORD"
+        ) from exc
+    except caldav_error.NotFoundError as exc:
+        raise NotFound(f"{what}: the CalDAV server answered 404 Not Found") from exc
+    except caldav_error.DAVError as exc:
+        raise BackendError(f"{what}: the CalDAV server answered with an error ({type(exc).__name__})") from exc
+    except OSError as exc:
+        raise BackendError(f"{what}: the CalDAV server could not be reached ({type(exc).__name__})") from exc
+    except Exception as exc:
+        # requests/niquests connection errors do not share a base with OSError in every version.
+        if "connection" in type(exc).__name__.lower() or "timeout" in type(exc).__name__.lower():
+            raise BackendError(f"{what}: the CalDAV server could not be reached ({type(exc).__name__})") from exc
+        raise
+
+
+def _status_error(what: str, status: int) -> Exception:
+    if status == 412:
+        return PreconditionFailed(
+            f"{what}: the entry changed on the server since it was read (412 Precondition Failed). "
+            "Nothing was written. Read it again and decide on the current version."
+        )
+    if status == 404:
+        return NotFound(f"{what}: the CalDAV server answered 404 Not Found")
+    if status in {401, 403}:
+        return BackendError(f"{what}: the CalDAV server refused this ({status}); check the account's rights")
+    if status == 409:
+        return Conflict(f"{what}: the CalDAV server reported a conflict (409)")
+    return BackendError(f"{what}: the CalDAV server answered HTTP {status}")
+
+
+class CalDAVClient:
+    """Async facade over a synchronous ``caldav.DAVClient`` (one request at a time).
+
+    Args:
+        settings: The server's settings; missing ones raise :class:`NotConfigured`
+            on first use, not at construction.
+        headers: Extra HTTP headers for every request (for example a trusted
+            ``X-Remote-User`` behind an authenticating proxy).
+    """
+
+    def __init__(self, settings: CalDAVSettings, *, headers: Mapping[str, str] | None = None) -> None:
+        self.settings = settings
+        self._headers = dict(headers or {})
+        self._lock = threading.Lock()
+        self._dav: caldav.DAVClient | None = None
+        self._calendars: dict[str, CalendarInfo] | None = None
+        self._scheduling: bool | None = None
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _run(self, what: str, fn: Callable[[], T]) -> T:
+        def call() -> T:
+            with self._lock, _translated(what):
+                return fn()
+
+        return await anyio.to_thread.run_sync(call)
+
+    def _client(self) -> caldav.DAVClient:
+        if self._dav is None:
+            missing = self.settings.missing()
+            if missing:
+                raise NotConfigured(
+                    f"caldav-mcp has no CalDAV server to talk to: set {', '.join(missing)} in its environment "
+                    "(CALDAV_URL may be a server root, a principal or a calendar URL) and restart it"
+                )
+            assert self.settings.url is not None
+            kwargs: dict[str, Any] = {}
+            if self._headers:
+                kwargs["headers"] = self._headers
+            self._dav = caldav.DAVClient(
+                url=self.settings.url, username=self.settings.username, password=self.settings.password, **kwargs
+            )
+        return self._dav
+
+    def _url(self, path: str) -> str:
+        base = urlsplit(self.settings.url or "")
+        return f"{base.scheme}://{base.netloc}{path}"
+
+    # ------------------------------------------------------------------ calendars
+
+    def _discover(self) -> dict[str, CalendarInfo]:
+        dav = self._client()
+        try:
+            found = dav.principal().calendars()
+        except caldav_error.DAVError:
+            found = [dav.calendar(url=self.settings.url)]
+        calendars: dict[str, CalendarInfo] = {}
+        for cal in found:
+            path = urlsplit(str(cal.url)).path
+            if not path.endswith("/"):
+                path += "/"
+            name = cal.get_display_name() or path.rstrip("/").rsplit("/", 1)[-1]
+            try:
+                components = tuple(cal.get_supported_components())
+            except caldav_error.DAVError:
+                components = ("VEVENT", "VTODO", "VJOURNAL")
+            calendars[path] = CalendarInfo(path, str(name), components)
+        allowed = self.settings.calendars
+        if allowed:
+            calendars = {p: c for p, c in calendars.items() if p in allowed or c.name in allowed}
+        return calendars
+
+    async def calendars(self, *, refresh: bool = False) -> list[CalendarInfo]:
+        """The calendars this account has and ``CALDAV_CALENDARS`` allows."""
+        if self._calendars is None or refresh:
+            self._calendars = await self._run("listing calendars", self._discover)
+        return list(self._calendars.values())
+
+    async def calendar(self, path: str, *, field: str = "calendar") -> CalendarInfo:
+        """Resolve a calendar id (its collection path).
+
+        Raises:
+            InvalidInput: ``path`` is not a plain absolute path.
+            OutOfScope: no such calendar for this account (or not allowed).
+        """
+        if not path.startswith("/") or path.startswith("//") or "\\" in path or "/../" in f"{path}/":
+            raise InvalidInput(f"{field}: give a calendar id from list_calendars (a path such as /user/work/)")
+        key = path if path.endswith("/") else path + "/"
+        for refresh in (False, True):
+            known = {c.path: c for c in await self.calendars(refresh=refresh)}
+            if key in known:
+                return known[key]
+        raise OutOfScope(f"{field}: {path!r} is not one of the calendars this server may use; call list_calendars")
+
+    async def scheduling(self) -> bool:
+        """Whether the server does RFC 6638 scheduling (``calendar-auto-schedule`` in its DAV header)."""
+        if self._scheduling is None:
+
+            def probe() -> bool:
+                dav = self._client()
+                return "calendar-auto-schedule" in (dav.options(str(dav.url)).headers.get("DAV") or "")
+
+            self._scheduling = await self._run("probing the server", probe)
+        return self._scheduling
+
+    async def user_addresses(self) -> list[str]:
+        """This account's calendar user addresses (RFC 6638 §2.4.1), lowercased, ``mailto:`` kept."""
+
+        def read() -> list[str]:
+            try:
+                addresses = self._client().principal().calendar_user_address_set()
+            except caldav_error.DAVError:
+                return []
+            return [str(a).lower() for a in addresses if a]
+
+        return await self._run("reading the account's addresses", read)
+
+    async def writable(self, cal: CalendarInfo) -> bool | None:
+        """Whether this account may write into ``cal`` (RFC 3744 current-user-privilege-set), None if unknown."""
+
+        def read() -> bool | None:
+            body = (
+                '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop>'
+                "<d:current-user-privilege-set/></d:prop></d:propfind>"
+            )
+            response = self._client().request(self._url(cal.path), "PROPFIND", body, {"Depth": "0"})
+            if response.status != 207:
+                return None
+            raw = response.raw if isinstance(response.raw, bytes) else str(response.raw).encode()
+            try:
+                tree = etree.fromstring(raw, parser=_SAFE_XML)
+            except etree.XMLSyntaxError:
+                return None
+            granted = {
+                etree.QName(child).localname for privilege in tree.iter("{DAV:}privilege") for child in privilege
+            }
+            if not granted:
+                return None
+            return bool(granted & {"write", "write-content", "bind", "all"})
+
+        return await self._run("checking the calendar's rights", read)
+
+    # ------------------------------------------------------------------ reading
+
+    def _calendar_object(self, cal: CalendarInfo) -> caldav.Calendar:
+        return self._client().calendar(url=self._url(cal.path))
+
+    async def query(
+        self,
+        cal: CalendarInfo,
+        component: Component,
+        *,
+        start: Any = None,
+        end: Any = None,
+        text: Mapping[str, str] | None = None,
+    ) -> list[Resource]:
+        """Calendar-query REPORT (RFC 4791 §7.8) for one component type.
+
+        Args:
+            cal: The calendar.
+            component: VEVENT, VTODO or VJOURNAL.
+            start: Time-range start (aware datetime), with ``end``.
+            end: Time-range end (aware datetime).
+            text: One property → substring to match server-side (text-match).
+        """
+
+        def run() -> list[Resource]:
+            kwargs: dict[str, Any] = {_SEARCH_KIND[component]: True}
+            if component == "VTODO":
+                kwargs["include_completed"] = True
+            if start is not None:
+                kwargs["start"], kwargs["end"] = start, end
+                kwargs["post_filter"] = False
+            if text:
+                kwargs.update({key.lower(): value for key, value in text.items()})
+            found = self._calendar_object(cal).search(**kwargs)
+            return [Resource(urlsplit(str(o.url)).path, o.etag, o.data) for o in found]
+
+        return await self._run(f"querying {cal.path}", run)
+
+    async def text_query(
+        self, cal: CalendarInfo, prop: str, needle: str, start: dt.datetime, end: dt.datetime
+    ) -> list[Resource]:
+        """VEVENTs in a window whose ``prop`` contains ``needle`` (RFC 4791 §9.7.5 text-match, i;ascii-casemap).
+
+        Raises:
+            BackendError: the server does not answer the query (the caller may fall back).
+        """
+        stamp = "%Y%m%dT%H%M%SZ"
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?>'
+            '<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
+            "<D:prop><D:getetag/><C:calendar-data/></D:prop>"
+            '<C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">'
+            f'<C:time-range start="{start.astimezone(dt.UTC).strftime(stamp)}" '
+            f'end="{end.astimezone(dt.UTC).strftime(stamp)}"/>'
+            f'<C:prop-filter name="{prop}"><C:text-match collation="i;ascii-casemap">{xml_escape(needle)}'
+            "</C:text-match></C:prop-filter></C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"
+        )
+
+        def run() -> list[Resource]:
+            response = self._client().request(self._url(cal.path), "REPORT", body, {"Depth": "1"})
+            if response.status != 207:
+                raise _status_error("searching", response.status)
+            raw = response.raw if isinstance(response.raw, bytes) else str(response.raw).encode()
+            found: list[Resource] = []
+            for item in etree.fromstring(raw, parser=_SAFE_XML).iter("{DAV:}response"):
+                href = item.findtext("{DAV:}href")
+                data = item.findtext(".//{urn:ietf:params:xml:ns:caldav}calendar-data")
+                if href and data:
+                    found.append(Resource(urlsplit(href).path, item.findtext(".//{DAV:}getetag"), data))
+            return found
+
+        return await self._run(f"searching {cal.path}", run)
+
+    async def find(self, cal: CalendarInfo, component: Component, uid: str, *, field: str = "uid") -> Resource:
+        """The resource holding ``uid`` in ``cal``.
+
+        Raises:
+            NotFound: no entry of that type with that UID in the calendar.
+        """
+
+        def run() -> Resource | None:
+            kwargs: dict[str, Any] = {_SEARCH_KIND[component]: True}
+            if component == "VTODO":
+                kwargs["include_completed"] = True
+            found = self._calendar_object(cal).search(uid=uid, **kwargs)
+            for item in found:
+                loaded = item if item.data else item.load()
+                if loaded.etag is None:
+                    loaded = loaded.load()
+                return Resource(urlsplit(str(loaded.url)).path, loaded.etag, loaded.data)
+            return None
+
+        resource = await self._run(f"looking up {uid!r}", run)
+        if resource is None:
+            kind = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}[component]
+            raise NotFound(f"{field}: no {kind} with UID {uid!r} in {cal.path}")
+        return resource
+
+    async def freebusy(self, cal: CalendarInfo, start: Any, end: Any) -> str | None:
+        """The server's free-busy REPORT (RFC 4791 §7.10) as iCalendar text, or None where it fails."""
+
+        def run() -> str | None:
+            try:
+                return str(self._calendar_object(cal).freebusy_request(start, end).data)
+            except Exception:
+                return None
+
+        return await anyio.to_thread.run_sync(run)
+
+    # ------------------------------------------------------------------ writing
+
+    def _request(self, what: str, url: str, method: str, body: str, headers: dict[str, str]) -> Any:
+        response = self._client().request(url, method, body, headers)
+        if response.status >= 300:
+            raise _status_error(what, response.status)
+        return response
+
+    async def create(self, cal: CalendarInfo, uid: str, data: str) -> Resource:
+        """PUT a new resource named after ``uid`` with ``If-None-Match: *``.
+
+        Raises:
+            Conflict: a resource of that name already exists (412 on create).
+        """
+        href = f"{cal.path}{quote(uid, safe='@-_.')}.ics"
+
+        def run() -> Resource:
+            response = self._client().request(
+                self._url(href), "PUT", data, {"If-None-Match": "*", "Content-Type": _CONTENT_TYPE}
+            )
+            if response.status == 412:
+                raise Conflict(f"uid: an entry with UID {uid!r} already exists in {cal.path}")
+            if response.status >= 300:
+                raise _status_error(f"creating in {cal.path}", response.status)
+            return Resource(href, response.headers.get("ETag"), data)
+
+        return await self._run(f"creating in {cal.path}", run)
+
+    async def replace(self, resource: Resource, data: str) -> Resource:
+        """PUT ``data`` over ``resource`` with ``If-Match`` on the ETag it was read with."""
+        headers = {"Content-Type": _CONTENT_TYPE}
+        if resource.etag:
+            headers["If-Match"] = resource.etag
+
+        def run() -> Resource:
+            response = self._request("writing the entry", self._url(resource.href), "PUT", data, headers)
+            return Resource(resource.href, response.headers.get("ETag"), data)
+
+        return await self._run("writing the entry", run)
+
+    async def delete(self, resource: Resource) -> None:
+        """DELETE ``resource`` with ``If-Match``."""
+        headers = {"If-Match": resource.etag} if resource.etag else {}
+        await self._run(
+            "deleting the entry",
+            lambda: self._request("deleting the entry", self._url(resource.href), "DELETE", "", headers),
+        )
+
+    async def move(self, resource: Resource, destination: CalendarInfo) -> str:
+        """MOVE ``resource`` into ``destination`` without overwriting; returns the new href."""
+        name = resource.href.rsplit("/", 1)[-1]
+        target = f"{destination.path}{name}"
+        headers = {"Destination": self._url(target), "Overwrite": "F"}
+        if resource.etag:
+            headers["If-Match"] = resource.etag
+
+        def run() -> str:
+            response = self._client().request(self._url(resource.href), "MOVE", "", headers)
+            if response.status == 412 and "If-Match" in headers:
+                # Either the entry changed, or the destination holds that name: tell them apart.
+                current = self._client().request(self._url(resource.href), "HEAD", "", {})
+                if current.headers.get("ETag") == resource.etag:
+                    raise Conflict(f"destination: {destination.path} already has an entry named {name!r}")
+            if response.status >= 300:
+                raise _status_error("moving the entry", response.status)
+            return target
+
+        return await self._run("moving the entry", run)

@@ -1,0 +1,101 @@
+"""What caldav-mcp's dialogs say: its own words, its own counts, the caller's calendar.
+
+Nothing read from a calendar (summary, description, location, organiser,
+attendees) is ever passed in here: every function takes counts and the
+caller's own argument values only.
+"""
+
+from __future__ import annotations
+
+from approval_core import CallerValue, Dialog, operation
+
+__all__ = [
+    "delete_entry",
+    "delete_event",
+    "move_event",
+    "respond_to_event",
+    "update_series",
+]
+
+NO_HISTORY = "A CalDAV server keeps no version history. Once it is gone there is nothing to restore it from."
+
+
+def _calendar(calendar: str) -> list[CallerValue]:
+    return [CallerValue("Calendar", calendar)]
+
+
+def delete_event(calendar: str, *, scope: str, occurrences: int | None) -> Dialog:
+    """Deleting a single event, one occurrence, or a whole series of ``occurrences`` (None: no end)."""
+    if scope == "occurrence":
+        op = operation("delete one occurrence of a recurring event")
+    elif scope == "series" and occurrences is None:
+        op = operation("delete a recurring event that never ends, with every occurrence it would have")
+    elif scope == "series":
+        op = operation(
+            "delete a recurring event and all {occurrences} of its occurrences", occurrences=occurrences or 0
+        )
+    else:
+        op = operation("delete an event")
+    return Dialog(op, NO_HISTORY, _calendar(calendar))
+
+
+def delete_entry(calendar: str, kind: str) -> Dialog:
+    """Deleting one task or journal entry."""
+    op = operation("delete a task") if kind == "VTODO" else operation("delete a journal entry")
+    return Dialog(op, NO_HISTORY, _calendar(calendar))
+
+
+def update_series(calendar: str, *, fields: list[str], occurrences: int | None) -> Dialog:
+    """Changing a whole series: how many fields, and how many occurrences it reaches."""
+    if occurrences is None:
+        op = operation(
+            "change {fields} field(s) of a recurring event that never ends, in every occurrence",
+            fields=len(fields),
+        )
+    else:
+        op = operation(
+            "change {fields} field(s) of a recurring event, in all {occurrences} of its occurrences",
+            fields=len(fields),
+            occurrences=occurrences,
+        )
+    return Dialog(
+        op,
+        "A CalDAV server keeps no version history: the values being replaced cannot be restored from it.",
+        [*_calendar(calendar), CallerValue("Fields", ", ".join(fields))],
+    )
+
+
+def move_event(calendar: str, destination: str, *, occurrences: int | None) -> Dialog:
+    """Moving an event (and all of a series' occurrences) to another calendar."""
+    if occurrences is None:
+        op = operation("move a recurring event that never ends to another calendar")
+    elif occurrences > 1:
+        op = operation(
+            "move a recurring event with {occurrences} occurrences to another calendar", occurrences=occurrences
+        )
+    else:
+        op = operation("move an event to another calendar")
+    return Dialog(
+        op,
+        "Whoever shares the source calendar stops seeing it there; a CalDAV server keeps no history of the move.",
+        [*_calendar(calendar), CallerValue("Destination", destination)],
+    )
+
+
+def respond_to_event(calendar: str, partstat: str, *, scheduling: bool) -> Dialog:
+    """Answering an invitation; the consequence depends on RFC 6638 scheduling."""
+    if scheduling:
+        consequence = (
+            "This server does RFC 6638 scheduling: it emails an iTIP reply to the organiser as soon as the "
+            "status is saved, and a reply that has been sent cannot be recalled."
+        )
+    else:
+        consequence = (
+            "This server does not do RFC 6638 scheduling: only the participation marker in this calendar "
+            "changes, and nobody is notified by the server."
+        )
+    return Dialog(
+        operation("answer an invitation"),
+        consequence,
+        [*_calendar(calendar), CallerValue("Answer", partstat)],
+    )

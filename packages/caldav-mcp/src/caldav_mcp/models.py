@@ -1,0 +1,228 @@
+"""Output models: every tool's ``outputSchema`` and ``structuredContent``.
+
+Text fields read from a calendar (summary, description, location, names) are
+calendar data returned to the model as data; they are never put in an
+approval dialog.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Attendee",
+    "BusyInterval",
+    "CalendarOut",
+    "Calendars",
+    "Deleted",
+    "EventDetail",
+    "EventList",
+    "FreeBusy",
+    "JournalDetail",
+    "JournalList",
+    "Moved",
+    "Occurrence",
+    "Responded",
+    "ServerInfo",
+    "TaskDetail",
+    "TaskList",
+    "Written",
+]
+
+
+class CalendarOut(BaseModel):
+    """One calendar: ``id`` is the collection path every other tool takes."""
+
+    id: str
+    name: str = Field(description="Display name, as stored on the server (calendar data).")
+    components: list[str] = Field(description="Component types it accepts: VEVENT, VTODO, VJOURNAL.")
+
+
+class Calendars(BaseModel):
+    """The calendars this server may use."""
+
+    calendars: list[CalendarOut]
+
+
+class ServerInfo(BaseModel):
+    """What this server knows about its backend and its approval settings."""
+
+    configured: bool
+    missing_settings: list[str]
+    server: str | None = Field(None, description="scheme://host[:port] of CALDAV_URL (no credentials).")
+    scheduling: bool | None = Field(
+        None, description="RFC 6638 calendar-auto-schedule: replies are sent by the server."
+    )
+    calendars: int | None = None
+    approval_dialog: bool = Field(description="False when started with ELICITATION=false (token fallback).")
+
+
+class Occurrence(BaseModel):
+    """One event, or one occurrence of a recurring event.
+
+    ``start``/``end`` are ISO 8601: with an offset for zoned and UTC times, without
+    one for floating times, plain dates (exclusive end) for all-day events.
+    """
+
+    id: str = Field(description="UID, plus '#' and the RECURRENCE-ID for an occurrence of a series.")
+    uid: str
+    recurrence_id: str | None = None
+    summary: str | None = None
+    start: str | None
+    end: str | None
+    all_day: bool
+    tzid: str | None = None
+    floating: bool = False
+    recurring: bool = False
+
+
+class EventList(BaseModel):
+    """Occurrences in a window, in start order."""
+
+    calendar: str
+    start: str
+    end: str
+    events: list[Occurrence]
+    truncated: bool = Field(description="True when more occurrences follow; pass next_cursor to continue.")
+    next_cursor: str | None = None
+
+
+class Attendee(BaseModel):
+    """An ATTENDEE (RFC 5545 §3.8.4.1)."""
+
+    address: str
+    name: str | None = None
+    partstat: str | None = None
+    role: str | None = None
+
+
+class EventDetail(BaseModel):
+    """An event as stored: the series (or single event) or one occurrence."""
+
+    calendar: str
+    id: str
+    uid: str
+    recurrence_id: str | None = None
+    etag: str | None = None
+    summary: str | None = None
+    description: str | None = None
+    location: str | None = None
+    status: str | None = None
+    transparent: bool = False
+    categories: list[str] = []
+    organizer: str | None = None
+    attendees: list[Attendee] = []
+    start: str | None
+    end: str | None
+    all_day: bool
+    tzid: str | None = None
+    floating: bool = False
+    recurring: bool = False
+    rrule: str | None = None
+    occurrences: int | None = Field(None, description="Occurrences of the series in all; null if it never ends.")
+    changed_occurrences: int = 0
+
+
+class Written(BaseModel):
+    """A created or changed entry."""
+
+    calendar: str
+    uid: str
+    id: str
+    etag: str | None = None
+    action: Literal["created", "updated", "completed", "reopened"]
+
+
+class Deleted(BaseModel):
+    """What a delete removed."""
+
+    calendar: str
+    uid: str
+    scope: Literal["entry", "series", "occurrence"]
+    recurrence_id: str | None = None
+
+
+class Moved(BaseModel):
+    """Where a moved event now lives."""
+
+    uid: str
+    source: str
+    destination: str
+
+
+class Responded(BaseModel):
+    """A participation status set on an invitation."""
+
+    calendar: str
+    uid: str
+    partstat: str
+    reply_sent_by_server: bool = Field(description="True on a scheduling server: the organiser was sent a REPLY.")
+
+
+class BusyInterval(BaseModel):
+    """A busy (or free) interval, ISO 8601 instants."""
+
+    start: str
+    end: str
+
+
+class FreeBusy(BaseModel):
+    """Merged busy intervals and the free slots between them."""
+
+    start: str
+    end: str
+    calendars: list[str]
+    source: Literal["server", "events"]
+    busy: list[BusyInterval]
+    free: list[BusyInterval]
+
+
+class TaskDetail(BaseModel):
+    """A VTODO (RFC 5545 §3.6.2)."""
+
+    calendar: str
+    uid: str
+    summary: str | None = None
+    description: str | None = None
+    status: str | None = None
+    priority: int | None = None
+    percent_complete: int | None = None
+    start: str | None = None
+    due: str | None = None
+    completed: str | None = None
+    parent: str | None = Field(None, description="UID of the parent task (RELATED-TO;RELTYPE=PARENT).")
+    children: list[str] = []
+    etag: str | None = None
+
+
+class TaskList(BaseModel):
+    """Tasks in a calendar, undated ones included, due first."""
+
+    calendar: str
+    tasks: list[TaskDetail]
+    truncated: bool
+    next_cursor: str | None = None
+
+
+class JournalDetail(BaseModel):
+    """A VJOURNAL (RFC 5545 §3.6.3)."""
+
+    calendar: str
+    uid: str
+    summary: str | None = None
+    description: str | None = None
+    date: str | None = None
+    all_day: bool = True
+    categories: list[str] = []
+    etag: str | None = None
+
+
+class JournalList(BaseModel):
+    """Journal entries in a calendar, newest first."""
+
+    calendar: str
+    journals: list[JournalDetail]
+    truncated: bool
+    next_cursor: str | None = None

@@ -1,0 +1,1 @@
+"""caldav-mcp's tools, one module per kind of thing."""

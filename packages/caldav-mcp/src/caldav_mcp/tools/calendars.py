@@ -1,0 +1,48 @@
+"""list_calendars and get_server_info."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
+
+from approval_core import structured
+from caldav_mcp.errors import BackendError
+from caldav_mcp.models import CalendarOut, Calendars, ServerInfo
+from caldav_mcp.tools.common import READ, App
+
+__all__ = ["register"]
+
+
+def register(server: MCPServer[Any], app: App) -> None:
+    """Add the calendar tools to ``server``."""
+
+    @server.tool(annotations=READ)
+    async def list_calendars() -> Annotated[CallToolResult, Calendars]:
+        """The calendars this server may use; each id is the path the other tools take. Names are calendar data."""
+        calendars = await app.client.calendars(refresh=True)
+        return structured(
+            Calendars(calendars=[CalendarOut(id=c.path, name=c.name, components=list(c.components)) for c in calendars])
+        )
+
+    @server.tool(annotations=READ)
+    async def get_server_info() -> Annotated[CallToolResult, ServerInfo]:
+        """Whether a server is configured and reachable, whether it does RFC 6638 scheduling, how many calendars."""
+        settings = app.client.settings
+        missing = settings.missing()
+        info = ServerInfo(
+            configured=not missing, missing_settings=missing, approval_dialog=app.gate.settings.elicitation
+        )
+        if settings.url:
+            parts = urlsplit(settings.url)
+            info.server = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        if missing:
+            return structured(info)
+        try:
+            info.scheduling = await app.client.scheduling()
+            info.calendars = len(await app.client.calendars(refresh=True))
+        except BackendError:
+            raise
+        return structured(info)

@@ -1,0 +1,101 @@
+"""What every tool module shares: the app handle, ids, windows, cursors, annotations."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from approval_core import ApprovalGate, annotations
+from caldav_mcp.client import CalDAVClient
+from caldav_mcp.errors import InvalidInput
+from caldav_mcp.ical import parse_rid, parse_when, utc_bound
+
+__all__ = [
+    "ADD",
+    "CHANGE",
+    "DELETE",
+    "MAX_WINDOW_DAYS",
+    "READ",
+    "App",
+    "decode_cursor",
+    "encode_cursor",
+    "split_id",
+    "window",
+]
+
+MAX_WINDOW_DAYS = 366
+
+# The four annotations of each kind of tool. A CalDAV server is a closed set of the
+# user's own data, so openWorldHint is False everywhere except where the server may
+# send mail to other people (respond_to_event sets that itself).
+READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
+ADD = annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+CHANGE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+DELETE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+
+
+@dataclass(frozen=True, slots=True)
+class App:
+    """What a tool needs: the backend client and the approval gate."""
+
+    client: CalDAVClient
+    gate: ApprovalGate
+
+
+def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:
+    """``uid`` or ``uid#RECURRENCE-ID`` → (uid, recurrence id or None).
+
+    Raises:
+        InvalidInput: empty, or the part after the last '#' is not a RECURRENCE-ID.
+    """
+    if not event_id:
+        raise InvalidInput(f"{field}: give an event id or UID from list_events")
+    uid, sep, rid = event_id.rpartition("#")
+    if sep and uid:
+        try:
+            return uid, parse_rid(rid, field)
+        except InvalidInput:
+            pass
+    return event_id, None
+
+
+def window(start: str, end: str, *, max_days: int = MAX_WINDOW_DAYS) -> tuple[dt.datetime, dt.datetime]:
+    """A query window as aware datetimes; a date means midnight UTC.
+
+    Raises:
+        InvalidInput: unparsable bounds, end not after start, or longer than ``max_days``.
+    """
+    lo = utc_bound(parse_when(start, "start"))
+    hi = utc_bound(parse_when(end, "end"))
+    if hi <= lo:
+        raise InvalidInput("end: must be after start")
+    if hi - lo > dt.timedelta(days=max_days):
+        raise InvalidInput(f"end: the window may span at most {max_days} days; page through longer ranges")
+    return lo, hi
+
+
+def encode_cursor(key: Any, query: Any) -> str:
+    """An opaque cursor: the last key returned, bound to the query it continues."""
+    raw = json.dumps({"k": key, "q": query}, separators=(",", ":"), default=str)
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, query: Any) -> Any:
+    """The key a cursor continues after, or None without a cursor.
+
+    Raises:
+        InvalidInput: the cursor is malformed or belongs to a different query.
+    """
+    if cursor is None:
+        return None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        key, bound = data["k"], data["q"]
+    except (ValueError, KeyError, TypeError):
+        raise InvalidInput("cursor: not a cursor this server returned") from None
+    if bound != json.loads(json.dumps(query, default=str)):
+        raise InvalidInput("cursor: it continues a different query; repeat the same arguments with it")
+    return key

@@ -1,0 +1,324 @@
+"""Tasks (VTODO) and journal entries (VJOURNAL): list, get, create, update, complete, delete."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import icalendar
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import Field
+
+from approval_core import structured
+from caldav_mcp import dialogs
+from caldav_mcp.client import CalendarInfo, Component
+from caldav_mcp.editing import apply_text, bump, new_calendar, new_uid, serialise, set_times
+from caldav_mcp.errors import InvalidInput
+from caldav_mcp.ical import master, parse_calendar, parse_when, times_of
+from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
+from caldav_mcp.tools.common import ADD, CHANGE, DELETE, READ, App, decode_cursor, encode_cursor, window
+from caldav_mcp.tools.events_read import CalendarArg
+from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg
+from caldav_mcp.views import categories, text_of
+
+__all__ = ["register"]
+
+Status = Literal["NEEDS-ACTION", "IN-PROCESS", "COMPLETED", "CANCELLED"]
+UidArg = Annotated[str, Field(description="The entry's UID.", min_length=1, max_length=1024)]
+LimitArg = Annotated[int, Field(ge=1, le=1000)]
+
+
+def _task(calendar: str, component: icalendar.Component, etag: str | None, children: list[str]) -> TaskDetail:
+    times = times_of(component, "DTSTART", "DUE")
+    related = component.get("RELATED-TO")
+    parent = None
+    for rel in related if isinstance(related, list) else [related] if related is not None else []:  # pyright: ignore[reportUnknownVariableType]
+        if str(getattr(rel, "params", {}).get("RELTYPE", "PARENT")).upper() == "PARENT":  # pyright: ignore[reportUnknownArgumentType]
+            parent = str(rel)  # pyright: ignore[reportUnknownArgumentType]
+    completed = component.get("COMPLETED")
+    return TaskDetail(
+        calendar=calendar,
+        uid=str(component.get("UID")),
+        summary=text_of(component, "SUMMARY"),
+        description=text_of(component, "DESCRIPTION"),
+        status=text_of(component, "STATUS") or "NEEDS-ACTION",
+        priority=int(component["PRIORITY"]) if "PRIORITY" in component else None,
+        percent_complete=int(component["PERCENT-COMPLETE"]) if "PERCENT-COMPLETE" in component else None,
+        start=times.start if "DTSTART" in component else None,
+        due=times.end if "DUE" in component else None,
+        completed=completed.dt.isoformat() if completed is not None else None,
+        parent=parent,
+        children=children,
+        etag=etag,
+    )
+
+
+def _journal(calendar: str, component: icalendar.Component, etag: str | None) -> JournalDetail:
+    times = times_of(component, "DTSTART", "DTEND")
+    return JournalDetail(
+        calendar=calendar,
+        uid=str(component.get("UID")),
+        summary=text_of(component, "SUMMARY"),
+        description=text_of(component, "DESCRIPTION"),
+        date=times.start,
+        all_day=times.all_day,
+        categories=categories(component),
+        etag=etag,
+    )
+
+
+async def _calendar_for(app: App, calendar: str, kind: Component) -> CalendarInfo:
+    cal = await app.client.calendar(calendar)
+    if kind not in cal.components:
+        noun = "tasks" if kind == "VTODO" else "journal entries"
+        raise InvalidInput(f"calendar: {cal.path} does not accept {noun}")
+    return cal
+
+
+def _task_sort(task: TaskDetail) -> list[str]:
+    return ["0" if task.due else "1", task.due or "", (task.summary or "").casefold(), task.uid]
+
+
+def register(server: MCPServer[Any], app: App) -> None:
+    """Add the task and journal tools to ``server``."""
+
+    async def delete_entry(calendar: str, uid: str, kind: Component, ctx: Context, token: str | None) -> Any:
+        cal = await app.client.calendar(calendar)
+        resource = await app.client.find(cal, kind, uid)
+        decision = await app.gate.check(
+            ctx,
+            tool="delete_task" if kind == "VTODO" else "delete_journal",
+            target={"calendar": cal.path, "uid": uid},
+            dialog=dialogs.delete_entry(cal.path, kind),
+            confirm_token=token,
+        )
+        if not decision.approved:
+            return decision.result
+        await app.client.delete(resource)
+        return structured(Deleted(calendar=cal.path, uid=uid, scope="entry"))
+
+    # ------------------------------------------------------------------ tasks
+
+    @server.tool(annotations=READ)
+    async def list_tasks(
+        calendar: CalendarArg,
+        status: Annotated[list[Status] | None, Field(description="Only these statuses; default: all.")] = None,
+        limit: LimitArg = 200,
+        cursor: str | None = None,
+    ) -> Annotated[CallToolResult, TaskList]:
+        """Tasks in a calendar, undated ones included, due first; with priority, percent, dates and RELATED-TO."""
+        cal = await _calendar_for(app, calendar, "VTODO")
+        components: list[tuple[icalendar.Component, str | None]] = []
+        for resource in await app.client.query(cal, "VTODO"):
+            components.append((master(parse_calendar(resource.data), "VTODO"), resource.etag))
+        children: dict[str, list[str]] = {}
+        tasks = [_task(cal.path, c, etag, []) for c, etag in components]
+        for task in tasks:
+            if task.parent:
+                children.setdefault(task.parent, []).append(task.uid)
+        for task in tasks:
+            task.children = sorted(children.get(task.uid, []))
+        wanted = set(status or [])
+        tasks = sorted((t for t in tasks if not wanted or t.status in wanted), key=_task_sort)
+        query = ["tasks", cal.path, sorted(wanted)]
+        after = decode_cursor(cursor, query)
+        if after is not None:
+            tasks = [t for t in tasks if _task_sort(t) > after]
+        more = len(tasks) > limit
+        tasks = tasks[:limit]
+        next_cursor = encode_cursor(_task_sort(tasks[-1]), query) if more and tasks else None
+        return structured(TaskList(calendar=cal.path, tasks=tasks, truncated=more, next_cursor=next_cursor))
+
+    @server.tool(annotations=READ)
+    async def get_task(calendar: CalendarArg, uid: UidArg) -> Annotated[CallToolResult, TaskDetail]:
+        """One task with everything stored about it."""
+        cal = await _calendar_for(app, calendar, "VTODO")
+        resource = await app.client.find(cal, "VTODO", uid)
+        return structured(_task(cal.path, master(parse_calendar(resource.data), "VTODO"), resource.etag, []))
+
+    @server.tool(annotations=ADD)
+    async def create_task(
+        calendar: CalendarArg,
+        summary: Annotated[str, Field(min_length=1, max_length=1000)],
+        due: TimeArg = None,
+        start: TimeArg = None,
+        tzid: TzidArg = None,
+        priority: Annotated[
+            int | None, Field(description="1 highest .. 9 lowest (RFC 5545 §3.8.1.9).", ge=0, le=9)
+        ] = None,
+        description: TextArg = None,
+        parent: Annotated[str | None, Field(description="UID of a parent task (RELATED-TO).")] = None,
+    ) -> Annotated[CallToolResult, Written]:
+        """Create a task (VTODO), dated or not."""
+        cal = await _calendar_for(app, calendar, "VTODO")
+        uid = new_uid()
+        todo = icalendar.Todo()
+        todo.add("UID", uid)
+        bump(todo)
+        todo.pop("SEQUENCE")
+        todo.add("STATUS", "NEEDS-ACTION")
+        if start is not None or due is not None:
+            set_times(todo, start=start, end=due, tzid=tzid, end_prop="DUE")
+        apply_text(todo, {"SUMMARY": summary, "DESCRIPTION": description})
+        if priority is not None:
+            todo.add("PRIORITY", priority)
+        if parent is not None:
+            await app.client.find(cal, "VTODO", parent, field="parent")
+            todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
+        ical = new_calendar()
+        ical.add_component(todo)
+        created = await app.client.create(cal, uid, serialise(ical))
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+
+    @server.tool(annotations=CHANGE)
+    async def update_task(
+        calendar: CalendarArg,
+        uid: UidArg,
+        summary: TextArg = None,
+        description: TextArg = None,
+        due: TimeArg = None,
+        start: TimeArg = None,
+        tzid: TzidArg = None,
+        priority: Annotated[int | None, Field(ge=0, le=9)] = None,
+        percent_complete: Annotated[int | None, Field(ge=0, le=100)] = None,
+        status: Status | None = None,
+    ) -> Annotated[CallToolResult, Written]:
+        """Change a task (If-Match on the ETag read); fields not given are kept, as is every unknown property."""
+        if all(v is None for v in (summary, description, due, start, priority, percent_complete, status)):
+            raise InvalidInput("give at least one field to change")
+        cal = await _calendar_for(app, calendar, "VTODO")
+        resource = await app.client.find(cal, "VTODO", uid)
+        ical = parse_calendar(resource.data)
+        todo = master(ical, "VTODO")
+        apply_text(todo, {"SUMMARY": summary, "DESCRIPTION": description, "STATUS": status})
+        if start is not None or due is not None:
+            set_times(todo, start=start, end=due, tzid=tzid, end_prop="DUE")
+        for name, value in (("PRIORITY", priority), ("PERCENT-COMPLETE", percent_complete)):
+            if value is not None:
+                todo.pop(name, None)
+                todo.add(name, value)
+        bump(todo)
+        written = await app.client.replace(resource, serialise(ical))
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated"))
+
+    @server.tool(annotations=CHANGE)
+    async def complete_task(
+        calendar: CalendarArg,
+        uid: UidArg,
+        completed: Annotated[bool, Field(description="True: mark done. False: reopen it.")] = True,
+    ) -> Annotated[CallToolResult, Written]:
+        """Mark a task done (STATUS, COMPLETED, PERCENT-COMPLETE 100) or reopen it."""
+        cal = await _calendar_for(app, calendar, "VTODO")
+        resource = await app.client.find(cal, "VTODO", uid)
+        ical = parse_calendar(resource.data)
+        todo = master(ical, "VTODO")
+        for name in ("STATUS", "COMPLETED", "PERCENT-COMPLETE"):
+            todo.pop(name, None)
+        if completed:
+            todo.add("STATUS", "COMPLETED")
+            todo.add("COMPLETED", dt.datetime.now(dt.UTC).replace(microsecond=0))
+            todo.add("PERCENT-COMPLETE", 100)
+        else:
+            todo.add("STATUS", "NEEDS-ACTION")
+        bump(todo)
+        written = await app.client.replace(resource, serialise(ical))
+        action: Literal["completed", "reopened"] = "completed" if completed else "reopened"
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action=action))
+
+    @server.tool(annotations=DELETE)
+    async def delete_task(
+        calendar: CalendarArg, uid: UidArg, ctx: Context, confirm_token: TokenArg = None
+    ) -> Annotated[CallToolResult, Deleted] | InputRequiredResult:
+        """Delete a task. Always asks a person first."""
+        return await delete_entry(calendar, uid, "VTODO", ctx, confirm_token)
+
+    # ------------------------------------------------------------------ journals
+
+    @server.tool(annotations=READ)
+    async def list_journals(
+        calendar: CalendarArg,
+        start: Annotated[str | None, Field(description="Only entries dated from here (ISO 8601), with end.")] = None,
+        end: Annotated[str | None, Field(description="Only entries dated before this.")] = None,
+        limit: LimitArg = 100,
+        cursor: str | None = None,
+    ) -> Annotated[CallToolResult, JournalList]:
+        """Journal entries in a calendar, newest first."""
+        cal = await _calendar_for(app, calendar, "VJOURNAL")
+        bounds = window(start, end) if start is not None and end is not None else None
+        if (start is None) != (end is None):
+            raise InvalidInput("end: give both start and end, or neither")
+        entries = [
+            _journal(cal.path, master(parse_calendar(r.data), "VJOURNAL"), r.etag)
+            for r in await app.client.query(cal, "VJOURNAL")
+        ]
+        if bounds is not None:
+            lo, hi = bounds
+            entries = [e for e in entries if e.date and lo.date().isoformat() <= e.date[:10] < hi.date().isoformat()]
+        entries.sort(key=lambda e: (e.date or "", e.uid), reverse=True)
+        query = ["journals", cal.path, start, end]
+        after = decode_cursor(cursor, query)
+        if after is not None:
+            entries = [e for e in entries if [e.date or "", e.uid] < after]
+        more = len(entries) > limit
+        entries = entries[:limit]
+        next_cursor = encode_cursor([entries[-1].date or "", entries[-1].uid], query) if more and entries else None
+        return structured(JournalList(calendar=cal.path, journals=entries, truncated=more, next_cursor=next_cursor))
+
+    @server.tool(annotations=READ)
+    async def get_journal(calendar: CalendarArg, uid: UidArg) -> Annotated[CallToolResult, JournalDetail]:
+        """One journal entry with its whole text."""
+        cal = await _calendar_for(app, calendar, "VJOURNAL")
+        resource = await app.client.find(cal, "VJOURNAL", uid)
+        return structured(_journal(cal.path, master(parse_calendar(resource.data), "VJOURNAL"), resource.etag))
+
+    @server.tool(annotations=ADD)
+    async def create_journal(
+        calendar: CalendarArg,
+        summary: Annotated[str, Field(min_length=1, max_length=1000)],
+        description: TextArg = None,
+        date: Annotated[str | None, Field(description="ISO 8601 date or date-time; default: today (UTC).")] = None,
+    ) -> Annotated[CallToolResult, Written]:
+        """Create a journal entry (VJOURNAL)."""
+        cal = await _calendar_for(app, calendar, "VJOURNAL")
+        uid = new_uid()
+        journal = icalendar.Journal()
+        journal.add("UID", uid)
+        bump(journal)
+        journal.pop("SEQUENCE")
+        journal.add("DTSTART", parse_when(date, "date") if date else dt.datetime.now(dt.UTC).date())
+        apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
+        ical = new_calendar()
+        ical.add_component(journal)
+        created = await app.client.create(cal, uid, serialise(ical))
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+
+    @server.tool(annotations=CHANGE)
+    async def update_journal(
+        calendar: CalendarArg,
+        uid: UidArg,
+        summary: TextArg = None,
+        description: TextArg = None,
+        date: TimeArg = None,
+    ) -> Annotated[CallToolResult, Written]:
+        """Change a journal entry (If-Match on the ETag read); fields not given are kept."""
+        if summary is None and description is None and date is None:
+            raise InvalidInput("give at least one of summary, description, date")
+        cal = await _calendar_for(app, calendar, "VJOURNAL")
+        resource = await app.client.find(cal, "VJOURNAL", uid)
+        ical = parse_calendar(resource.data)
+        journal = master(ical, "VJOURNAL")
+        apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
+        if date is not None:
+            journal.pop("DTSTART", None)
+            journal.add("DTSTART", parse_when(date, "date"))
+        bump(journal)
+        written = await app.client.replace(resource, serialise(ical))
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated"))
+
+    @server.tool(annotations=DELETE)
+    async def delete_journal(
+        calendar: CalendarArg, uid: UidArg, ctx: Context, confirm_token: TokenArg = None
+    ) -> Annotated[CallToolResult, Deleted] | InputRequiredResult:
+        """Delete a journal entry. Always asks a person first."""
+        return await delete_entry(calendar, uid, "VJOURNAL", ctx, confirm_token)

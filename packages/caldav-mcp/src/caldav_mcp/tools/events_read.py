@@ -1,0 +1,207 @@
+"""Reading events: list_events, get_event, search_events."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import icalendar
+import recurring_ical_events
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from approval_core import structured
+from caldav_mcp.client import CalendarInfo
+from caldav_mcp.errors import BackendError, InvalidInput, NotFound
+from caldav_mcp.ical import (
+    is_recurring,
+    iter_occurrences,
+    master,
+    occurrence_start,
+    overrides,
+    parse_calendar,
+    rid_text,
+)
+from caldav_mcp.models import EventDetail, EventList, Occurrence
+from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
+from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key
+
+__all__ = ["expand", "find_occurrence", "register"]
+
+MAX_COLLECTED = 20_000
+_SEARCHED = ("SUMMARY", "DESCRIPTION", "LOCATION", "ATTENDEE", "CATEGORIES")
+
+CalendarArg = Annotated[
+    str, Field(description="Calendar id (its path) from list_calendars.", min_length=1, max_length=1024)
+]
+StartArg = Annotated[str, Field(description="Window start: ISO 8601 date or date-time with offset (e.g. 2026-12-01).")]
+EndArg = Annotated[str, Field(description="Window end (exclusive), at most 366 days after start.")]
+LimitArg = Annotated[int, Field(description="Most occurrences to return.", ge=1, le=1000)]
+
+
+def expand(
+    resources: list[Any],
+    lo: dt.datetime,
+    hi: dt.datetime,
+    keep: Callable[[icalendar.Component], bool] | None = None,
+) -> list[Occurrence]:
+    """Every occurrence of the VEVENTs in ``resources`` overlapping ``[lo, hi)``, in start order.
+
+    ``keep``, when given, decides per occurrence (overrides applied).
+
+    Raises:
+        InvalidInput: more than MAX_COLLECTED occurrences in the window.
+    """
+    found: list[Occurrence] = []
+    for resource in resources:
+        ical = parse_calendar(resource.data)
+        recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
+        for component in iter_occurrences(ical, "VEVENT", lo, hi):
+            if keep is not None and not keep(component):
+                continue
+            found.append(occurrence(component, recurring=recurring))
+            if len(found) > MAX_COLLECTED:
+                raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
+    found.sort(key=sort_key)
+    return found
+
+
+def page(items: list[Occurrence], limit: int, cursor: str | None, query: Any) -> tuple[list[Occurrence], str | None]:
+    """One page after ``cursor``, and the cursor for the next one (None on the last page)."""
+    after = decode_cursor(cursor, query)
+    if after is not None:
+        items = [item for item in items if sort_key(item) > after]
+    chosen = items[:limit]
+    more = len(items) > limit
+    return chosen, (encode_cursor(sort_key(chosen[-1]), query) if more and chosen else None)
+
+
+def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
+    """The occurrence whose RECURRENCE-ID is ``rid`` (compact form), overrides applied."""
+    digits = rid.rstrip("Z")
+    day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+    lo = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), tzinfo=dt.UTC)
+    hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC)
+    for component in recurring_ical_events.of(ical, components=["VEVENT"]).between(lo, hi):
+        if rid_text(occurrence_start(component)) == rid:
+            return component
+    return None
+
+
+def register(server: MCPServer[Any], app: App) -> None:
+    """Add the event-reading tools to ``server``."""
+
+    @server.tool(annotations=READ)
+    async def list_events(
+        calendar: CalendarArg, start: StartArg, end: EndArg, limit: LimitArg = 200, cursor: str | None = None
+    ) -> Annotated[CallToolResult, EventList]:
+        """Events in a window, recurring series expanded into their occurrences (overrides and EXDATEs applied).
+
+        Each occurrence has its own id (UID#RECURRENCE-ID for a series). Times are ISO 8601 with offset plus
+        the original TZID; all-day events are dates with an exclusive end; floating times have no offset.
+        """
+        cal = await app.client.calendar(calendar)
+        lo, hi = window(start, end)
+        resources = await app.client.query(cal, "VEVENT", start=lo, end=hi)
+        items, next_cursor = page(expand(resources, lo, hi), limit, cursor, ["list", cal.path, start, end])
+        return event_list_result(
+            EventList(
+                calendar=cal.path,
+                start=lo.isoformat(),
+                end=hi.isoformat(),
+                events=items,
+                truncated=next_cursor is not None,
+                next_cursor=next_cursor,
+            )
+        )
+
+    @server.tool(annotations=READ)
+    async def get_event(
+        calendar: CalendarArg,
+        id: Annotated[str, Field(description="Event id from list_events: a UID, or UID#RECURRENCE-ID.")],
+    ) -> Annotated[CallToolResult, EventDetail]:
+        """One event with everything stored about it; for an occurrence id, that occurrence."""
+        cal = await app.client.calendar(calendar)
+        uid, rid = split_id(id)
+        resource = await app.client.find(cal, "VEVENT", uid, field="id")
+        ical = parse_calendar(resource.data)
+        if rid is None:
+            return structured(event_detail(cal.path, ical, resource.etag))
+        component = find_occurrence(ical, rid)
+        if component is None:
+            raise NotFound(f"id: the event has no occurrence {rid}")
+        return structured(event_detail(cal.path, ical, resource.etag, rid, component))
+
+    @server.tool(annotations=READ)
+    async def search_events(
+        query: Annotated[
+            str, Field(description="Text to find (case-insensitive substring).", min_length=1, max_length=200)
+        ],
+        start: StartArg,
+        end: EndArg,
+        calendars: Annotated[list[str] | None, Field(description="Calendar ids; default: every calendar.")] = None,
+        limit: LimitArg = 100,
+    ) -> Annotated[CallToolResult, EventList]:
+        """Occurrences in a window whose summary, description, location, attendees or categories contain the text.
+
+        Matching runs on the server where it supports text-match, and again here.
+        """
+        lo, hi = window(start, end)
+        chosen = (
+            [await app.client.calendar(c, field="calendars") for c in calendars]
+            if calendars
+            else [c for c in await app.client.calendars() if "VEVENT" in c.components]
+        )
+        needle = query.casefold()
+        matches: list[Occurrence] = []
+        for cal in chosen:
+            resources = await _server_side_candidates(app, cal, query, lo, hi)
+            matches.extend(expand(resources, lo, hi, keep=lambda component: _matches(component, needle)))
+        matches.sort(key=sort_key)
+        label = ", ".join(c.path for c in chosen)
+        return event_list_result(
+            EventList(
+                calendar=label,
+                start=lo.isoformat(),
+                end=hi.isoformat(),
+                events=matches[:limit],
+                truncated=len(matches) > limit,
+                next_cursor=None,
+            )
+        )
+
+
+async def _server_side_candidates(
+    app: App, cal: CalendarInfo, query: str, lo: dt.datetime, hi: dt.datetime
+) -> list[Any]:
+    """Candidates for a search: the union of server-side text-match REPORTs, one per property.
+
+    The server's default collation folds ASCII case only, so a query with other
+    characters, or a server that refuses text-match, falls back to every entry in
+    the window; the caller filters all candidates again here either way.
+    """
+    if not query.isascii():
+        return await app.client.query(cal, "VEVENT", start=lo, end=hi)
+    found: dict[str, Any] = {}
+    try:
+        for prop in _SEARCHED:
+            for resource in await app.client.text_query(cal, prop, query, lo, hi):
+                found[resource.href] = resource
+    except BackendError:
+        return await app.client.query(cal, "VEVENT", start=lo, end=hi)
+    return list(found.values())
+
+
+def _matches(component: icalendar.Component, needle: str) -> bool:
+    """Whether one occurrence's summary, description, location, attendees or categories contain ``needle``."""
+    for prop in _SEARCHED:
+        value = component.get(prop)
+        values = value if isinstance(value, list) else [value] if value is not None else []
+        for item in values:  # pyright: ignore[reportUnknownVariableType]
+            text = " ".join(str(c) for c in getattr(item, "cats", [item]))  # pyright: ignore[reportUnknownArgumentType]
+            params = getattr(item, "params", {})  # pyright: ignore[reportUnknownArgumentType]
+            if needle in text.casefold() or needle in str(params.get("CN", "")).casefold():
+                return True
+    return False

@@ -1,0 +1,339 @@
+"""Changing events: create_event, update_event, delete_event, move_event, respond_to_event.
+
+The guarded ones read the entry first, validate everything they can, build
+the dialog from their own counts and the caller's values, ask, and then write
+with ``If-Match`` on the ETag they read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import icalendar
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import Field
+
+from approval_core import annotations, structured
+from caldav_mcp import dialogs
+from caldav_mcp.editing import apply_text, bump, new_calendar, new_uid, serialise, set_times, validate_rrule
+from caldav_mcp.errors import Conflict, InvalidInput, NotFound
+from caldav_mcp.ical import (
+    count_occurrences,
+    is_recurring,
+    master,
+    occurrence_start,
+    overrides,
+    parse_calendar,
+    rid_text,
+)
+from caldav_mcp.models import Deleted, Moved, Responded, Written
+from caldav_mcp.tools.common import ADD, CHANGE, DELETE, App, split_id
+from caldav_mcp.tools.events_read import CalendarArg, find_occurrence
+
+__all__ = ["register"]
+
+Scope = Literal["occurrence", "series"]
+IdArg = Annotated[str, Field(description="Event id from list_events: a UID, or UID#RECURRENCE-ID.", min_length=1)]
+ScopeArg = Annotated[
+    Scope | None,
+    Field(
+        description="For a recurring event: 'occurrence' (the one in the id) or 'series' (all of them). Required then."
+    ),
+]
+TokenArg = Annotated[
+    str | None, Field(description="Only where a dialog cannot be shown: the token from the first call.")
+]
+TextArg = Annotated[
+    str | None, Field(description="New value; an empty string removes it; omit to keep.", max_length=20_000)
+]
+TimeArg = Annotated[
+    str | None, Field(description="ISO 8601: a date (all-day) or a date-time with offset or with tzid.")
+]
+TzidArg = Annotated[str | None, Field(description="IANA zone for date-times given without offset, e.g. Europe/Berlin.")]
+RESPOND = annotations(read_only=False, destructive=False, idempotent=True, open_world=True)
+
+
+def _scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal["entry", "occurrence", "series"]:
+    if not recurring:
+        if scope == "occurrence" or rid is not None:
+            raise InvalidInput("scope: this event does not repeat; give its UID without scope='occurrence'")
+        return "entry"
+    if scope is None:
+        raise InvalidInput("scope: this event repeats; say 'occurrence' (with an occurrence id) or 'series'")
+    if scope == "occurrence" and rid is None:
+        raise InvalidInput("id: scope='occurrence' needs an occurrence id (UID#RECURRENCE-ID) from list_events")
+    return scope
+
+
+def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -> icalendar.Component:
+    """The override component for ``rid``, created from the series if there is none yet."""
+    for component in overrides(ical, "VEVENT"):
+        if rid_text(component["RECURRENCE-ID"].dt) == rid:
+            return component
+    generated = find_occurrence(ical, rid)
+    if generated is None:
+        raise NotFound(f"id: the series has no occurrence {rid}")
+    component = icalendar.Event()
+    for name, value in series.property_items(recursive=False):
+        if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
+            component.add(name, value)
+    component.add("DTSTART", generated["DTSTART"].dt)
+    if "DTEND" in generated:
+        component.add("DTEND", generated["DTEND"].dt)
+    component.add("RECURRENCE-ID", occurrence_start(generated))
+    for sub in series.subcomponents:
+        component.add_component(sub)
+    ical.add_component(component)
+    return component
+
+
+def register(server: MCPServer[Any], app: App) -> None:
+    """Add the event-changing tools to ``server``."""
+
+    @server.tool(annotations=ADD)
+    async def create_event(
+        calendar: CalendarArg,
+        summary: Annotated[str, Field(min_length=1, max_length=1000)],
+        start: Annotated[str, Field(description="ISO 8601 date (all-day) or date-time (with offset, or with tzid).")],
+        end: TimeArg = None,
+        tzid: TzidArg = None,
+        description: TextArg = None,
+        location: TextArg = None,
+        rrule: Annotated[str | None, Field(description="Recurrence rule, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10.")] = None,
+        transparent: Annotated[bool, Field(description="True: does not block time (TRANSP:TRANSPARENT).")] = False,
+    ) -> Annotated[CallToolResult, Written]:
+        """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise."""
+        cal = await app.client.calendar(calendar)
+        if "VEVENT" not in cal.components:
+            raise InvalidInput(f"calendar: {cal.path} does not accept events")
+        uid = new_uid()
+        event = icalendar.Event()
+        event.add("UID", uid)
+        bump(event)
+        event.pop("SEQUENCE")
+        set_times(event, start=start, end=end, tzid=tzid)
+        if end is None:
+            begin = event["DTSTART"].dt
+            event.add(
+                "DTEND", begin + (dt.timedelta(hours=1) if isinstance(begin, dt.datetime) else dt.timedelta(days=1))
+            )
+        apply_text(event, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
+        if rrule is not None:
+            event.add("RRULE", validate_rrule(rrule))
+        if transparent:
+            event.add("TRANSP", "TRANSPARENT")
+        ical = new_calendar()
+        ical.add_component(event)
+        created = await app.client.create(cal, uid, serialise(ical))
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+
+    @server.tool(annotations=CHANGE)
+    async def update_event(
+        calendar: CalendarArg,
+        id: IdArg,
+        ctx: Context,
+        scope: ScopeArg = None,
+        summary: TextArg = None,
+        description: TextArg = None,
+        location: TextArg = None,
+        start: TimeArg = None,
+        end: TimeArg = None,
+        tzid: TzidArg = None,
+        confirm_token: TokenArg = None,
+    ) -> Annotated[CallToolResult, Written] | InputRequiredResult:
+        """Change an event, one occurrence of a series, or a whole series (If-Match on the ETag read).
+
+        Only changing a whole recurring series asks a person first. Fields not given are kept, as is every
+        property this tool does not know (X- properties, alarms, attendees).
+        """
+        cal = await app.client.calendar(calendar)
+        uid, rid = split_id(id)
+        changes = {
+            key: value
+            for key, value in (
+                ("summary", summary),
+                ("description", description),
+                ("location", location),
+                ("start", start),
+                ("end", end),
+            )
+            if value is not None
+        }
+        if not changes:
+            raise InvalidInput("give at least one of summary, description, location, start, end")
+        resource = await app.client.find(cal, "VEVENT", uid, field="id")
+        ical = parse_calendar(resource.data)
+        series = master(ical, "VEVENT")
+        recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
+        effective = _scope_of(recurring, scope, rid)
+        moves_series = effective == "series" and ("start" in changes or "end" in changes)
+        if moves_series and (overrides(ical, "VEVENT") or "EXDATE" in series):
+            raise InvalidInput(
+                "start: this series has changed or removed occurrences that are tied to its current times; "
+                "change those occurrences one by one instead"
+            )
+        target_component = _override(ical, series, rid) if effective == "occurrence" and rid else series
+        fields = sorted(changes)
+        decision = await app.gate.check(
+            ctx,
+            tool="update_event",
+            target={
+                "calendar": cal.path,
+                "uid": uid,
+                "recurrence_id": rid if effective == "occurrence" else None,
+                "scope": effective,
+                "changes": changes,
+                "tzid": tzid,
+            },
+            dialog=dialogs.update_series(cal.path, fields=fields, occurrences=count_occurrences(ical, "VEVENT")),
+            arguments={"scope": effective},
+            facts={"recurring": recurring},
+            confirm_token=confirm_token,
+        )
+        if not decision.approved:
+            return decision.result
+        apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
+        if start is not None or end is not None:
+            set_times(target_component, start=start, end=end, tzid=tzid)
+        bump(target_component)
+        written = await app.client.replace(resource, serialise(ical))
+        out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
+        return structured(Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated"))
+
+    @server.tool(annotations=DELETE)
+    async def delete_event(
+        calendar: CalendarArg, id: IdArg, ctx: Context, scope: ScopeArg = None, confirm_token: TokenArg = None
+    ) -> Annotated[CallToolResult, Deleted] | InputRequiredResult:
+        """Delete an event, one occurrence of a series (an EXDATE), or a whole series. Always asks first."""
+        cal = await app.client.calendar(calendar)
+        uid, rid = split_id(id)
+        resource = await app.client.find(cal, "VEVENT", uid, field="id")
+        ical = parse_calendar(resource.data)
+        series = master(ical, "VEVENT")
+        effective = _scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
+        occurrence = find_occurrence(ical, rid) if effective == "occurrence" and rid else None
+        if effective == "occurrence" and occurrence is None:
+            raise NotFound(f"id: the series has no occurrence {rid}")
+        count = count_occurrences(ical, "VEVENT") if effective == "series" else 1
+        decision = await app.gate.check(
+            ctx,
+            tool="delete_event",
+            target={
+                "calendar": cal.path,
+                "uid": uid,
+                "scope": effective,
+                "recurrence_id": rid if effective == "occurrence" else None,
+            },
+            dialog=dialogs.delete_event(cal.path, scope=effective, occurrences=count),
+            confirm_token=confirm_token,
+        )
+        if not decision.approved:
+            return decision.result
+        if effective == "occurrence" and occurrence is not None:
+            original = occurrence_start(occurrence)
+            for component in overrides(ical, "VEVENT"):
+                if rid_text(component["RECURRENCE-ID"].dt) == rid:
+                    ical.subcomponents.remove(component)
+            series.add("EXDATE", original)
+            bump(series)
+            await app.client.replace(resource, serialise(ical))
+        else:
+            await app.client.delete(resource)
+        return structured(
+            Deleted(
+                calendar=cal.path, uid=uid, scope=effective, recurrence_id=rid if effective == "occurrence" else None
+            )
+        )
+
+    @server.tool(annotations=CHANGE)
+    async def move_event(
+        calendar: CalendarArg,
+        id: IdArg,
+        destination: Annotated[str, Field(description="Calendar id to move the event into.", min_length=1)],
+        ctx: Context,
+        confirm_token: TokenArg = None,
+    ) -> Annotated[CallToolResult, Moved] | InputRequiredResult:
+        """Move an event (a whole series with its occurrences) to another calendar (WebDAV MOVE). Always asks.
+
+        The destination is checked first: it must exist, differ from the source, accept events, be writable
+        and not hold an event with the same UID.
+        """
+        cal = await app.client.calendar(calendar)
+        target = await app.client.calendar(destination, field="destination")
+        if target.path == cal.path:
+            raise InvalidInput("destination: it is the calendar the event is already in")
+        if "VEVENT" not in target.components:
+            raise Conflict(f"destination: {target.path} does not accept events")
+        if await app.client.writable(target) is False:
+            raise Conflict(f"destination: this account may not write into {target.path}")
+        uid, _ = split_id(id)
+        resource = await app.client.find(cal, "VEVENT", uid, field="id")
+        try:
+            await app.client.find(target, "VEVENT", uid)
+        except NotFound:
+            pass
+        else:
+            raise Conflict(f"destination: {target.path} already has an event with this UID")
+        ical = parse_calendar(resource.data)
+        decision = await app.gate.check(
+            ctx,
+            tool="move_event",
+            target={"calendar": cal.path, "uid": uid, "destination": target.path},
+            dialog=dialogs.move_event(cal.path, target.path, occurrences=count_occurrences(ical, "VEVENT")),
+            confirm_token=confirm_token,
+        )
+        if not decision.approved:
+            return decision.result
+        await app.client.move(resource, target)
+        return structured(Moved(uid=uid, source=cal.path, destination=target.path))
+
+    @server.tool(annotations=RESPOND)
+    async def respond_to_event(
+        calendar: CalendarArg,
+        id: IdArg,
+        partstat: Annotated[Literal["ACCEPTED", "DECLINED", "TENTATIVE"], Field(description="Your answer.")],
+        ctx: Context,
+        confirm_token: TokenArg = None,
+    ) -> Annotated[CallToolResult, Responded] | InputRequiredResult:
+        """Answer an invitation: set your PARTSTAT (RFC 5545 §3.2.12) on every instance. Always asks.
+
+        On a server with RFC 6638 scheduling the server then emails an iTIP REPLY to the organiser.
+        """
+        cal = await app.client.calendar(calendar)
+        uid, _ = split_id(id)
+        resource = await app.client.find(cal, "VEVENT", uid, field="id")
+        ical = parse_calendar(resource.data)
+        addresses = set(await app.client.user_addresses())
+        if app.client.settings.username:
+            addresses.add(f"mailto:{app.client.settings.username}".lower())
+        mine = _my_attendance(ical, addresses)
+        if not mine:
+            raise InvalidInput("id: this account is not among the event's attendees, so there is nothing to answer")
+        scheduling = await app.client.scheduling()
+        decision = await app.gate.check(
+            ctx,
+            tool="respond_to_event",
+            target={"calendar": cal.path, "uid": uid, "partstat": partstat},
+            dialog=dialogs.respond_to_event(cal.path, partstat, scheduling=scheduling),
+            confirm_token=confirm_token,
+        )
+        if not decision.approved:
+            return decision.result
+        for component, attendee in mine:
+            attendee.params["PARTSTAT"] = partstat
+            attendee.params.pop("RSVP", None)
+            bump(component)
+        await app.client.replace(resource, serialise(ical))
+        return structured(Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling))
+
+
+def _my_attendance(ical: icalendar.Calendar, addresses: set[str]) -> list[tuple[icalendar.Component, Any]]:
+    found: list[tuple[icalendar.Component, Any]] = []
+    for component in ical.walk("VEVENT"):
+        raw = component.get("ATTENDEE")
+        for attendee in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]
+            if str(attendee).lower() in addresses:  # pyright: ignore[reportUnknownArgumentType]
+                found.append((component, attendee))
+    return found

@@ -1,0 +1,172 @@
+"""From parsed iCalendar components to this server's output models and compact text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import icalendar
+from mcp_types import CallToolResult, TextContent
+
+from caldav_mcp.ical import (
+    Times,
+    count_occurrences,
+    is_recurring,
+    master,
+    occurrence_start,
+    overrides,
+    rid_text,
+    times_of,
+    utc_bound,
+)
+from caldav_mcp.models import Attendee, EventDetail, EventList, Occurrence
+
+__all__ = ["event_detail", "event_list_result", "occurrence", "sort_key", "text_of"]
+
+
+def text_of(component: icalendar.Component, name: str) -> str | None:
+    """A text property's value, or None."""
+    value = component.get(name)
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = value[0]  # pyright: ignore[reportUnknownVariableType]
+    return str(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _categories(component: icalendar.Component) -> list[str]:
+    raw = component.get("CATEGORIES")
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    out: list[str] = []
+    for item in items:  # pyright: ignore[reportUnknownVariableType]
+        out.extend(str(c) for c in getattr(item, "cats", [item]))  # pyright: ignore[reportUnknownArgumentType]
+    return out
+
+
+def occurrence(component: icalendar.Component, *, recurring: bool) -> Occurrence:
+    """One expanded occurrence (or single event) as an :class:`Occurrence`."""
+    uid = str(component.get("UID"))
+    rid = rid_text(occurrence_start(component)) if recurring else None
+    times = times_of(component)
+    return Occurrence(
+        id=f"{uid}#{rid}" if rid else uid,
+        uid=uid,
+        recurrence_id=rid,
+        summary=text_of(component, "SUMMARY"),
+        start=times.start,
+        end=times.end,
+        all_day=times.all_day,
+        tzid=times.tzid,
+        floating=times.floating,
+        recurring=recurring,
+    )
+
+
+def sort_key(item: Occurrence) -> list[str]:
+    """Start order as an instant (all-day and floating read as UTC), then id."""
+    start = item.start or ""
+    try:
+        if len(start) == 10:
+            instant = utc_bound(dt.date.fromisoformat(start))
+        else:
+            instant = utc_bound(dt.datetime.fromisoformat(start))
+        return [instant.isoformat(), item.id]
+    except ValueError:
+        return [start, item.id]
+
+
+def _when(times: Times | Occurrence) -> str:
+    start, end = times.start or "?", times.end
+    if times.all_day:
+        return f"{start} all-day" + (f" to {end}" if end else "")
+    zone = "floating" if times.floating else (times.tzid or "")
+    if start and end and start[:10] == end[:10] and len(start) > 16 and len(end) > 16:
+        # Same day: 2026-12-01 09:00-10:00 +01:00 Europe/Berlin
+        offset = start[19:].removeprefix(".000000")
+        return f"{start[:10]} {start[11:16]}-{end[11:16]} {offset} {zone}".replace("  ", " ").strip()
+    return f"{start} to {end} {zone}".strip()
+
+
+def event_list_result(result: EventList) -> CallToolResult:
+    """``list_events``/``search_events`` output: structured content plus one compact line per occurrence.
+
+    Each line is ``<when> <summary as a JSON string> <id>``; summaries are
+    calendar data, quoted so that they cannot pass for anything else.
+    """
+    lines = [
+        f"{len(result.events)} occurrence(s) in {result.calendar} from {result.start} to {result.end}; "
+        "quoted summaries are calendar data."
+    ]
+    lines.extend(
+        f"{_when(item)} {json.dumps(item.summary or '', ensure_ascii=False)} {item.id}" for item in result.events
+    )
+    if result.truncated:
+        lines.append(f"More follow: repeat the call with cursor={result.next_cursor}")
+    data = result.model_dump(mode="json")
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=data)
+
+
+def event_detail(
+    calendar: str,
+    ical: icalendar.Calendar,
+    etag: str | None,
+    rid: str | None = None,
+    component: icalendar.Component | None = None,
+) -> EventDetail:
+    """The stored event (or one occurrence, given its component) as an :class:`EventDetail`."""
+    series = master(ical, "VEVENT")
+    item = component if component is not None else series
+    recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
+    times = times_of(item)
+    rrule = series.get("RRULE")
+    uid = str(series.get("UID"))
+    attendees: list[Attendee] = []
+    raw: Any = item.get("ATTENDEE")
+    for att in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]
+        params: Any = getattr(att, "params", {})  # pyright: ignore[reportUnknownArgumentType]
+        attendees.append(
+            Attendee(
+                address=str(att),  # pyright: ignore[reportUnknownArgumentType]
+                name=params.get("CN"),
+                partstat=params.get("PARTSTAT"),
+                role=params.get("ROLE"),
+            )
+        )
+    return EventDetail(
+        calendar=calendar,
+        id=f"{uid}#{rid}" if rid else uid,
+        uid=uid,
+        recurrence_id=rid,
+        etag=etag,
+        summary=text_of(item, "SUMMARY"),
+        description=text_of(item, "DESCRIPTION"),
+        location=text_of(item, "LOCATION"),
+        status=text_of(item, "STATUS"),
+        transparent=(text_of(item, "TRANSP") or "").upper() == "TRANSPARENT",
+        categories=_categories(item),
+        organizer=text_of(item, "ORGANIZER"),
+        attendees=attendees,
+        start=times.start,
+        end=times.end,
+        all_day=times.all_day,
+        tzid=times.tzid,
+        floating=times.floating,
+        recurring=recurring,
+        rrule=rrule.to_ical().decode() if rrule is not None and hasattr(rrule, "to_ical") else None,
+        occurrences=count_occurrences(ical, "VEVENT") if recurring and component is None else None,
+        changed_occurrences=len(overrides(ical, "VEVENT")),
+    )
+
+
+def categories(component: icalendar.Component) -> list[str]:
+    """CATEGORIES values, flattened."""
+    return _categories(component)
+
+
+def flatten(values: Iterable[Any]) -> list[str]:
+    """Property values (single or list) as strings."""
+    return [str(v) for v in values]
