@@ -11,6 +11,7 @@ import caldav
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "testing"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dav_servers import DavServer, radicale
 

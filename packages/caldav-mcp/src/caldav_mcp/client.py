@@ -237,7 +237,8 @@ class CalDAVClient:
                 addresses = self._client().principal().calendar_user_address_set()
             except caldav_error.DAVError:
                 return []
-            return [str(a).lower() for a in addresses if a]
+            # Only mailto: addresses can match an ATTENDEE; servers also list principal URLs here.
+            return [str(a).lower() for a in addresses if a and str(a).lower().startswith("mailto:")]
 
         return await self._run("reading the account's addresses", read)
 

@@ -295,6 +295,13 @@ def register(server: MCPServer[Any], app: App) -> None:
         id: IdArg,
         partstat: Annotated[Literal["ACCEPTED", "DECLINED", "TENTATIVE"], Field(description="Your answer.")],
         ctx: Context,
+        attendee: Annotated[
+            str | None,
+            Field(
+                description="Your address among the attendees (mailto:...), needed only where the server "
+                "does not publish this account's calendar-user-address-set."
+            ),
+        ] = None,
         confirm_token: TokenArg = None,
     ) -> Annotated[CallToolResult, Responded] | InputRequiredResult:
         """Answer an invitation: set your PARTSTAT (RFC 5545 §3.2.12) on every instance. Always asks.
@@ -305,17 +312,26 @@ def register(server: MCPServer[Any], app: App) -> None:
         uid, _ = split_id(id)
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
         ical = parse_calendar(resource.data)
-        addresses = set(await app.client.user_addresses())
+        published = set(await app.client.user_addresses())
+        addresses = set(published)
         if app.client.settings.username:
             addresses.add(f"mailto:{app.client.settings.username}".lower())
+        if attendee is not None:
+            chosen = attendee.lower() if attendee.lower().startswith("mailto:") else f"mailto:{attendee.lower()}"
+            if published and chosen not in published:
+                raise InvalidInput("attendee: that address is not one of this account's calendar user addresses")
+            addresses = {chosen}
         mine = _my_attendance(ical, addresses)
         if not mine:
-            raise InvalidInput("id: this account is not among the event's attendees, so there is nothing to answer")
+            raise InvalidInput(
+                "id: this account is not among the event's attendees, so there is nothing to answer "
+                "(if the server does not publish your address, give it as attendee)"
+            )
         scheduling = await app.client.scheduling()
         decision = await app.gate.check(
             ctx,
             tool="respond_to_event",
-            target={"calendar": cal.path, "uid": uid, "partstat": partstat},
+            target={"calendar": cal.path, "uid": uid, "partstat": partstat, "attendee": sorted(addresses)},
             dialog=dialogs.respond_to_event(cal.path, partstat, scheduling=scheduling),
             confirm_token=confirm_token,
         )
