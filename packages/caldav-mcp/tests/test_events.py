@@ -158,8 +158,10 @@ async def test_a_recurring_event_needs_an_explicit_scope(account) -> None:
             "update_event", {"calendar": account.work, "id": "standup@example.org", "summary": "x"}
         )
         delete = await client.call_tool("delete_event", {"calendar": account.work, "id": "standup@example.org"})
-    assert result.is_error and "scope" in result.content[0].text
-    assert delete.is_error and "scope" in delete.content[0].text
+    assert result.is_error
+    assert "scope" in result.content[0].text
+    assert delete.is_error
+    assert "scope" in delete.content[0].text
 
 
 async def test_deleting_an_occurrence_adds_an_exdate(account) -> None:

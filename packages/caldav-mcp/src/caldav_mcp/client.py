@@ -144,6 +144,13 @@ class CalDAVClient:
 
     # ------------------------------------------------------------------ plumbing
 
+    def close(self) -> None:
+        """Close the HTTP session (a later call opens a new one)."""
+        with self._lock:
+            if self._dav is not None:
+                self._dav.close()
+                self._dav = None
+
     async def _run(self, what: str, fn: Callable[[], T]) -> T:
         def call() -> T:
             with self._lock, _translated(what):
@@ -411,7 +418,16 @@ class CalDAVClient:
             headers["If-Match"] = resource.etag
 
         def run() -> Resource:
-            response = self._request("writing the entry", self._url(resource.href), "PUT", data, headers)
+            response = self._client().request(self._url(resource.href), "PUT", data, headers)
+            if response.status == 412 and resource.etag:
+                current = self._client().request(self._url(resource.href), "HEAD", "", {})
+                if current.headers.get("ETag") == resource.etag:
+                    raise Conflict(
+                        "the CalDAV server refused this change (412: one of its own preconditions failed, for "
+                        "example what an attendee may change in a scheduled event). Nothing was written."
+                    )
+            if response.status >= 300:
+                raise _status_error("writing the entry", response.status)
             return Resource(resource.href, response.headers.get("ETag"), data)
 
         return await self._run("writing the entry", run)

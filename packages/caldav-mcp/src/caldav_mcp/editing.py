@@ -44,12 +44,18 @@ def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
-def bump(component: icalendar.Component) -> None:
-    """Mark a change: SEQUENCE + 1 (RFC 5545 §3.8.7.4), DTSTAMP and LAST-MODIFIED now."""
-    sequence = int(component.get("SEQUENCE", 0)) + 1
-    for name in ("SEQUENCE", "DTSTAMP", "LAST-MODIFIED"):
+def bump(component: icalendar.Component, *, sequence: bool = True) -> None:
+    """Mark a change: SEQUENCE + 1 (RFC 5545 §3.8.7.4), DTSTAMP and LAST-MODIFIED now.
+
+    An attendee answering an invitation must leave SEQUENCE alone (RFC 6638
+    §3.2.2.1: only the organiser revises the event), hence ``sequence=False``.
+    """
+    if sequence:
+        value = int(component.get("SEQUENCE", 0)) + 1
+        component.pop("SEQUENCE", None)
+        component.add("SEQUENCE", value)
+    for name in ("DTSTAMP", "LAST-MODIFIED"):
         component.pop(name, None)
-    component.add("SEQUENCE", sequence)
     component.add("DTSTAMP", now_utc())
     component.add("LAST-MODIFIED", now_utc())
 

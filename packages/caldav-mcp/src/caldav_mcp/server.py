@@ -8,8 +8,9 @@ written to stdout but the protocol.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -44,9 +45,18 @@ def build_server(
         caldav: Backend settings; default: read from the environment.
         headers: Extra HTTP headers for every backend request.
     """
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    client = CalDAVClient(caldav or CalDAVSettings.from_env(), headers=headers)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            client.close()
+
+    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
     gate = ApprovalGate.attach(server, GUARDS, settings)
-    app = App(CalDAVClient(caldav or CalDAVSettings.from_env(), headers=headers), gate)
+    app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
         module.register(server, app)
     return server

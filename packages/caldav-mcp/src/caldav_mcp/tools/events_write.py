@@ -340,7 +340,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         for component, attendee in mine:
             attendee.params["PARTSTAT"] = partstat
             attendee.params.pop("RSVP", None)
-            bump(component)
+            bump(component, sequence=False)
         await app.client.replace(resource, serialise(ical))
         return structured(Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling))
 
