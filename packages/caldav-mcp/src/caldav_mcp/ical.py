@@ -1,3 +1,5 @@
+# pyright: reportAttributeAccessIssue=false
+# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """iCalendar in and out (RFC 5545): parsing, times, recurrence.
 
 Times leave this server as ISO 8601 text:
@@ -118,8 +120,8 @@ def _iso(value: dt.date | dt.datetime) -> str:
 
 def times_of(component: icalendar.Component, start_prop: str = "DTSTART", end_prop: str = "DTEND") -> Times:
     """Start and end of an event, task (DTSTART/DUE) or journal, as :class:`Times`."""
-    start_p = component.get(start_prop)
-    end_p = component.get(end_prop)
+    start_p: Any = component.get(start_prop)
+    end_p: Any = component.get(end_prop)
     start = start_p.dt if start_p is not None else None
     end = end_p.dt if end_p is not None else None
     if end is None and start is not None and "DURATION" in component:
@@ -129,7 +131,8 @@ def times_of(component: icalendar.Component, start_prop: str = "DTSTART", end_pr
     anchor = start if start is not None else end
     all_day = isinstance(anchor, dt.date) and not isinstance(anchor, dt.datetime)
     floating = isinstance(anchor, dt.datetime) and anchor.tzinfo is None
-    param = (start_p if start_p is not None else end_p).params.get("TZID") if anchor is not None else None
+    source: Any = start_p if start_p is not None else end_p
+    param = source.params.get("TZID") if anchor is not None and source is not None else None
     tzid = str(param) if param else ("UTC" if isinstance(anchor, dt.datetime) and anchor.tzinfo is not None else None)
     return Times(
         _iso(start) if start is not None else None,

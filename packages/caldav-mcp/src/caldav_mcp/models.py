@@ -51,9 +51,9 @@ class ServerInfo(BaseModel):
 
     configured: bool
     missing_settings: list[str]
-    server: str | None = Field(None, description="scheme://host[:port] of CALDAV_URL (no credentials).")
+    server: str | None = Field(default=None, description="scheme://host[:port] of CALDAV_URL (no credentials).")
     scheduling: bool | None = Field(
-        None, description="RFC 6638 calendar-auto-schedule: replies are sent by the server."
+        default=None, description="RFC 6638 calendar-auto-schedule: replies are sent by the server."
     )
     calendars: int | None = None
     approval_dialog: bool = Field(description="False when started with ELICITATION=false (token fallback).")
@@ -121,7 +121,9 @@ class EventDetail(BaseModel):
     floating: bool = False
     recurring: bool = False
     rrule: str | None = None
-    occurrences: int | None = Field(None, description="Occurrences of the series in all; null if it never ends.")
+    occurrences: int | None = Field(
+        default=None, description="Occurrences of the series in all; null if it never ends."
+    )
     changed_occurrences: int = 0
 
 
@@ -192,7 +194,7 @@ class TaskDetail(BaseModel):
     start: str | None = None
     due: str | None = None
     completed: str | None = None
-    parent: str | None = Field(None, description="UID of the parent task (RELATED-TO;RELTYPE=PARENT).")
+    parent: str | None = Field(default=None, description="UID of the parent task (RELATED-TO;RELTYPE=PARENT).")
     children: list[str] = []
     etag: str | None = None
 

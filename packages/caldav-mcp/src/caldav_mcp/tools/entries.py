@@ -1,3 +1,5 @@
+# pyright: reportAttributeAccessIssue=false
+# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Tasks (VTODO) and journal entries (VJOURNAL): list, get, create, update, complete, delete."""
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ def _task(calendar: str, component: icalendar.Component, etag: str | None, child
         summary=text_of(component, "SUMMARY"),
         description=text_of(component, "DESCRIPTION"),
         status=text_of(component, "STATUS") or "NEEDS-ACTION",
-        priority=int(component["PRIORITY"]) if "PRIORITY" in component else None,
-        percent_complete=int(component["PERCENT-COMPLETE"]) if "PERCENT-COMPLETE" in component else None,
+        priority=int(str(component["PRIORITY"])) if "PRIORITY" in component else None,
+        percent_complete=int(str(component["PERCENT-COMPLETE"])) if "PERCENT-COMPLETE" in component else None,
         start=times.start if "DTSTART" in component else None,
         due=times.end if "DUE" in component else None,
         completed=completed.dt.isoformat() if completed is not None else None,

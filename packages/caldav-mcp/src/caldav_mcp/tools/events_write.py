@@ -1,3 +1,5 @@
+# pyright: reportAttributeAccessIssue=false
+# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Changing events: create_event, update_event, delete_event, move_event, respond_to_event.
 
 The guarded ones read the entry first, validate everything they can, build
@@ -70,7 +72,7 @@ def _scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal[
 def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -> icalendar.Component:
     """The override component for ``rid``, created from the series if there is none yet."""
     for component in overrides(ical, "VEVENT"):
-        if rid_text(component["RECURRENCE-ID"].dt) == rid:
+        if rid_text(occurrence_start(component)) == rid:
             return component
     generated = find_occurrence(ical, rid)
     if generated is None:
@@ -115,7 +117,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         event.pop("SEQUENCE")
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:
-            begin = event["DTSTART"].dt
+            begin: Any = event["DTSTART"].dt
             event.add(
                 "DTEND", begin + (dt.timedelta(hours=1) if isinstance(begin, dt.datetime) else dt.timedelta(days=1))
             )
@@ -234,7 +236,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if effective == "occurrence" and occurrence is not None:
             original = occurrence_start(occurrence)
             for component in overrides(ical, "VEVENT"):
-                if rid_text(component["RECURRENCE-ID"].dt) == rid:
+                if rid_text(occurrence_start(component)) == rid:
                     ical.subcomponents.remove(component)
             series.add("EXDATE", original)
             bump(series)
@@ -337,9 +339,10 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if not decision.approved:
             return decision.result
-        for component, attendee in mine:
-            attendee.params["PARTSTAT"] = partstat
-            attendee.params.pop("RSVP", None)
+        for component, found in mine:
+            entry: Any = found
+            entry.params["PARTSTAT"] = partstat
+            entry.params.pop("RSVP", None)
             bump(component, sequence=False)
         await app.client.replace(resource, serialise(ical))
         return structured(Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling))

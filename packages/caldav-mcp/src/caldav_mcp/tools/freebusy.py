@@ -1,3 +1,5 @@
+# pyright: reportAttributeAccessIssue=false
+# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """get_free_busy: merged busy time across calendars, and the free slots between."""
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def busy_from_events(data: list[str], lo: dt.datetime, hi: dt.datetime, tz: dt.t
     """Busy intervals of every opaque, not cancelled occurrence (floating and all-day read in ``tz``)."""
     found: list[Interval] = []
     for text in data:
+        occurrence: Any
         for occurrence in iter_occurrences(parse_calendar(text), "VEVENT", lo, hi):
             if str(occurrence.get("TRANSP", "OPAQUE")).upper() == "TRANSPARENT":
                 continue
