@@ -231,3 +231,35 @@ async def test_responding_to_an_event_without_you_fails_before_asking(account) -
     assert result.is_error
     assert "not among the event's attendees" in result.content[0].text
     assert log.messages == []
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_the_token_path_deletes_tasks_and_journal_entries(account, revision) -> None:
+    off = ApprovalSettings(elicitation=False)
+    async with connect(account.build(off), revision=revision) as client:
+        made = {
+            "delete_task": [
+                structured(await client.call_tool("create_task", {"calendar": account.work, "summary": s}))["uid"]
+                for s in "ab"
+            ],
+            "delete_journal": [
+                structured(await client.call_tool("create_journal", {"calendar": account.work, "summary": s}))["uid"]
+                for s in "ab"
+            ],
+        }
+        for tool, (first_uid, second_uid) in made.items():
+            first = await client.call_tool(tool, {"calendar": account.work, "uid": first_uid})
+            assert first.is_error
+            token = first.structured_content["approval"]["confirm_token"]
+            other = await client.call_tool(tool, {"calendar": account.work, "uid": second_uid, "confirm_token": token})
+            assert other.is_error
+            assert "issued for a different call" in other.content[0].text
+            fresh = await client.call_tool(tool, {"calendar": account.work, "uid": first_uid})
+            token = fresh.structured_content["approval"]["confirm_token"]
+            structured(
+                await client.call_tool(tool, {"calendar": account.work, "uid": first_uid, "confirm_token": token})
+            )
+        tasks = structured(await client.call_tool("list_tasks", {"calendar": account.work}))
+        notes = structured(await client.call_tool("list_journals", {"calendar": account.work}))
+    assert [t["uid"] for t in tasks["tasks"]] == [made["delete_task"][1]]
+    assert [n["uid"] for n in notes["journals"]] == [made["delete_journal"][1]]
