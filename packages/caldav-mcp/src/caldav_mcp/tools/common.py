@@ -19,6 +19,7 @@ __all__ = [
     "DELETE",
     "MAX_WINDOW_DAYS",
     "READ",
+    "TOGGLE",
     "App",
     "decode_cursor",
     "encode_cursor",
@@ -35,6 +36,8 @@ READ = annotations(read_only=True, destructive=False, idempotent=True, open_worl
 ADD = annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
 CHANGE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
 DELETE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+# Moves a task between open and done: every other property stays, and the move can be made back.
+TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from caldav_mcp.editing import apply_text, bump, new_calendar, new_uid, serialis
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import master, parse_calendar, parse_when, times_of
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
-from caldav_mcp.tools.common import ADD, CHANGE, DELETE, READ, App, decode_cursor, encode_cursor, window
+from caldav_mcp.tools.common import ADD, CHANGE, DELETE, READ, TOGGLE, App, decode_cursor, encode_cursor, window
 from caldav_mcp.tools.events_read import CalendarArg
 from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.views import categories, text_of
@@ -204,7 +204,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         written = await app.client.replace(resource, serialise(ical))
         return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated"))
 
-    @server.tool(annotations=CHANGE)
+    @server.tool(annotations=TOGGLE)
     async def complete_task(
         calendar: CalendarArg,
         uid: UidArg,

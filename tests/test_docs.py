@@ -1,0 +1,52 @@
+"""The tool tables in docs/ against the code: names, four annotations, and when each tool asks.
+
+A server with tools documents them in ``docs/<server>.md`` in a table whose
+rows read ``| `tool` | RO | D | I | OW | asks |``: four ``yes``/``no`` cells for
+readOnlyHint, destructiveHint, idempotentHint and openWorldHint, then
+``never``, ``always`` or, for a conditional guard, its condition in words.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import anyio
+import pytest
+
+from approval_core import ApprovalSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
+ROW = re.compile(r"^\|\s*`(?P<tool>[a-z_]+)`\s*\|" + r"\s*(yes|no)\s*\|" * 4 + r"\s*(?P<asks>[^|]+?)\s*\|\s*$")
+
+
+def documented(name: str) -> dict[str, tuple[list[bool], str]]:
+    rows: dict[str, tuple[list[bool], str]] = {}
+    for line in (ROOT / "docs" / f"{name}.md").read_text().splitlines():
+        match = ROW.match(line)
+        if match:
+            cells = [cell.strip() == "yes" for cell in line.split("|")[2:6]]
+            assert match["tool"] not in rows, f"{match['tool']} is documented twice"
+            rows[match["tool"]] = (cells, match["asks"])
+    return rows
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_the_tool_table_matches_the_code(name: str) -> None:
+    module = name.replace("-", "_")
+    server = importlib.import_module(f"{module}.server").build_server(ApprovalSettings())
+    guards = importlib.import_module(f"{module}.guards").GUARDS
+    tools = anyio.run(server.list_tools)
+    if not tools:
+        return  # a skeleton: nothing to document yet
+    rows = documented(name)
+    assert sorted(rows) == sorted(tool.name for tool in tools)
+    for tool in tools:
+        hints = tool.annotations
+        cells, asks = rows[tool.name]
+        assert cells == [hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint], (
+            tool.name
+        )
+        assert asks == guards[tool.name].condition, tool.name
