@@ -15,7 +15,17 @@ import icalendar
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_when
 
-__all__ = ["PRODID", "apply_text", "bump", "new_calendar", "new_uid", "serialise", "set_times", "validate_rrule"]
+__all__ = [
+    "PRODID",
+    "apply_text",
+    "bump",
+    "new_calendar",
+    "new_entry",
+    "new_uid",
+    "serialise",
+    "set_times",
+    "validate_rrule",
+]
 
 PRODID = "-//caldav-mcp//EN"
 
@@ -23,6 +33,13 @@ PRODID = "-//caldav-mcp//EN"
 def new_uid() -> str:
     """A fresh UID (RFC 5545 §3.8.4.7): a random UUID under this server's name."""
     return f"{uuid.uuid4()}@caldav-mcp"
+
+
+def new_entry(component: icalendar.Component) -> icalendar.Component:
+    """Give a fresh VEVENT/VTODO/VJOURNAL its UID and DTSTAMP (RFC 5545 §3.8.4.7, §3.8.7.2)."""
+    component.add("UID", new_uid())
+    component.add("DTSTAMP", now_utc())
+    return component
 
 
 def new_calendar() -> icalendar.Calendar:

@@ -15,11 +15,22 @@ from pydantic import Field
 from approval_core import structured
 from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
-from caldav_mcp.editing import apply_text, bump, new_calendar, new_uid, serialise, set_times
+from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import master, parse_calendar, parse_when, times_of
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
-from caldav_mcp.tools.common import ADD, CHANGE, DELETE, READ, TOGGLE, App, decode_cursor, encode_cursor, window
+from caldav_mcp.tools.common import (
+    ADD,
+    CHANGE,
+    DELETE,
+    READ,
+    TOGGLE,
+    App,
+    create_entry,
+    decode_cursor,
+    encode_cursor,
+    window,
+)
 from caldav_mcp.tools.events_read import CalendarArg
 from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.views import categories, text_of
@@ -154,11 +165,7 @@ def register(server: MCPServer[Any], app: App) -> None:
     ) -> Annotated[CallToolResult, Written]:
         """Create a task (VTODO), dated or not."""
         cal = await _calendar_for(app, calendar, "VTODO")
-        uid = new_uid()
-        todo = icalendar.Todo()
-        todo.add("UID", uid)
-        bump(todo)
-        todo.pop("SEQUENCE")
+        todo = new_entry(icalendar.Todo())
         todo.add("STATUS", "NEEDS-ACTION")
         if start is not None or due is not None:
             set_times(todo, start=start, end=due, tzid=tzid, end_prop="DUE")
@@ -168,10 +175,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if parent is not None:
             await app.client.find(cal, "VTODO", parent, field="parent")
             todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
-        ical = new_calendar()
-        ical.add_component(todo)
-        created = await app.client.create(cal, uid, serialise(ical))
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+        return await create_entry(app, cal, todo)
 
     @server.tool(annotations=CHANGE)
     async def update_task(
@@ -283,17 +287,10 @@ def register(server: MCPServer[Any], app: App) -> None:
     ) -> Annotated[CallToolResult, Written]:
         """Create a journal entry (VJOURNAL)."""
         cal = await _calendar_for(app, calendar, "VJOURNAL")
-        uid = new_uid()
-        journal = icalendar.Journal()
-        journal.add("UID", uid)
-        bump(journal)
-        journal.pop("SEQUENCE")
+        journal = new_entry(icalendar.Journal())
         journal.add("DTSTART", parse_when(date, "date") if date else dt.datetime.now(dt.UTC).date())
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
-        ical = new_calendar()
-        ical.add_component(journal)
-        created = await app.client.create(cal, uid, serialise(ical))
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+        return await create_entry(app, cal, journal)
 
     @server.tool(annotations=CHANGE)
     async def update_journal(

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from approval_core import annotations, structured
 from caldav_mcp import dialogs
-from caldav_mcp.editing import apply_text, bump, new_calendar, new_uid, serialise, set_times, validate_rrule
+from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times, validate_rrule
 from caldav_mcp.errors import Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
     count_occurrences,
@@ -31,7 +31,7 @@ from caldav_mcp.ical import (
     rid_text,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
-from caldav_mcp.tools.common import ADD, CHANGE, DELETE, App, split_id
+from caldav_mcp.tools.common import ADD, CHANGE, DELETE, App, create_entry, split_id
 from caldav_mcp.tools.events_read import CalendarArg, find_occurrence
 
 __all__ = ["register"]
@@ -110,11 +110,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         if "VEVENT" not in cal.components:
             raise InvalidInput(f"calendar: {cal.path} does not accept events")
-        uid = new_uid()
-        event = icalendar.Event()
-        event.add("UID", uid)
-        bump(event)
-        event.pop("SEQUENCE")
+        event = new_entry(icalendar.Event())
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:
             begin: Any = event["DTSTART"].dt
@@ -126,10 +122,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             event.add("RRULE", validate_rrule(rrule))
         if transparent:
             event.add("TRANSP", "TRANSPARENT")
-        ical = new_calendar()
-        ical.add_component(event)
-        created = await app.client.create(cal, uid, serialise(ical))
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+        return await create_entry(app, cal, event)
 
     @server.tool(annotations=CHANGE)
     async def update_event(
