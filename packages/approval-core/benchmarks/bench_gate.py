@@ -33,6 +33,7 @@ from approval_core import (
     Dialog,
     Guard,
     GuardTable,
+    NotApproved,
     StateSealer,
     annotations,
     fingerprint,
@@ -70,7 +71,7 @@ def build(settings: ApprovalSettings) -> MCPServer[Any]:
             arguments={"ask": ask},
             confirm_token=confirm_token,
         )
-        if not decision.approved:
+        if isinstance(decision, NotApproved):
             return decision.result
         return structured(Out(deleted=5))
 

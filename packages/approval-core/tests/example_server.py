@@ -22,6 +22,7 @@ from approval_core import (
     Guard,
     GuardTable,
     Mismatch,
+    NotApproved,
     annotations,
     load_settings_or_exit,
     operation,
@@ -89,7 +90,7 @@ class Example:
                 dialog=dialog,
                 confirm_token=confirm_token,
             )
-            if not decision.approved:
+            if isinstance(decision, NotApproved):
                 return decision.result
             self.items -= set(ids)
             return structured(Items(items=sorted(self.items)))
@@ -112,7 +113,7 @@ class Example:
                 confirm_token=confirm_token,
                 exclude=["password"],
             )
-            if not decision.approved:
+            if isinstance(decision, NotApproved):
                 return decision.result
             self.grants.append((username, topic))
             return structured(Grant(granted=[username, topic]))
@@ -131,7 +132,7 @@ class Example:
                 arguments={"scope": scope},
                 confirm_token=confirm_token,
             )
-            if not decision.approved:
+            if isinstance(decision, NotApproved):
                 return decision.result
             self.updates += 1
             return structured(Items(items=sorted(self.items)))

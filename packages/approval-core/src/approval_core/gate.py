@@ -5,7 +5,7 @@ validates everything that can be validated, builds a :class:`~approval_core.Dial
 and a target, and calls :meth:`ApprovalGate.check` once::
 
     decision = await gate.check(ctx, tool="delete_event", target=..., dialog=..., confirm_token=confirm_token)
-    if not decision.approved:
+    if isinstance(decision, NotApproved):
         return decision.result          # nothing was changed
     ...act with the same resolved values the dialog described...
 

@@ -12,7 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
-from approval_core import structured
+from approval_core import NotApproved, structured
 from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times
@@ -106,7 +106,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.delete_entry(cal.path, kind),
             confirm_token=token,
         )
-        if not decision.approved:
+        if isinstance(decision, NotApproved):
             return decision.result
         await app.client.delete(resource)
         return structured(Deleted(calendar=cal.path, uid=uid, scope="entry"))

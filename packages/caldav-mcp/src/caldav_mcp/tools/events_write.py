@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
-from approval_core import annotations, structured
+from approval_core import NotApproved, annotations, structured
 from caldav_mcp import dialogs
 from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times, validate_rrule
 from caldav_mcp.errors import Conflict, InvalidInput, NotFound
@@ -187,7 +187,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             facts={"recurring": recurring},
             confirm_token=confirm_token,
         )
-        if not decision.approved:
+        if isinstance(decision, NotApproved):
             return decision.result
         apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if start is not None or end is not None:
@@ -224,7 +224,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.delete_event(cal.path, scope=effective, occurrences=count),
             confirm_token=confirm_token,
         )
-        if not decision.approved:
+        if isinstance(decision, NotApproved):
             return decision.result
         if effective == "occurrence" and occurrence is not None:
             original = occurrence_start(occurrence)
@@ -279,7 +279,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.move_event(cal.path, target.path, occurrences=count_occurrences(ical, "VEVENT")),
             confirm_token=confirm_token,
         )
-        if not decision.approved:
+        if isinstance(decision, NotApproved):
             return decision.result
         await app.client.move(resource, target)
         return structured(Moved(uid=uid, source=cal.path, destination=target.path))
@@ -330,7 +330,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.respond_to_event(cal.path, partstat, scheduling=scheduling),
             confirm_token=confirm_token,
         )
-        if not decision.approved:
+        if isinstance(decision, NotApproved):
             return decision.result
         for component, found in mine:
             entry: Any = found
