@@ -67,12 +67,16 @@ def family(session: nox.Session) -> None:
     session.run("pytest", "tests", "--no-cov", *session.posargs)
 
 
-BENCHMARKS = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/benchmarks/bench_*.py"))
+BENCHMARKS = sorted(
+    str(p.relative_to(ROOT))
+    for pattern in ("packages/*/benchmarks/bench_*.py", "benchmarks/bench_*.py")
+    for p in ROOT.glob(pattern)
+)
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Every ``packages/*/benchmarks/bench_*.py``, each printing its figures on stdout.
+    """Every ``packages/*/benchmarks/bench_*.py`` and ``benchmarks/bench_*.py``, each printing its figures.
 
     ``nox -s bench -- NAME`` runs only the benchmark files whose path contains NAME.
     """
