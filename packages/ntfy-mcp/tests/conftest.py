@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from ntfy_server import NtfyServer, ntfy_server
 
 from approval_core import ApprovalSettings
+from approval_core.testing import DialogLog, accept, connect
 from ntfy_mcp import build_server
 from ntfy_mcp.settings import NtfySettings
 from standin import NtfyStandIn
@@ -61,3 +62,28 @@ def standin_server(standin: NtfyStandIn, *, topics: tuple[str, ...] = (), elicit
     """ntfy-mcp against the in-process stand-in (named as such: not ntfy)."""
     settings = NtfySettings(url="http://standin.invalid", token="tk_standin", topics=topics, timeout=2)
     return build_server(ApprovalSettings(elicitation=elicitation), settings, transport=standin.transport)
+
+
+PATHS = ("2025-11-25", "2026-07-28", "token")
+"""The three ways a guarded call is approved: a pushed dialog, input_required, the two-call token."""
+
+
+def server_on_path(make: Any, path: str) -> Any:
+    """A server built by ``make(elicitation=...)`` suited to ``path`` (the token path: ELICITATION=false)."""
+    return make(elicitation=path != "token")
+
+
+async def call_guarded(
+    server: Any, path: str, tool: str, args: dict[str, Any], answer: Any = None
+) -> tuple[Any, list[str]]:
+    """Call a guarded tool on one path, approving it; returns the final result and every text a person or model saw."""
+    log = DialogLog(answer or accept)
+    revision = "2025-11-25" if path == "token" else path
+    async with connect(server, revision=revision, answer=log) as client:
+        if path != "token":
+            return await client.call_tool(tool, args), log.messages
+        first = await client.call_tool(tool, args)
+        assert first.is_error
+        token = first.structured_content["approval"]["confirm_token"]
+        second = await client.call_tool(tool, {**args, "confirm_token": token})
+        return second, [first.content[0].text, *log.messages]
