@@ -28,6 +28,7 @@ class NtfyStandIn:
     """State and behaviour of the stand-in; ``transport`` plugs it into ntfy-mcp."""
 
     version: str | None = "2.17.0"
+    version_visible: bool = True  # False: /v1/version answers 404 (ntfy 2.16, or not an admin)
     fault: str | None = None  # "5xx" or "timeout"
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -70,7 +71,7 @@ class NtfyStandIn:
         parts = [p for p in path.split("/") if p]
         body = json.loads(request.content) if request.content else {}
         if method == "GET" and path == "/v1/version":
-            if self.version is None:
+            if self.version is None or not self.version_visible:
                 return self._error(404, 40401, "page not found")
             return httpx2.Response(200, json={"version": self.version, "commit": "standin", "date": ""})
         if method == "GET" and path == "/v1/health":
