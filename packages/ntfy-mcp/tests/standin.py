@@ -76,6 +76,10 @@ class NtfyStandIn:
             return httpx2.Response(200, json={"version": self.version, "commit": "standin", "date": ""})
         if method == "GET" and path == "/v1/health":
             return httpx2.Response(200, json={"healthy": True})
+        if method == "GET" and path == "/v1/stats":
+            return httpx2.Response(200, json={"messages": sum(map(len, self.events.values())), "messages_rate": 0})
+        if method == "GET" and path == "/v1/account":
+            return httpx2.Response(200, json={"username": "admin", "role": "admin"})
         if method == "GET" and path == "/v1/users":
             return httpx2.Response(200, json=list(self.users.values()))
         if method == "POST" and path == "/":
