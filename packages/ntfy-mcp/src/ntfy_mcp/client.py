@@ -131,11 +131,19 @@ class NtfyClient:
             body["sequence_id"] = sequence_id
         return dict(await self._json("POST", "/", body=body))
 
-    async def poll(self, topics: Sequence[str], params: Mapping[str, str]) -> list[dict[str, Any]]:
-        """The cached events of ``topics`` (``GET /<t1,t2>/json?poll=1``), oldest first."""
+    async def poll(
+        self, topics: Sequence[str], params: Mapping[str, str], limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The cached events of ``topics`` (``GET /<t1,t2>/json?poll=1``), oldest first.
+
+        ``limit`` stops reading after that many events (ntfy itself has no
+        limit parameter, so the rest of the answer is left unparsed).
+        """
         response = await self._send("GET", f"/{','.join(topics)}/json", params={"poll": "1", **params})
         events: list[dict[str, Any]] = []
-        for line in response.text.splitlines():
+        for line in response.content.decode("utf-8", errors="replace").splitlines():
+            if limit is not None and len(events) >= limit:
+                break
             if line.strip():
                 try:
                     events.append(json.loads(line))

@@ -135,7 +135,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 params["priority"] = ",".join(str(priority_number(p)) for p in priority)
             if tags:
                 params["tags"] = ",".join(tags)
-            events = await app.client.poll(chosen, params)
+            events = await app.client.poll(chosen, params, limit=limit + 1)
         now = time.time()
         page = [message_from_ntfy(e, now, shorten=True) for e in events[:limit]]
         cut = len(events) > limit
