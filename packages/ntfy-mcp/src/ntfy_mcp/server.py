@@ -9,6 +9,7 @@ serves over stdio. Nothing is ever written to stdout but the protocol.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -73,4 +74,6 @@ def main() -> None:
     except ConfigError as exc:
         print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
+    # httpx2 logs every request at INFO, query string included (list filters can carry text); keep warnings.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     build_server(settings, ntfy).run("stdio")
