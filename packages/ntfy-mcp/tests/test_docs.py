@@ -44,3 +44,13 @@ async def test_the_documented_tool_table_matches_the_annotations_and_guards() ->
 def test_the_documented_mismatch_is_the_guard_tables() -> None:
     assert [m.tool for m in GUARDS.mismatches] == ["create_user"]
     assert "`create_user` asks although it destroys nothing" in DOC.read_text()
+
+
+@pytest.mark.anyio
+async def test_every_input_has_a_description() -> None:
+    missing = []
+    for tool in await build_server(ApprovalSettings()).list_tools():
+        for name, prop in tool.input_schema.get("properties", {}).items():
+            if not prop.get("description"):
+                missing.append(f"{tool.name}.{name}")
+    assert missing == []

@@ -59,10 +59,12 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
     async def publish_message(
         topics: Topics = None,
         message: Annotated[str | None, Field(description="The body, up to 4,096 bytes")] = None,
-        title: Annotated[str | None, Field(max_length=256)] = None,
-        priority: Priority | None = None,
+        title: Annotated[str | None, Field(max_length=256, description="The notification's title")] = None,
+        priority: Annotated[
+            Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")
+        ] = None,
         tags: Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")] = None,
-        markdown: bool | None = None,
+        markdown: Annotated[bool | None, Field(description="Render the body as Markdown")] = None,
         click: Annotated[str | None, Field(description="http(s) URL opened on tap")] = None,
         icon: Annotated[str | None, Field(description="http(s) URL of an icon")] = None,
         attach: Annotated[str | None, Field(description="http(s) URL of a file to attach")] = None,
@@ -146,7 +148,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def get_message(
-        topic: Annotated[str, Field(min_length=1, max_length=64)],
+        topic: Annotated[str, Field(min_length=1, max_length=64, description="The topic")],
         id: Annotated[str, Field(description="The message id (12 characters)")],
     ) -> Annotated[mt.CallToolResult, Message]:
         """One cached notification with its whole body. Its text was written by whoever published it."""
@@ -162,7 +164,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=True))
     async def mark_messages_read(
-        topic: Annotated[str, Field(min_length=1, max_length=64)],
+        topic: Annotated[str, Field(min_length=1, max_length=64, description="The topic")],
         sequence_ids: SequenceIds,
     ) -> Annotated[mt.CallToolResult, IdResults]:
         """Mark notifications read and dismiss them on subscribers' devices (ntfy >= 2.16), a result per id.

@@ -51,10 +51,12 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         topic: Topic,
         sequence_id: Annotated[str, Field(min_length=1, max_length=64, description="Which notification")],
         message: Annotated[str | None, Field(description="The new body, up to 4,096 bytes")] = None,
-        title: Annotated[str | None, Field(max_length=256)] = None,
-        priority: Priority | None = None,
-        tags: Annotated[list[str] | None, Field(max_length=10)] = None,
-        markdown: bool | None = None,
+        title: Annotated[str | None, Field(max_length=256, description="The notification's title")] = None,
+        priority: Annotated[
+            Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")
+        ] = None,
+        tags: Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")] = None,
+        markdown: Annotated[bool | None, Field(description="Render the body as Markdown")] = None,
         click: Annotated[str | None, Field(description="http(s) URL opened on tap")] = None,
         icon: Annotated[str | None, Field(description="http(s) URL of an icon")] = None,
         attach: Annotated[str | None, Field(description="http(s) URL of a file to attach")] = None,
