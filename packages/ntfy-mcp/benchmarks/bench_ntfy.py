@@ -10,11 +10,15 @@ keep-alive connection each, authenticated with an access token:
 * direct: ``httpx2.AsyncClient`` sending the same request ntfy-mcp sends.
 
 Prints per-call medians and means in milliseconds and the ratio MCP / direct.
+The MCP figure includes the Python SDK client checking each result against
+the tool's output schema (jsonschema): for a page of 20 messages that is most
+of the difference on list_messages.
 Run with ``uv run nox -s bench -- ntfy`` or ``uv run python packages/ntfy-mcp/benchmarks/bench_ntfy.py``.
 """
 
 from __future__ import annotations
 
+import logging
 import statistics
 import sys
 import tempfile
@@ -104,6 +108,7 @@ async def bench(ntfy: NtfyServer) -> None:
 
 
 def main() -> None:
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="bench-ntfy-") as tmp, ntfy_server(Path(tmp)) as ntfy:
         anyio.run(bench, ntfy)
 
