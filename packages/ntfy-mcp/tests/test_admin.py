@@ -230,3 +230,15 @@ async def test_a_second_presentation_of_the_same_answer_is_refused(ntfy: NtfySer
         )
     assert isinstance(replay, mt.InputRequiredResult)
     assert grants(ntfy, name) == []
+
+
+async def test_a_rule_for_everyone(ntfy: NtfyServer, topic: str) -> None:
+    log = DialogLog()
+    async with connect(real_server(ntfy), revision="2025-11-25", answer=log) as client:
+        result = await client.call_tool(
+            "manage_user_access", {"username": "*", "topic": topic, "permission": "read-only"}
+        )
+    assert not result.is_error, result.content
+    assert (topic, "read-only") in grants(ntfy, "*")
+    assert "Username: *" in log.messages[0]
+    assert httpx2.get(f"{ntfy.url}/{topic}/auth").status_code == 200  # anonymous may read it now

@@ -176,7 +176,7 @@ async def test_update_message_names_replaced_fields_without_quoting_text(path: s
     assert latest["message"] == "new " + HOSTILE
     assert latest["sequence_id"] == sid
     dialog = next(text for text in seen if "Revise 1 notification in place" in text)
-    assert "replacing 3 field(s)" in dialog
+    assert "replacing 3 field(s) and dropping 0 the new version does not set" in dialog
     assert "1 http action button(s)" in dialog
     lines = dialog.splitlines()
     for name in ("message", "title", "actions"):
@@ -186,6 +186,15 @@ async def test_update_message_names_replaced_fields_without_quoting_text(path: s
         assert "New title" not in text
         assert "old title" not in text
         assert "example.org/hook" not in text
+
+
+async def test_the_update_dialog_counts_fields_the_revision_drops() -> None:
+    standin, sid = standin_with("old", title="old title", tags=["a"], click="https://example.org")
+    log = DialogLog(decline)
+    async with connect(standin_server(standin), revision="2025-11-25", answer=log) as client:
+        await client.call_tool("update_message", {"topic": TOPIC, "sequence_id": sid, "message": "new"})
+    assert "replacing 1 field(s) and dropping 3 the new version does not set" in log.messages[0]
+    assert "  Field replaced: message" in log.messages[0].splitlines()
 
 
 async def test_the_update_binding_covers_all_new_content_actions_included() -> None:

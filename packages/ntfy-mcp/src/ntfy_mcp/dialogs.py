@@ -29,15 +29,20 @@ def delete_messages_dialog(topic: str, sequence_ids: Sequence[str], scheduled: i
     )
 
 
-def update_dialog(topic: str, sequence_id: str, fields: Sequence[str], http_buttons: int) -> Dialog:
-    """Revising one notification in place; ``fields`` are the names of the fields replaced."""
+def update_dialog(topic: str, sequence_id: str, fields: Sequence[str], dropped: int, http_buttons: int) -> Dialog:
+    """Revising one notification in place.
+
+    ``fields`` are the names of the fields the new version sets; ``dropped``
+    counts fields the current version has and the new one does not set.
+    """
     values = [CallerValue("Topic", topic), CallerValue("Sequence id", sequence_id)]
     values.extend(CallerValue("Field replaced", name) for name in fields)
     return Dialog(
         operation(
-            "revise 1 notification in place, replacing {fields} field(s); "
-            "the new version carries {http} http action button(s)",
+            "revise 1 notification in place, replacing {fields} field(s) and dropping {dropped} "
+            "the new version does not set; the new version carries {http} http action button(s)",
             fields=len(fields),
+            dropped=dropped,
             http=http_buttons,
         ),
         "The text subscribers were shown is replaced on their devices and cannot be shown again; "

@@ -33,6 +33,25 @@ ConfirmToken = Annotated[
 ]
 
 
+_STORED_AS = {
+    "message": "message",
+    "title": "title",
+    "priority": "priority",
+    "tags": "tags",
+    "markdown": "content_type",
+    "click": "click",
+    "icon": "icon",
+    "attach": "attachment",
+    "actions": "actions",
+}
+"""Each content field and the key ntfy stores it under in a message."""
+
+
+def _dropped(current: dict[str, Any], fields: Sequence[str]) -> int:
+    """How many fields the current version has that the new one does not set."""
+    return sum(1 for field, key in _STORED_AS.items() if current.get(key) and field not in fields)
+
+
 def _sequences(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The newest ``message`` event of each sequence id on a topic."""
     latest: dict[str, dict[str, Any]] = {}
@@ -82,8 +101,10 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             body = content.to_ntfy()
             events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
             await app.require_sequences("revise", events)
-            if sid not in _sequences(events):
+            current = _sequences(events).get(sid)
+            if current is None:
                 raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
+            fields = content.set_fields()
             http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
             decision = await app.gate.check(
                 ctx,
@@ -93,7 +114,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                     "sequence_id": sid,
                     "content": content.model_dump(mode="json", exclude_none=True),
                 },
-                dialog=update_dialog(topic, sid, content.set_fields(), http_buttons),
+                dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
                 confirm_token=confirm_token,
             )
             if isinstance(decision, NotApproved):
