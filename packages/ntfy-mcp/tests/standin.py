@@ -83,6 +83,8 @@ class NtfyStandIn:
         if method == "GET" and path == "/v1/users":
             return httpx2.Response(200, json=list(self.users.values()))
         if method == "POST" and path == "/":
+            if request.headers.get("X-Sequence-ID", body.get("sequence_id")) != body.get("sequence_id"):
+                return self._error(400, 40000, "stand-in: header and field disagree")
             if "sequence_id" in body and self.sequences:
                 topic_events = self.events.get(body["topic"], [])
                 pending = [e for e in topic_events if e.get("sequence_id") == body["sequence_id"]]

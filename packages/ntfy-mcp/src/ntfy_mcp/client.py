@@ -88,13 +88,17 @@ class NtfyClient:
         *,
         body: Any = None,
         params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx2.Response:
+        sent = dict(headers or {})
+        if body is not None:
+            sent["Content-Type"] = "application/json"
         try:
             response = await self._http.request(
                 method,
                 path,
                 content=None if body is None else json.dumps(body),
-                headers={"Content-Type": "application/json"} if body is not None else None,
+                headers=sent or None,
                 params=dict(params or {}),
             )
         except httpx2.TimeoutException as exc:
@@ -127,9 +131,13 @@ class NtfyClient:
         so callers check the version first).
         """
         body = {"topic": topic, **content}
+        headers: dict[str, str] = {}
         if sequence_id is not None:
+            # ntfy 2.16 reads the sequence id from the JSON field and from the X-Sequence-ID header
+            # (its own Go client sends the header); both carry the same value.
             body["sequence_id"] = sequence_id
-        return dict(await self._json("POST", "/", body=body))
+            headers["X-Sequence-ID"] = sequence_id
+        return dict(await self._json("POST", "/", body=body, headers=headers))
 
     async def poll(
         self, topics: Sequence[str], params: Mapping[str, str], limit: int | None = None
