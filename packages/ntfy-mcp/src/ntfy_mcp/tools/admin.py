@@ -1,0 +1,167 @@
+"""Who can reach this instance: list_users, and the guarded create_user, delete_user, manage_user_access.
+
+These need an admin account (ntfy's ``/v1/users`` API). Each guarded tool
+reads the user list first, so a call that would fail (the user exists, does
+not exist, is an admin) fails before anybody is asked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+import mcp_types as mt
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from approval_core import NotApproved, annotations, structured
+from ntfy_mcp.app import NtfyApp
+from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
+from ntfy_mcp.errors import InputError, OutsideAllowedTopics
+from ntfy_mcp.outputs import AccessResult, Grant, User, UserResult, Users
+from ntfy_mcp.tools._common import tool_errors
+
+__all__ = ["register"]
+
+USERNAME = re.compile(r"^[-_.+@a-zA-Z0-9]{1,64}$")
+"""ntfy's username rule (letters, digits and ``-_.+@``), capped here at 64 characters."""
+TOPIC_RULE = re.compile(r"^[-_*A-Za-z0-9]{1,64}$")
+"""A topic or topic pattern in an access rule (``*`` is a wildcard)."""
+EVERYONE = "*"
+
+Username = Annotated[str, Field(min_length=1, max_length=64, description="An ntfy username")]
+ConfirmToken = Annotated[
+    str | None, Field(description="Only where no dialog can be shown: the token from the first call")
+]
+Permission = Literal["read-write", "read-only", "write-only", "deny-all", "remove"]
+
+
+def _user(raw: dict[str, Any]) -> User:
+    listed: list[dict[str, Any]] = list(raw.get("grants") or [])
+    grants = [Grant(topic=str(g.get("topic")), permission=str(g.get("permission"))) for g in listed]
+    return User(name=str(raw.get("username")), role=str(raw.get("role")), grants=grants)
+
+
+def _check_username(username: str, *, everyone: bool = False) -> str:
+    if everyone and username == EVERYONE:
+        return username
+    if not USERNAME.match(username):
+        raise InputError(f"username: {username!r} is not an ntfy username (letters, digits and -_.+@, up to 64)")
+    return username
+
+
+def register(server: MCPServer[Any], app: NtfyApp) -> None:
+    """Add the four user and access tools to ``server``."""
+
+    async def users() -> dict[str, User]:
+        return {u.name: u for u in map(_user, await app.client.users())}
+
+    @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
+    async def list_users() -> Annotated[mt.CallToolResult, Users]:
+        """The instance's users with role and access rules (admin credentials). No hashes, no tokens."""
+        with tool_errors():
+            found = await users()
+        return structured(Users(users=list(found.values())))
+
+    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
+    async def create_user(
+        ctx: Context,
+        username: Username,
+        password: Annotated[str, Field(min_length=8, max_length=256, description="Never shown or logged")],
+        confirm_token: ConfirmToken = None,
+    ) -> Annotated[mt.CallToolResult, UserResult] | mt.InputRequiredResult:
+        """Create a user account (role user, no access yet). Always asks a person first.
+
+        Guarded though it takes nothing away: a new account changes who can
+        reach this instance. The password is neither shown in the dialog nor
+        part of what an approval is bound to.
+        """
+        with tool_errors():
+            _check_username(username)
+            if username in await users():
+                raise InputError(f"username: an account {username!r} already exists")
+            decision = await app.gate.check(
+                ctx,
+                tool="create_user",
+                target={"username": username, "password": password},
+                exclude=["password"],
+                dialog=create_user_dialog(username),
+                confirm_token=confirm_token,
+            )
+            if isinstance(decision, NotApproved):
+                return decision.result
+            await app.client.create_user(username, password)
+        return structured(UserResult(username=username, created=True))
+
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    async def delete_user(
+        ctx: Context,
+        username: Username,
+        confirm_token: ConfirmToken = None,
+    ) -> Annotated[mt.CallToolResult, UserResult] | mt.InputRequiredResult:
+        """Delete a user account with its access rules and tokens. Always asks a person first."""
+        with tool_errors():
+            _check_username(username)
+            found = (await users()).get(username)
+            if found is None:
+                raise InputError(f"username: there is no account {username!r}")
+            if found.role == "admin":
+                raise InputError(f"username: {username!r} is an admin; ntfy does not delete admins through its API")
+            decision = await app.gate.check(
+                ctx,
+                tool="delete_user",
+                target={"username": username},
+                dialog=delete_user_dialog(username, len(found.grants)),
+                confirm_token=confirm_token,
+            )
+            if isinstance(decision, NotApproved):
+                return decision.result
+            await app.client.delete_user(username)
+        return structured(UserResult(username=username, deleted=True))
+
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    async def manage_user_access(
+        ctx: Context,
+        username: Annotated[str, Field(min_length=1, max_length=64, description="A username, or * for everyone")],
+        topic: Annotated[str, Field(min_length=1, max_length=64, description="A topic, or a pattern with *")],
+        permission: Annotated[Permission, Field(description="The rule to write, or remove to delete the rule")],
+        confirm_token: ConfirmToken = None,
+    ) -> Annotated[mt.CallToolResult, AccessResult] | mt.InputRequiredResult:
+        """Write or remove one access rule (username, topic, permission). Always asks a person first.
+
+        While NTFY_TOPICS is set, only those topics may be named and a
+        wildcard pattern is refused.
+        """
+        with tool_errors():
+            _check_username(username, everyone=True)
+            if not TOPIC_RULE.match(topic):
+                raise InputError(f"topic: {topic!r} is not a topic or pattern (letters, digits, '-', '_', '*')")
+            allowed = app.settings.topics
+            if allowed and "*" in topic:
+                raise OutsideAllowedTopics(f"topic: a wildcard rule ({topic!r}) is refused while NTFY_TOPICS is set")
+            if allowed and topic not in allowed:
+                raise OutsideAllowedTopics(f"topic: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)})")
+            found = (await users()).get(username)
+            if found is None:
+                raise InputError(f"username: there is no account {username!r}")
+            if found.role == "admin":
+                raise InputError(f"username: {username!r} is an admin, who may use every topic; rules do not apply")
+            existing = sum(g.topic == topic for g in found.grants)
+            if permission == "remove" and not existing:
+                raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
+            decision = await app.gate.check(
+                ctx,
+                tool="manage_user_access",
+                target={"rule": (username, topic, permission)},
+                dialog=access_dialog(username, topic, permission, existing),
+                confirm_token=confirm_token,
+            )
+            if isinstance(decision, NotApproved):
+                return decision.result
+            if permission == "remove":
+                await app.client.reset_access(username, topic)
+            else:
+                await app.client.set_access(username, topic, permission)
+        return structured(
+            AccessResult(username=username, topic=topic, permission=permission.replace("remove", "removed"))
+        )

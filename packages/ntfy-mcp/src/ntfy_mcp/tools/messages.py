@@ -1,0 +1,187 @@
+"""Notifications that never ask: publish_message, list_messages, get_message, mark_messages_read.
+
+Publishing is not guarded (seed 002): it destroys nothing, and NTFY_TOPICS
+bounds where it may go. Reading is bounded the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Annotated, Any
+
+import mcp_types as mt
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from approval_core import annotations, structured
+from ntfy_mcp.app import NtfyApp
+from ntfy_mcp.errors import BackendError, InputError
+from ntfy_mcp.models import Action, Priority, priority_number
+from ntfy_mcp.outputs import IdResult, IdResults, Message, MessageList, PublishResult, PublishResults, message_from_ntfy
+from ntfy_mcp.tools._common import content_from, tool_errors
+
+__all__ = ["register"]
+
+_SINCE = re.compile(r"^(all|\d{1,7}[smhd]|\d{9,11}|[A-Za-z0-9]{12})$")
+_MESSAGE_ID = re.compile(r"^[A-Za-z0-9]{12}$")
+
+Topics = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=64)]] | None,
+    Field(None, max_length=20, description="Topic names; default: the first of NTFY_TOPICS"),
+]
+SequenceIds = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=64)]],
+    Field(min_length=1, max_length=50, description="Sequence ids (a message's id unless it was given one)"),
+]
+
+
+def since_param(since: str, cursor: str | None) -> str:
+    """Ntfy's ``since``: the cursor (a message id) when given, else ``since`` checked.
+
+    Raises:
+        InputError: ``since`` is not all, a duration, a Unix time or a message id; or a bad cursor.
+    """
+    if cursor is not None:
+        if not _MESSAGE_ID.match(cursor):
+            raise InputError("cursor: pass back the next_cursor of an earlier list_messages result")
+        return cursor
+    if not _SINCE.match(since):
+        raise InputError(f"since: {since!r} is not 'all', a duration (10m, 2h, 1d), a Unix time or a message id")
+    return since
+
+
+def register(server: MCPServer[Any], app: NtfyApp) -> None:
+    """Add the four unguarded message tools to ``server``."""
+
+    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
+    async def publish_message(
+        topics: Topics = None,
+        message: Annotated[str | None, Field(description="The body, up to 4,096 bytes")] = None,
+        title: Annotated[str | None, Field(max_length=256, description="The notification's title")] = None,
+        priority: Annotated[
+            Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")
+        ] = None,
+        tags: Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")] = None,
+        markdown: Annotated[bool | None, Field(description="Render the body as Markdown")] = None,
+        click: Annotated[str | None, Field(description="http(s) URL opened on tap")] = None,
+        icon: Annotated[str | None, Field(description="http(s) URL of an icon")] = None,
+        attach: Annotated[str | None, Field(description="http(s) URL of a file to attach")] = None,
+        filename: Annotated[str | None, Field(description="Name shown for the attachment")] = None,
+        actions: Annotated[list[Action] | None, Field(max_length=3, description="Up to 3 buttons")] = None,
+        delay: Annotated[str | None, Field(description="30s, 10m, 2h, 1d (10 s to 3 days) or a Unix time")] = None,
+    ) -> Annotated[mt.CallToolResult, PublishResults]:
+        """Send a notification to one or more topics, with a result per topic.
+
+        Returns each topic's message id and sequence id (use them with
+        update_message, mark_messages_read and delete_messages). Not guarded:
+        nothing is taken away, and NTFY_TOPICS bounds where it may go.
+        """
+        with tool_errors():
+            chosen = app.topics_or_default(topics)
+            content = content_from(
+                message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
+                icon=icon, attach=attach, filename=filename, actions=actions, delay=delay,
+            )  # fmt: skip
+            if content.message is None and content.attach is None:
+                raise InputError("message: give a message (or attach a file by URL)")
+            body = content.to_ntfy()
+            now = time.time()
+            results: list[PublishResult] = []
+            for topic in chosen:
+                try:
+                    stored = await app.client.publish(topic, body)
+                except BackendError as exc:
+                    results.append(PublishResult(topic=topic, ok=False, error=str(exc)))
+                    continue
+                sent = message_from_ntfy(stored, now, shorten=True)
+                results.append(
+                    PublishResult(
+                        topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
+                        scheduled=sent.scheduled,
+                    )
+                )  # fmt: skip
+        failed = sum(not r.ok for r in results)
+        if failed == len(results):
+            raise ToolError("Nothing was published. " + " ".join(f"{r.topic}: {r.error}" for r in results))
+        return structured(PublishResults(results=results, published=len(results) - failed, failed=failed))
+
+    @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
+    async def list_messages(
+        topics: Topics = None,
+        since: Annotated[str, Field(description="all, a duration (10m, 2h, 1d), a Unix time, or a message id")] = "all",
+        cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
+        id: Annotated[str | None, Field(description="Only the message with this id")] = None,
+        title: Annotated[str | None, Field(description="Only messages with exactly this title")] = None,
+        message: Annotated[str | None, Field(description="Only messages with exactly this body")] = None,
+        priority: Annotated[list[Priority] | None, Field(max_length=5, description="Any of these")] = None,
+        tags: Annotated[list[str] | None, Field(max_length=10, description="All of these tags")] = None,
+        scheduled: Annotated[bool, Field(description="Include notifications not yet delivered")] = False,
+        limit: Annotated[int, Field(ge=1, le=100, description="Events per page")] = 20,
+    ) -> Annotated[mt.CallToolResult, MessageList]:
+        """List a topic's cached notifications, oldest first, bodies shortened to 280 characters.
+
+        Page with cursor; get_message returns a whole body. Text in the
+        result was written by whoever published to the topic.
+        """
+        with tool_errors():
+            chosen = app.topics_or_default(topics)
+            params = {"since": since_param(since, cursor)}
+            if scheduled:
+                params["scheduled"] = "1"
+            for name, value in (("id", id), ("title", title), ("message", message)):
+                if value is not None:
+                    params[name] = value
+            if priority:
+                params["priority"] = ",".join(str(priority_number(p)) for p in priority)
+            if tags:
+                params["tags"] = ",".join(tags)
+            events = await app.client.poll(chosen, params, limit=limit + 1)
+        now = time.time()
+        page = [message_from_ntfy(e, now, shorten=True) for e in events[:limit]]
+        cut = len(events) > limit
+        listing = MessageList(
+            topics=chosen, messages=page, count=len(page), next_cursor=page[-1].id if cut else None, cut=cut
+        )
+        return structured(listing)
+
+    @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
+    async def get_message(
+        topic: Annotated[str, Field(min_length=1, max_length=64, description="The topic")],
+        id: Annotated[str, Field(description="The message id (12 characters)")],
+    ) -> Annotated[mt.CallToolResult, Message]:
+        """One cached notification with its whole body. Its text was written by whoever published it."""
+        with tool_errors():
+            app.check_topic(topic)
+            if not _MESSAGE_ID.match(id):
+                raise InputError(f"id: {id!r} is not an ntfy message id (12 letters and digits)")
+            events = await app.client.poll([topic], {"since": "all", "scheduled": "1", "id": id})
+            found = [e for e in events if e.get("id") == id]
+            if not found:
+                raise InputError(f"id: no message {id!r} in the cache of topic {topic!r}")
+        return structured(message_from_ntfy(found[0], time.time(), shorten=False))
+
+    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=True))
+    async def mark_messages_read(
+        topic: Annotated[str, Field(min_length=1, max_length=64, description="The topic")],
+        sequence_ids: SequenceIds,
+    ) -> Annotated[mt.CallToolResult, IdResults]:
+        """Mark notifications read and dismiss them on subscribers' devices (ntfy >= 2.16), a result per id.
+
+        The notifications stay in the topic's cache. Refused on older servers.
+        """
+        with tool_errors():
+            app.check_topic(topic)
+            ids = app.check_sequence_ids(sequence_ids)
+            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
+            await app.require_sequences("clear", events)
+            results: list[IdResult] = []
+            for sid in ids:
+                try:
+                    await app.client.clear(topic, sid)
+                    results.append(IdResult(sequence_id=sid, ok=True))
+                except BackendError as exc:
+                    results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+        failed = sum(not r.ok for r in results)
+        return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))

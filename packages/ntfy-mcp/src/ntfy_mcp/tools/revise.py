@@ -1,0 +1,165 @@
+"""Guarded changes to notifications already sent: update_message and delete_messages (ntfy >= 2.16).
+
+Both read the topic first, check the server can do this by sequence id (an
+older ntfy would publish a second notification instead), refuse ids that are
+not on the topic, and only then ask. The dialog names the topic, the counts
+and the sequence ids: never a notification's text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import mcp_types as mt
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from approval_core import NotApproved, annotations, structured
+from ntfy_mcp.app import NtfyApp
+from ntfy_mcp.dialogs import delete_messages_dialog, update_dialog
+from ntfy_mcp.errors import BackendError, InputError
+from ntfy_mcp.models import Action, HttpAction, Priority
+from ntfy_mcp.outputs import IdResult, IdResults, PublishResult, message_from_ntfy
+from ntfy_mcp.tools._common import content_from, tool_errors
+from ntfy_mcp.tools.messages import SequenceIds
+
+__all__ = ["register"]
+
+Topic = Annotated[str, Field(min_length=1, max_length=64, description="The topic the notification is on")]
+ConfirmToken = Annotated[
+    str | None, Field(description="Only where no dialog can be shown: the token from the first call")
+]
+
+
+_STORED_AS = {
+    "message": "message",
+    "title": "title",
+    "priority": "priority",
+    "tags": "tags",
+    "markdown": "content_type",
+    "click": "click",
+    "icon": "icon",
+    "attach": "attachment",
+    "actions": "actions",
+}
+"""Each content field and the key ntfy stores it under in a message."""
+
+
+def _dropped(current: dict[str, Any], fields: Sequence[str]) -> int:
+    """How many fields the current version has that the new one does not set."""
+    return sum(1 for field, key in _STORED_AS.items() if current.get(key) and field not in fields)
+
+
+def _sequences(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The newest ``message`` event of each sequence id on a topic."""
+    latest: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if event.get("event", "message") == "message":
+            latest[str(event.get("sequence_id") or event.get("id"))] = event
+    return latest
+
+
+def register(server: MCPServer[Any], app: NtfyApp) -> None:
+    """Add update_message and delete_messages to ``server``."""
+
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    async def update_message(
+        ctx: Context,
+        topic: Topic,
+        sequence_id: Annotated[str, Field(min_length=1, max_length=64, description="Which notification")],
+        message: Annotated[str | None, Field(description="The new body, up to 4,096 bytes")] = None,
+        title: Annotated[str | None, Field(max_length=256, description="The notification's title")] = None,
+        priority: Annotated[
+            Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")
+        ] = None,
+        tags: Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")] = None,
+        markdown: Annotated[bool | None, Field(description="Render the body as Markdown")] = None,
+        click: Annotated[str | None, Field(description="http(s) URL opened on tap")] = None,
+        icon: Annotated[str | None, Field(description="http(s) URL of an icon")] = None,
+        attach: Annotated[str | None, Field(description="http(s) URL of a file to attach")] = None,
+        filename: Annotated[str | None, Field(description="Name shown for the attachment")] = None,
+        actions: Annotated[list[Action] | None, Field(max_length=3, description="Up to 3 buttons")] = None,
+        confirm_token: ConfirmToken = None,
+    ) -> Annotated[mt.CallToolResult, PublishResult] | mt.InputRequiredResult:
+        """Revise a notification in place by sequence id (ntfy >= 2.16). Always asks a person first.
+
+        The new content replaces the whole notification: fields not given are
+        gone from the new version. Refused on servers older than 2.16, which
+        would send a second notification instead.
+        """
+        with tool_errors():
+            app.check_topic(topic)
+            (sid,) = app.check_sequence_ids([sequence_id], "sequence_id")
+            content = content_from(
+                message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
+                icon=icon, attach=attach, filename=filename, actions=actions,
+            )  # fmt: skip
+            if content.message is None and content.attach is None:
+                raise InputError("message: a revision needs a message (or an attachment by URL)")
+            body = content.to_ntfy()
+            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
+            await app.require_sequences("revise", events)
+            current = _sequences(events).get(sid)
+            if current is None:
+                raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
+            fields = content.set_fields()
+            http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
+            decision = await app.gate.check(
+                ctx,
+                tool="update_message",
+                target={
+                    "topic": topic,
+                    "sequence_id": sid,
+                    "content": content.model_dump(mode="json", exclude_none=True),
+                },
+                dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
+                confirm_token=confirm_token,
+            )
+            if isinstance(decision, NotApproved):
+                return decision.result
+            stored = await app.client.publish(topic, body, sequence_id=sid)
+        sent = message_from_ntfy(stored, time.time(), shorten=True)
+        return structured(PublishResult(topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time))
+
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    async def delete_messages(
+        ctx: Context,
+        topic: Topic,
+        sequence_ids: SequenceIds,
+        confirm_token: ConfirmToken = None,
+    ) -> Annotated[mt.CallToolResult, IdResults] | mt.InputRequiredResult:
+        """Delete notifications by sequence id (ntfy >= 2.16), cancelling scheduled ones; a result per id.
+
+        Always asks a person first. Every id must be on the topic.
+        """
+        with tool_errors():
+            app.check_topic(topic)
+            ids = app.check_sequence_ids(sequence_ids)
+            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
+            await app.require_sequences("delete", events)
+            known = _sequences(events)
+            missing = [sid for sid in ids if sid not in known]
+            if missing:
+                raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
+            now = time.time()
+            scheduled = sum(int(known[sid].get("time", 0)) > now for sid in ids)
+            decision = await app.gate.check(
+                ctx,
+                tool="delete_messages",
+                target={"topic": topic, "sequence_ids": frozenset(ids)},
+                dialog=delete_messages_dialog(topic, ids, scheduled),
+                confirm_token=confirm_token,
+            )
+            if isinstance(decision, NotApproved):
+                return decision.result
+            results: list[IdResult] = []
+            for sid in ids:
+                try:
+                    await app.client.delete(topic, sid)
+                    results.append(IdResult(sequence_id=sid, ok=True))
+                except BackendError as exc:
+                    results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+        failed = sum(not r.ok for r in results)
+        return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))

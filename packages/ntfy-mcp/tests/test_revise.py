@@ -1,0 +1,255 @@
+"""update_message, delete_messages, mark_messages_read: the real ntfy where it can, the stand-in for 2.16+ routes.
+
+The real server decides which branch its tests take: on ntfy >= 2.16 they
+revise, clear and delete for real; on an older one they prove the refusal
+(nothing sent, nobody asked). The approval paths of the two guarded tools
+need a server that has the sequence routes on demand: the stand-in.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx2
+import pytest
+from ntfy_server import NtfyServer
+
+from approval_core.testing import DialogLog, connect, decline
+from conftest import HOSTILE, PATHS, call_guarded, real_server, standin_server
+from standin import NtfyStandIn
+
+pytestmark = pytest.mark.anyio
+TOPIC = "alerts"
+
+
+def real_events(ntfy: NtfyServer, topic: str) -> list[dict]:
+    response = httpx2.get(
+        f"{ntfy.url}/{topic}/json", params={"poll": "1", "since": "all", "scheduled": "1"}, headers=ntfy.admin_headers()
+    )
+    return [httpx2.Response(200, content=line).json() for line in response.text.splitlines() if line]
+
+
+# ---------------------------------------------------------------------------------------------- real ntfy
+
+
+async def test_delete_on_the_real_server_with_hostile_text_never_reaching_a_dialog(
+    ntfy: NtfyServer, topic: str
+) -> None:
+    log = DialogLog()
+    async with connect(real_server(ntfy), revision="2025-11-25", answer=log) as client:
+        sent = await client.call_tool("publish_message", {"topics": [topic], "message": HOSTILE, "title": HOSTILE})
+        sid = sent.structured_content["results"][0]["sequence_id"]
+        result = await client.call_tool("delete_messages", {"topic": topic, "sequence_ids": [sid]})
+    for text in log.messages:
+        assert HOSTILE not in text
+    if ntfy.supports_sequences:
+        assert not result.is_error, result.content
+        assert result.structured_content["done"] == 1
+        assert any(e["event"] == "message_delete" for e in real_events(ntfy, topic))
+        assert len(log.messages) == 1
+    else:
+        assert result.is_error
+        assert "Nothing was sent" in result.content[0].text
+        assert log.messages == []  # refused before anybody was asked
+        assert [e["message"] for e in real_events(ntfy, topic)] == [HOSTILE]
+
+
+async def test_update_on_the_real_server_revises_or_refuses_without_a_second_notification(
+    ntfy: NtfyServer, topic: str
+) -> None:
+    log = DialogLog()
+    async with connect(real_server(ntfy), revision="2026-07-28", answer=log) as client:
+        sent = await client.call_tool("publish_message", {"topics": [topic], "message": "disk at 91%"})
+        sid = sent.structured_content["results"][0]["sequence_id"]
+        result = await client.call_tool(
+            "update_message", {"topic": topic, "sequence_id": sid, "message": "disk at 95%"}
+        )
+    events = real_events(ntfy, topic)
+    if ntfy.supports_sequences:
+        assert not result.is_error, result.content
+        assert events[-1]["message"] == "disk at 95%"
+        assert events[-1].get("sequence_id") == sid
+    else:
+        assert result.is_error
+        assert "older servers" in result.content[0].text.lower() or "2.16" in result.content[0].text
+        assert [e["message"] for e in events] == ["disk at 91%"]  # no second notification
+        assert log.messages == []
+
+
+async def test_mark_read_on_the_real_server(ntfy: NtfyServer, topic: str) -> None:
+    async with connect(real_server(ntfy), revision="2025-11-25") as client:
+        sent = await client.call_tool("publish_message", {"topics": [topic], "message": "read me"})
+        sid = sent.structured_content["results"][0]["sequence_id"]
+        result = await client.call_tool("mark_messages_read", {"topic": topic, "sequence_ids": [sid]})
+    if ntfy.supports_sequences:
+        assert result.structured_content["done"] == 1
+        assert any(e["event"] == "message_clear" for e in real_events(ntfy, topic))
+    else:
+        assert result.is_error
+        assert "2.16" in result.content[0].text
+        assert len(real_events(ntfy, topic)) == 1
+
+
+# ---------------------------------------------------------------------------------------------- the stand-in
+
+
+def standin_with(message: str = "m", **extra) -> tuple[NtfyStandIn, str]:
+    standin = NtfyStandIn()
+    sent = standin.publish(TOPIC, message, **extra)
+    return standin, sent["sequence_id"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_delete_messages_asks_with_topic_count_and_ids_only(path: str) -> None:
+    standin, first = standin_with(HOSTILE, title=HOSTILE, tags=[HOSTILE])
+    second = standin.publish(TOPIC, "later " + HOSTILE, time=int(time.time()) + 3600)["sequence_id"]
+    server = standin_server(standin, elicitation=path != "token")
+    args = {"topic": TOPIC, "sequence_ids": [first, second]}
+    result, seen = await call_guarded(server, path, "delete_messages", args)
+    assert not result.is_error, result.content
+    assert result.structured_content["done"] == 2
+    assert [e["event"] for e in standin.messages(TOPIC)] == ["message", "message_delete", "message_delete"]
+    dialog = next(text for text in seen if "Delete 2 notification(s)" in text)
+    assert "1 of them not yet delivered" in dialog
+    assert f"Sequence ids: {first}, {second}" in dialog
+    for text in seen:
+        assert HOSTILE not in text
+        assert "later" not in text
+
+
+async def test_the_delete_binding_is_the_exact_set_of_ids() -> None:
+    standin = NtfyStandIn()
+    a, b = (standin.publish(TOPIC, n)["sequence_id"] for n in ("one", "two"))
+    server = standin_server(standin, elicitation=False)
+    async with connect(server, revision="2025-11-25") as client:
+        first = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [a]})
+        token = first.structured_content["approval"]["confirm_token"]
+        widened = await client.call_tool(
+            "delete_messages", {"topic": TOPIC, "sequence_ids": [a, b], "confirm_token": token}
+        )
+        assert widened.structured_content["approval"]["outcome"] == "token_refused"
+        pair = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [a, b]})
+        token = pair.structured_content["approval"]["confirm_token"]
+        reordered = await client.call_tool(
+            "delete_messages", {"topic": TOPIC, "sequence_ids": [b, a], "confirm_token": token}
+        )
+    assert not reordered.is_error
+    assert [r["sequence_id"] for r in reordered.structured_content["results"]] == [b, a]
+
+
+async def test_delete_refuses_ids_not_on_the_topic_before_asking() -> None:
+    standin, sid = standin_with()
+    log = DialogLog()
+    async with connect(standin_server(standin), revision="2025-11-25", answer=log) as client:
+        unknown = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [sid, "nosuchid"]})
+        repeated = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [sid, sid]})
+        malformed = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": ["a/b"]})
+    assert "nosuchid" in unknown.content[0].text
+    assert "twice" in repeated.content[0].text
+    assert "sequence id" in malformed.content[0].text
+    assert log.messages == []
+    assert all(method != "DELETE" for method, _ in standin.requests)
+
+
+async def test_declined_delete_deletes_nothing() -> None:
+    standin, sid = standin_with()
+    async with connect(standin_server(standin), revision="2026-07-28", answer=DialogLog(decline)) as client:
+        result = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [sid]})
+    assert result.is_error
+    assert [e["event"] for e in standin.messages(TOPIC)] == ["message"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_update_message_names_replaced_fields_without_quoting_text(path: str) -> None:
+    standin, sid = standin_with("old " + HOSTILE, title="old title")
+    server = standin_server(standin, elicitation=path != "token")
+    new = {
+        "topic": TOPIC,
+        "sequence_id": sid,
+        "message": "new " + HOSTILE,
+        "title": "New title",
+        "actions": [{"action": "http", "label": "Fire", "url": "https://example.org/hook", "body": "x"}],
+    }
+    result, seen = await call_guarded(server, path, "update_message", new)
+    assert not result.is_error, result.content
+    latest = standin.messages(TOPIC)[-1]
+    assert latest["message"] == "new " + HOSTILE
+    assert latest["sequence_id"] == sid
+    dialog = next(text for text in seen if "Revise 1 notification in place" in text)
+    assert "replacing 3 field(s) and dropping 0 the new version does not set" in dialog
+    assert "1 http action button(s)" in dialog
+    lines = dialog.splitlines()
+    for name in ("message", "title", "actions"):
+        assert f"  Field replaced: {name}" in lines
+    for text in seen:
+        assert HOSTILE not in text
+        assert "New title" not in text
+        assert "old title" not in text
+        assert "example.org/hook" not in text
+
+
+async def test_the_update_dialog_counts_fields_the_revision_drops() -> None:
+    standin, sid = standin_with("old", title="old title", tags=["a"], click="https://example.org")
+    log = DialogLog(decline)
+    async with connect(standin_server(standin), revision="2025-11-25", answer=log) as client:
+        await client.call_tool("update_message", {"topic": TOPIC, "sequence_id": sid, "message": "new"})
+    assert "replacing 1 field(s) and dropping 3 the new version does not set" in log.messages[0]
+    assert "  Field replaced: message" in log.messages[0].splitlines()
+
+
+async def test_the_update_binding_covers_all_new_content_actions_included() -> None:
+    standin, sid = standin_with("typo")
+    server = standin_server(standin, elicitation=False)
+    base = {"topic": TOPIC, "sequence_id": sid, "message": "fixed"}
+    button = [{"action": "http", "label": "Go", "url": "https://example.org/x"}]
+    async with connect(server, revision="2025-11-25") as client:
+        first = await client.call_tool("update_message", base)
+        token = first.structured_content["approval"]["confirm_token"]
+        with_button = await client.call_tool("update_message", {**base, "actions": button, "confirm_token": token})
+    assert with_button.structured_content["approval"]["outcome"] == "token_refused"
+    assert [e["message"] for e in standin.messages(TOPIC)] == ["typo"]
+
+
+@pytest.mark.parametrize("tool", ["update_message", "mark_messages_read", "delete_messages"])
+async def test_servers_older_than_2_16_are_refused_before_anything_is_sent(tool: str) -> None:
+    standin = NtfyStandIn(version="2.15.0")
+    sid = standin.publish(TOPIC, "m")["id"]
+    args = {"topic": TOPIC, "sequence_id": sid, "message": "new"} if tool == "update_message" else {
+        "topic": TOPIC, "sequence_ids": [sid]}  # fmt: skip
+    log = DialogLog()
+    async with connect(standin_server(standin), revision="2025-11-25", answer=log) as client:
+        result = await client.call_tool(tool, args)
+    assert result.is_error
+    assert "older than 2.16" in result.content[0].text
+    assert log.messages == []
+    assert [m for m, p in standin.requests if m != "GET"] == []
+
+
+async def test_an_unknown_version_is_enough_when_the_topic_shows_sequence_ids() -> None:
+    standin = NtfyStandIn(version="2.16.0")
+    sid = standin.publish(TOPIC, "m")["sequence_id"]
+    standin.version_visible = False
+    async with connect(standin_server(standin), revision="2025-11-25") as client:
+        result = await client.call_tool("mark_messages_read", {"topic": TOPIC, "sequence_ids": [sid]})
+    assert not result.is_error, result.content
+    assert standin.messages(TOPIC)[-1]["event"] == "message_clear"
+
+
+async def test_an_unknown_version_with_no_sequence_ids_in_sight_is_refused() -> None:
+    standin = NtfyStandIn(version="2.16.0", version_visible=False)
+    async with connect(standin_server(standin), revision="2025-11-25") as client:
+        result = await client.call_tool("mark_messages_read", {"topic": TOPIC, "sequence_ids": ["abc"]})
+    assert result.is_error
+    assert "could not confirm" in result.content[0].text
+
+
+async def test_mark_messages_read_gives_a_result_per_id() -> None:
+    standin = NtfyStandIn()
+    a, b = (standin.publish(TOPIC, n)["sequence_id"] for n in ("one", "two"))
+    async with connect(standin_server(standin), revision="2026-07-28") as client:
+        result = await client.call_tool("mark_messages_read", {"topic": TOPIC, "sequence_ids": [a, b]})
+    assert result.structured_content["results"] == [
+        {"sequence_id": a, "ok": True, "error": None},
+        {"sequence_id": b, "ok": True, "error": None},
+    ]
+    assert [e["event"] for e in standin.messages(TOPIC)][-2:] == ["message_clear", "message_clear"]
