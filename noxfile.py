@@ -67,6 +67,26 @@ def family(session: nox.Session) -> None:
     session.run("pytest", "tests", "--no-cov", *session.posargs)
 
 
+@nox.session
+def integration(session: nox.Session) -> None:
+    """Every test against real servers: Radicale, Xandikos and ntfy, started on 127.0.0.1.
+
+    Fails, never skips, when one of them cannot be started. ntfy is built from its Go module
+    unless NTFY_SERVER_BINARY names a binary (see testing/ntfy_server.py).
+    """
+    sync(session, "--all-packages", "--group", "test")
+    session.run(
+        "pytest",
+        "packages/caldav-mcp/tests",
+        "packages/carddav-mcp/tests",
+        "packages/ntfy-mcp/tests",
+        "-m",
+        "",
+        "--no-cov",
+        *session.posargs,
+    )
+
+
 BENCHMARKS = sorted(
     str(p.relative_to(ROOT))
     for pattern in ("packages/*/benchmarks/bench_*.py", "benchmarks/bench_*.py")

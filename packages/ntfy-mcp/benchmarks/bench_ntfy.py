@@ -32,12 +32,12 @@ import httpx2
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "testing"))
 
-from ntfy_server import NtfyServer, ntfy_server  # noqa: E402
+from ntfy_server import NtfyServer, ntfy_server
 
-from approval_core import ApprovalSettings  # noqa: E402
-from approval_core.testing import connect  # noqa: E402
-from ntfy_mcp import build_server  # noqa: E402
-from ntfy_mcp.settings import NtfySettings  # noqa: E402
+from approval_core import ApprovalSettings
+from approval_core.testing import connect
+from ntfy_mcp import build_server
+from ntfy_mcp.settings import NtfySettings
 
 ROUNDS = 200
 WARMUP = 20

@@ -87,3 +87,10 @@ async def call_guarded(
         token = first.structured_content["approval"]["confirm_token"]
         second = await client.call_tool(tool, {**args, "confirm_token": token})
         return second, [first.content[0].text, *log.messages]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that needs the real ntfy, so a run can select or deselect them (``-m real_ntfy``)."""
+    for item in items:
+        if "ntfy" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_ntfy)
