@@ -59,7 +59,9 @@ TOOLS = ["update_contact", "delete_contact", "move_contact", "update_group", "de
 
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("tool", TOOLS)
-async def test_a_declined_dialog_changes_nothing_and_never_shows_card_text(book: Book, tool: str, revision: str) -> None:
+async def test_a_declined_dialog_changes_nothing_and_never_shows_card_text(
+    book: Book, tool: str, revision: str
+) -> None:
     args, changed = guarded(book)[tool]
     log = DialogLog(decline)
     async with connect(book.dav.server(), revision=revision, answer=log) as client:
@@ -123,7 +125,9 @@ async def test_the_dialog_counts_what_the_server_read(book: Book) -> None:
 
 
 async def test_a_raw_card_replacement_says_everything_else_goes_photo_included(dav: Dav) -> None:
-    href = dav.put(dav.book, "p.vcf", vcard("UID:p", "FN:P", "N:P;;;;", "TEL:123", "PHOTO;ENCODING=b;TYPE=PNG:iVBORw0KGgo="))
+    href = dav.put(
+        dav.book, "p.vcf", vcard("UID:p", "FN:P", "N:P;;;;", "TEL:123", "PHOTO;ENCODING=b;TYPE=PNG:iVBORw0KGgo=")
+    )
     log = DialogLog(decline)
     async with connect(dav.server(), revision="2025-11-25", answer=log) as client:
         await client.call_tool("update_contact", {"contact_id": href, "vcard": vcard("UID:p", "FN:P2")})
@@ -167,7 +171,9 @@ async def test_a_token_for_adding_grace_cannot_remove_ada(book: Book) -> None:
     before = book.card(book.team)
     async with connect(book.dav.server(OFF), revision="2026-07-28") as client:
         token = await token_for(client, "update_group", {"group_id": book.team, "add": [book.grace]})
-        result = await client.call_tool("update_group", {"group_id": book.team, "remove": [book.ada], "confirm_token": token})
+        result = await client.call_tool(
+            "update_group", {"group_id": book.team, "remove": [book.ada], "confirm_token": token}
+        )
     assert result.is_error
     assert book.card(book.team) == before
 
@@ -175,9 +181,13 @@ async def test_a_token_for_adding_grace_cannot_remove_ada(book: Book) -> None:
 async def test_a_delete_token_binds_the_exact_set_of_contacts(book: Book) -> None:
     async with connect(book.dav.server(OFF), revision="2026-07-28") as client:
         token = await token_for(client, "delete_contact", {"contact_ids": [book.ada]})
-        wider = await client.call_tool("delete_contact", {"contact_ids": [book.ada, book.grace], "confirm_token": token})
+        wider = await client.call_tool(
+            "delete_contact", {"contact_ids": [book.ada, book.grace], "confirm_token": token}
+        )
         token = await token_for(client, "delete_contact", {"contact_ids": [book.grace, book.ada]})
-        reordered = await client.call_tool("delete_contact", {"contact_ids": [book.ada, book.grace], "confirm_token": token})
+        reordered = await client.call_tool(
+            "delete_contact", {"contact_ids": [book.ada, book.grace], "confirm_token": token}
+        )
     assert wider.is_error
     assert not reordered.is_error  # a set: the order of the ids does not matter
     assert not book.dav.exists(book.ada)
@@ -246,7 +256,9 @@ async def test_contact_tools_refuse_group_cards_and_group_tools_refuse_contacts(
 
 async def test_a_card_changed_while_the_person_reads_is_reported_not_overwritten(book: Book) -> None:
     async def edit_then_accept(context: Any, params: Any) -> Any:
-        book.dav.put(book.dav.book, "ada.vcf", vcard("UID:ada", "FN:Ada", "N:Lovelace;Ada;;;", "TITLE:Edited meanwhile"))
+        book.dav.put(
+            book.dav.book, "ada.vcf", vcard("UID:ada", "FN:Ada", "N:Lovelace;Ada;;;", "TITLE:Edited meanwhile")
+        )
         return ticked
 
     async with connect(book.dav.server(), revision="2025-11-25", answer=edit_then_accept) as client:
