@@ -47,7 +47,8 @@ async def test_list_contacts_pages_with_a_cursor_and_leaves_groups_out(dav: Dav)
 async def test_get_contact_reads_every_field(dav: Dav) -> None:
     href = dav.put(dav.book, "a.vcf", vcard(
         "UID:a", "FN:Ada Lovelace", "N:Lovelace;Ada;King;Lady;", "NICKNAME:Enchantress",
-        "EMAIL;TYPE=WORK:ada@example.org", "TEL;TYPE=CELL:+44 20 7946 0018", "ADR;TYPE=HOME:;;12 St James's Sq;London;;SW1Y;UK",
+        "EMAIL;TYPE=WORK:ada@example.org", "TEL;TYPE=CELL:+44 20 7946 0018",
+        "ADR;TYPE=HOME:;;12 St James's Sq;London;;SW1Y;UK",
         "ORG:Analytical Engines;Research", "TITLE:Countess", "NOTE:First programmer", "BDAY:--1210",
         "X-ANNIVERSARY:1835-07-08", "CATEGORIES:Friends,Math", "URL:https://example.org/ada", "X-CUSTOM:kept",
     ))  # fmt: skip
@@ -130,7 +131,8 @@ async def test_export_returns_raw_cards_and_list_changes_follows_the_sync_token(
 
 async def test_create_contact_writes_the_books_version_and_the_fields(dav: Dav) -> None:
     dav.put(dav.book, "v4.vcf", vcard("UID:v4", "FN:Four", version="4.0"))
-    fields = {"fn": "Grace Hopper", "n": {"family": "Hopper", "given": "Grace"}, "phones": [{"value": "+1 555", "types": ["cell"]}],
+    phones = [{"value": "+1 555", "types": ["cell"]}]
+    fields = {"fn": "Grace Hopper", "n": {"family": "Hopper", "given": "Grace"}, "phones": phones,
               "birthday": {"month": 12, "day": 9}}  # fmt: skip
     created = (await call(dav, "create_contact", {"address_book": dav.book, "fields": fields})).structured_content
     text = dav.get(created["id"])

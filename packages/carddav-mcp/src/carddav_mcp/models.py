@@ -179,7 +179,9 @@ class ContactList(BaseModel):
     address_book: str
     contacts: list[ContactSummary]
     next_cursor: str | None = Field(description="pass as cursor for the next page; null on the last page")
-    partial: Literal[True] = Field(default=True, description="summary properties only: use get_contact for a whole card")
+    partial: Literal[True] = Field(
+        default=True, description="summary properties only: use get_contact for a whole card"
+    )
 
 
 class SearchHit(ContactSummary):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -38,7 +38,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
     backend = Backend(carddav or CardDavSettings.from_env())
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+    async def lifespan(_: MCPServer[Any]) -> AsyncGenerator[dict[str, Any]]:
         try:
             yield {}
         finally:

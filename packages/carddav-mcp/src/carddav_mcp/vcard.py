@@ -131,7 +131,8 @@ class Prop:
 
     def text(self) -> str:
         """The value as text: quoted-printable decoded, backslash escapes undone."""
-        return "".join(str(v) for v in _text_values(self._decoded(), listSeparator="\x00"))
+        # "\:" is not an RFC escape, but Google and others write it in URLs
+        return "".join(str(v) for v in _text_values(self._decoded().replace("\\:", ":"), listSeparator="\x00"))
 
     def values(self) -> list[str]:
         """A comma-separated list value (CATEGORIES, NICKNAME), each item unescaped, empties dropped."""
@@ -139,7 +140,7 @@ class Prop:
 
     def components(self) -> list[str]:
         """A semicolon-structured value (N, ADR, ORG), each component unescaped."""
-        return [str(p) for p in _text_values(self._decoded(), listSeparator=";", charList=";")]
+        return [str(p) for p in _text_values(self._decoded(), listSeparator=";")]
 
     def binary(self) -> bytes | None:
         """Inline binary content (3.0 ``ENCODING=b``, 2.1 ``BASE64``, 4.0 ``data:`` URI), or None."""
