@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from approval_core import ApprovalSettings
-from approval_core.testing import connect
+from approval_core.testing import DialogLog, accept, connect
 from carddav_mcp.settings import CardDavSettings
 from carddav_mcp.vcard import Card
 from conftest import Dav, vcard
@@ -209,3 +209,76 @@ async def test_wrong_credentials_are_reported(radicale: Dav) -> None:
     assert result.is_error
     assert "CARDDAV_USERNAME" in result.content[0].text
     assert "wrong" not in result.content[0].text
+
+
+async def test_get_server_info_reports_classes_principal_and_sync(dav: Dav) -> None:
+    info = (await call(dav, "get_server_info", {})).structured_content
+    assert "addressbook" in info["dav_classes"]
+    assert info["principal"] == "/willi/"
+    assert info["supports_sync_collection"] is True
+    assert sorted(info["allowed_address_books"]) == sorted(dav.settings.addressbooks)
+
+
+async def test_export_pages_with_a_cursor(dav: Dav) -> None:
+    for i in range(3):
+        dav.put(dav.book, f"e{i}.vcf", vcard(f"UID:e{i}", f"FN:E{i}", "N:E;;;;"))
+    async with connect(dav.server(), revision="2026-07-28") as client:
+        first = (await client.call_tool("export_contacts", {"address_book": dav.book, "limit": 2})).structured_content
+        rest = (
+            await client.call_tool("export_contacts", {"address_book": dav.book, "cursor": first["next_cursor"]})
+        ).structured_content
+    assert [c["id"].rsplit("/", 1)[1] for c in first["cards"] + rest["cards"]] == ["e0.vcf", "e1.vcf", "e2.vcf"]
+    assert rest["next_cursor"] is None
+
+
+UPDATE_ERRORS = [
+    ({}, "exactly one of changes or vcard"),
+    ({"changes": {}}, "at least one field"),
+    ({"changes": {"fn": None}}, "cannot be cleared"),
+    ({"vcard": "hello"}, "is not a vCard"),
+    ({"vcard": vcard("UID:a", "FN:A", version="4.0")}, "must be vCard 3.0"),
+    ({"vcard": vcard("UID:other", "FN:A")}, "must keep the UID"),
+    ({"vcard": vcard("UID:a", "N:A;;;;")}, "must have FN"),
+    ({"vcard": vcard("UID:a", "FN:G", "X-ADDRESSBOOKSERVER-KIND:group")}, "is a group card"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), UPDATE_ERRORS)
+async def test_update_contact_refuses_bad_input_before_asking(radicale: Dav, args: dict, needle: str) -> None:
+    href = radicale.put(radicale.book, "a.vcf", vcard("UID:a", "FN:A", "N:A;;;;"))
+    log = DialogLog(accept)
+    async with connect(radicale.server(), revision="2025-11-25", answer=log) as client:
+        result = await client.call_tool("update_contact", {"contact_id": href, **args})
+    assert result.is_error
+    assert needle in result.content[0].text
+    assert log.messages == []
+
+
+async def test_every_field_can_be_set_and_cleared(dav: Dav) -> None:
+    href = dav.put(dav.book, "a.vcf", vcard("UID:a", "FN:A", "N:A;B;;;", "TITLE:T", "URL:https://old.example"))
+    changes = {
+        "n": None,
+        "nickname": ["Ace"],
+        "emails": [{"value": "a@example.org", "types": ["home"]}],
+        "addresses": [{"types": ["work"], "street": "Main St 1", "locality": "Springfield", "country": "US"}],
+        "urls": None,
+        "org": ["Acme; Inc", "Lab"],
+        "title": None,
+        "note": "two\nlines",
+        "anniversary": {"year": 2001, "month": 6, "day": 2},
+        "categories": ["x,y", "z"],
+    }
+    async with connect(dav.server(), revision="2025-11-25", answer=accept) as client:
+        done = await client.call_tool("update_contact", {"contact_id": href, "changes": changes})
+        contact = (await client.call_tool("get_contact", {"contact_id": href})).structured_content
+    assert not done.is_error, done.content
+    assert contact["n"] == {"family": "", "given": "", "additional": "", "prefix": "", "suffix": ""}
+    assert contact["nickname"] == ["Ace"]
+    assert contact["emails"] == [{"value": "a@example.org", "types": ["home"]}]
+    assert contact["addresses"][0]["street"] == "Main St 1"
+    assert contact["urls"] == []
+    assert contact["org"] == ["Acme; Inc", "Lab"]
+    assert contact["title"] is None
+    assert contact["note"] == "two\nlines"
+    assert contact["anniversary"] == {"year": 2001, "month": 6, "day": 2}
+    assert contact["categories"] == ["x,y", "z"]
