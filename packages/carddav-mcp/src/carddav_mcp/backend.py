@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from carddav_mcp.client import BookInfo, CardData, CardDavClient
 from carddav_mcp.davxml import norm_href
-from carddav_mcp.errors import BackendError, InvalidInput, NotAllowed, NotFound
+from carddav_mcp.errors import AuthenticationFailed, BackendError, InvalidInput, NotAllowed, NotFound, Unreachable
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from carddav_mcp.vcard import Card
 
@@ -46,6 +46,7 @@ class Backend:
         self.settings = settings
         self._client: CardDavClient | None = None
         self._cache: dict[str, dict[str, Entry]] = {}
+        self._rows: dict[str, tuple[str | None, dict[str, str | None]]] = {}
 
     def client(self) -> CardDavClient:
         """The CardDAV client, made on first use.
@@ -130,13 +131,44 @@ class Backend:
             raise NotFound(f"{field}: there is no address book at {path}; list_address_books shows the ones there are.")
         return info
 
+    async def rows(self, book: str) -> list[tuple[str, str | None]]:
+        """(href, ETag) of every card in ``book``, sorted by href.
+
+        Kept up to date with RFC 6578 sync-collection: the first call lists
+        everything and keeps the sync token, later calls fetch only what
+        changed since. A token the server no longer accepts leads to a full
+        listing; a server without sync-collection is listed by PROPFIND.
+        """
+        client = self.client()
+        token, known = self._rows.get(book, (None, {}))
+        try:
+            result = await client.sync(book, token)
+        except (NotFound, Unreachable, AuthenticationFailed):
+            raise
+        except BackendError:
+            try:
+                result = await client.sync(book, None) if token is not None else None
+            except BackendError:
+                result = None
+            if result is None:
+                listing = await client.list_etags(book)
+                self._rows.pop(book, None)
+                return listing
+            token, known = None, {}
+        current = dict(known) if token is not None else {}
+        for href in result.deleted:
+            current.pop(href, None)
+        current.update(result.changed)
+        self._rows[book] = (result.token, current)
+        return sorted(current.items())
+
     async def entries(self, book: str, hrefs: list[tuple[str, str | None]] | None = None) -> list[Entry]:
         """Parsed cards of ``book`` (all, or the given (href, ETag) rows), fetching only what changed.
 
         Cards the server holds but that do not parse are left out (and logged).
         """
         client = self.client()
-        rows = await client.list_etags(book) if hrefs is None else hrefs
+        rows = await self.rows(book) if hrefs is None else hrefs
         cached = self._cache.setdefault(book, {})
         stale = [href for href, etag in rows if href not in cached or cached[href].data.etag != etag or etag is None]
         if stale:

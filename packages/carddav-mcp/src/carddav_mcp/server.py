@@ -62,5 +62,6 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
 def main() -> None:
     """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve over stdio."""
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")  # stderr
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request is noise on a person's console
     settings = load_settings_or_exit(SERVER_NAME)
     build_server(settings).run("stdio")

@@ -46,7 +46,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 url=client.base_url,
                 principal=principal,
                 dav_classes=sorted(classes),
-                supports_sync_collection=any(b.sync_token for b in books),
+                supports_sync_collection=bool(books) and await client.supports_sync(books[0].path),
                 allowed_address_books=sorted(backend.settings.addressbooks),
             )
         )

@@ -68,7 +68,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         """List contacts of an address book, a page at a time, sorted by id (summary properties only; partial)."""
         book = (await backend.book("address_book", address_book)).path
         after = decode_cursor(cursor)
-        rows = [row for row in await backend.client().list_etags(book) if after is None or row[0] > after]
+        rows = [row for row in await backend.rows(book) if after is None or row[0] > after]
         found: list[Entry] = []
         position = 0
         while len(found) < limit and position < len(rows):
@@ -175,7 +175,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         """Export raw vCards (contacts and group cards, as stored) of an address book, a page at a time."""
         book = (await backend.book("address_book", address_book)).path
         after = decode_cursor(cursor)
-        rows = [row for row in await backend.client().list_etags(book) if after is None or row[0] > after]
+        rows = [row for row in await backend.rows(book) if after is None or row[0] > after]
         page = rows[:limit]
         cards = await backend.client().multiget(book, [href for href, _ in page])
         cards.sort(key=lambda c: c.href)

@@ -30,7 +30,7 @@ _VERSION_PROBE = 20
 
 
 async def _version_of(backend: Backend, book: str) -> str:
-    rows = (await backend.client().list_etags(book))[:_VERSION_PROBE]
+    rows = (await backend.rows(book))[:_VERSION_PROBE]
     return book_version(await backend.entries(book, rows)) if rows else "3.0"
 
 
