@@ -175,7 +175,10 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         name: Annotated[str | None, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$")] = None,
         add: Members | None = None,
         remove: Members | None = None,
-        members: Annotated[list[str] | None, Field(max_length=1000, description="the whole new member list")] = None,
+        members: Annotated[
+            list[Annotated[str, Field(max_length=1000)]] | None,
+            Field(max_length=1000, description="the whole new member list (contact ids)"),
+        ] = None,
         confirm_token: Token = None,
     ) -> Annotated[mt.CallToolResult, Group] | mt.InputRequiredResult:
         """Rename a group and/or change its members (add/remove, or a whole new list). Always asks first."""
