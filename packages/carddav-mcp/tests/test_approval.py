@@ -125,6 +125,7 @@ async def test_the_dialog_counts_what_the_server_read(book: Book) -> None:
         await client.call_tool("move_contact", {"contact_id": book.ada, "destination": book.dav.other})
     update, group, delete_group, delete, move = log.messages
     assert update.startswith("Replace 2 field(s) of one contact: 1 given new values, 1 cleared")
+    assert "  Fields: note (cleared), title (set)" in update
     assert group.startswith("Change the members of a group of 1 contact(s): 1 added, 0 removed, 2 after the change")
     assert "The contacts themselves stay" in group
     assert delete_group.startswith("Delete a group of 1 contact(s)")

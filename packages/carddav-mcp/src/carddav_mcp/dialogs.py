@@ -24,8 +24,18 @@ _NO_HISTORY = (
 )
 
 
-def update_fields_dialog(book: str, contact: str, set_count: int, cleared_count: int) -> Dialog:
-    """update_contact with fields: how many fields are replaced, set or cleared."""
+def update_fields_dialog(book: str, contact: str, actions: dict[str, str]) -> Dialog:
+    """update_contact with fields: how many fields are replaced, set or cleared.
+
+    Args:
+        book: The address book's path.
+        contact: The contact id.
+        actions: Field name (a name from the tool's own schema, never card
+            text) → ``"set"`` or ``"cleared"``.
+    """
+    set_count = sum(1 for action in actions.values() if action == "set")
+    cleared_count = len(actions) - set_count
+    fields = ", ".join(f"{name} ({action})" for name, action in sorted(actions.items()))
     return Dialog(
         operation(
             "replace {fields} field(s) of one contact: {set} given new values, {cleared} cleared",
@@ -34,7 +44,7 @@ def update_fields_dialog(book: str, contact: str, set_count: int, cleared_count:
             cleared=cleared_count,
         ),
         _NO_HISTORY,
-        [CallerValue("Address book", book), CallerValue("Contact", contact)],
+        [CallerValue("Address book", book), CallerValue("Contact", contact), CallerValue("Fields", fields)],
     )
 
 

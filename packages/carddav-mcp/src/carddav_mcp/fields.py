@@ -25,7 +25,7 @@ from carddav_mcp.models import (
 )
 from carddav_mcp.vcard import Card, Prop, escape_text, make_line
 
-__all__ = ["FIELD_PROPERTIES", "changed_lines", "parse_partial_date", "summary", "to_contact"]
+__all__ = ["FIELD_PROPERTIES", "changed_lines", "parse_partial_date", "photo_info", "summary", "to_contact"]
 
 FIELD_PROPERTIES: dict[str, frozenset[str]] = {
     "fn": frozenset({"FN"}),

@@ -89,8 +89,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             new = current.replaced(names, lines)
             target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
             target["actions"] = actions
-            set_count = sum(1 for a in actions.values() if a == "set")
-            dialog = dialogs.update_fields_dialog(book, href, set_count, len(actions) - set_count)
+            dialog = dialogs.update_fields_dialog(book, href, actions)
             changed = sorted(actions)
         else:
             assert vcard is not None
