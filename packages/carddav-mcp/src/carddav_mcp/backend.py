@@ -17,7 +17,15 @@ from dataclasses import dataclass
 
 from carddav_mcp.client import BookInfo, CardData, CardDavClient
 from carddav_mcp.davxml import norm_href
-from carddav_mcp.errors import AuthenticationFailed, BackendError, InvalidInput, NotAllowed, NotFound, Unreachable
+from carddav_mcp.errors import (
+    AuthenticationFailed,
+    BackendError,
+    Forbidden,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    Unreachable,
+)
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from carddav_mcp.vcard import Card
 
@@ -161,6 +169,19 @@ class Backend:
         current.update(result.changed)
         self._rows[book] = (result.token, current)
         return sorted(current.items())
+
+    async def writable_book(self, field: str, value: str) -> BookInfo:
+        """Like :meth:`book`, and the account may write there (checked before anybody is asked).
+
+        Raises:
+            Forbidden: the server reports no write privilege on the book.
+        """
+        info = await self.book(field, value)
+        if not info.writable:
+            raise Forbidden(
+                f"{field}: the address book {info.path} is read-only for this account; nothing was changed."
+            )
+        return info
 
     async def entries(self, book: str, hrefs: list[tuple[str, str | None]] | None = None) -> list[Entry]:
         """Parsed cards of ``book`` (all, or the given (href, ETag) rows), fetching only what changed.

@@ -142,7 +142,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         address_book: BookArg, name: NameArg, members: Members | None = None
     ) -> Annotated[mt.CallToolResult, Group]:
         """Create a group, in the convention the address book already uses (a CATEGORIES group needs members)."""
-        book = (await backend.book("address_book", address_book)).path
+        book = (await backend.writable_book("address_book", address_book)).path
         entries = await backend.entries(book)
         chosen = members_of("members", members or [], book, entries)
         if any(g.name == name for g in collect_groups(book, entries)):
@@ -187,6 +187,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if name is None and members is None and not add and not remove:
             raise InvalidInput("name", "name a change: name, add, remove or members")
         group, entries = await load(group_id)
+        await backend.writable_book("group_id", group.book)
         adding = members_of("add", add or [], group.book, entries)
         removing = members_of("remove", remove or [], group.book, entries)
         if set(adding) & set(removing):
@@ -239,6 +240,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     ) -> Annotated[mt.CallToolResult, Deleted] | mt.InputRequiredResult:
         """Delete a group; its contacts stay in the address book. Always asks first."""
         group, _ = await load(group_id)
+        await backend.writable_book("group_id", group.book)
         count = len(group.members) + len(group.unresolved)
         dialog = dialogs.delete_group_dialog(group.book, group.id, count)
         etag = group.entry.data.etag if group.entry else None

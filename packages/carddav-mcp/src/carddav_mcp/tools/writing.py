@@ -16,7 +16,7 @@ from pydantic import Field
 from approval_core import ApprovalGate, NotApproved, annotations, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend
-from carddav_mcp.errors import BackendError, Conflict, Forbidden, InvalidInput, NotFound
+from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound
 from carddav_mcp.fields import changed_lines
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import ContactFields, Deleted, Moved, Written
@@ -46,9 +46,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         """Create a new contact (fn required). It is written in the vCard version the address book already uses."""
         if not fields.fn:
             raise InvalidInput("fields.fn", "a new contact needs a formatted name (FN)")
-        info = await backend.book("address_book", address_book)
-        if not info.writable:
-            raise Forbidden(f"address_book: {info.path} is read-only for this account.")
+        info = await backend.writable_book("address_book", address_book)
         version = await _version_of(backend, info.path)
         uid = str(uuid.uuid4())
         actions, _, lines = changed_lines(fields, version, creating=True)
@@ -81,6 +79,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if changes is not None and not changes.model_fields_set:
             raise InvalidInput("changes", "name at least one field to change")
         href, book = backend.card_id("contact_id", contact_id)
+        await backend.writable_book("contact_id", book)
         entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
         current = entry.card
         target: dict[str, Any] = {"contact": href, "etag": entry.data.etag}
@@ -137,6 +136,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         for index, value in enumerate(contact_ids):
             href, book = backend.card_id(f"contact_ids[{index}]", value)
             hrefs[href] = book
+        for book in sorted(set(hrefs.values())):
+            await backend.writable_book("contact_ids", book)
         entries = [contact_entry(await backend.fresh("contact_ids", href), "contact_ids") for href in sorted(hrefs)]
         photos = sum(1 for e in entries if e.card.all("PHOTO"))
         dialog = dialogs.delete_contacts_dialog(sorted(set(hrefs.values())), sorted(hrefs), photos)
@@ -166,12 +167,11 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     ) -> Annotated[mt.CallToolResult, Moved] | mt.InputRequiredResult:
         """Move a contact to another address book (WebDAV MOVE). The destination is checked first. Always asks."""
         href, book = backend.card_id("contact_id", contact_id)
+        await backend.writable_book("contact_id", book)
         entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
-        dest = await backend.book("destination", destination)
+        dest = await backend.writable_book("destination", destination)
         if dest.path == book:
             raise InvalidInput("destination", "is the address book the contact is already in")
-        if not dest.writable:
-            raise Forbidden(f"destination: {dest.path} is read-only for this account.")
         new_href = dest.path + href.rsplit("/", 1)[1]
         if entry.card.uid and await backend.hrefs_with_uid(dest.path, entry.card.uid):
             raise Conflict(f"destination: {dest.path} already has a card with this contact's UID; nothing was moved.")
