@@ -99,16 +99,26 @@ async def test_an_approved_dialog_makes_the_change(book: Book, tool: str, revisi
     assert MARK not in log.messages[0]
 
 
+@pytest.mark.parametrize(
+    ("switched_off", "revision", "why"),
+    [
+        (True, "2026-07-28", "carddav-mcp was started with the approval dialog switched off"),
+        (False, "2025-11-25", "This client cannot ask the user directly"),
+    ],
+)
 @pytest.mark.parametrize("tool", TOOLS)
-async def test_the_token_path_needs_the_same_call_twice(book: Book, tool: str) -> None:
+async def test_the_token_path_needs_the_same_call_twice(
+    book: Book, tool: str, switched_off: bool, revision: str, why: str
+) -> None:
     args, changed = guarded(book)[tool]
-    async with connect(book.dav.server(OFF), revision="2026-07-28") as client:
+    server = book.dav.server(OFF if switched_off else None)
+    async with connect(server, revision=revision, elicitation="none") as client:
         first = await client.call_tool(tool, args)
         assert first.is_error
         assert not changed()
         text = first.content[0].text
         assert MARK not in text
-        assert "carddav-mcp was started with the approval dialog switched off" in text
+        assert why in text
         token = first.structured_content["approval"]["confirm_token"]
         second = await client.call_tool(tool, {**args, "confirm_token": token})
     assert not second.is_error, second.content

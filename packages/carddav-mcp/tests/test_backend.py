@@ -38,3 +38,16 @@ def test_ids_are_decoded_and_scoped(dav: Dav) -> None:
             backend.card_id("contact_id", bad)
     with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
         backend.card_id("contact_id", "/willi/elsewhere/x.vcf")
+
+
+async def test_the_client_makes_an_address_book_with_extended_mkcol(dav: Dav) -> None:
+    backend = Backend(dav.settings)
+    home = dav.book.rstrip("/").rsplit("/", 1)[0] + "/"
+    try:
+        await backend.client().make_address_book(f"{home}made-here/", "Made here")
+        books = {b.path: b for b in await backend.client().address_books()}
+        in_scope = {b.path for b in await backend.books()}
+    finally:
+        await backend.aclose()
+    assert books[f"{home}made-here/"].display_name == "Made here"
+    assert f"{home}made-here/" not in in_scope  # outside CARDDAV_ADDRESSBOOKS

@@ -129,6 +129,12 @@ async def test_export_returns_raw_cards_and_list_changes_follows_the_sync_token(
     assert later["deleted"] == [a]
 
 
+async def test_a_sync_token_the_server_refuses_names_the_field(dav: Dav) -> None:
+    result = await call(dav, "list_changes", {"address_book": dav.book, "sync_token": "http://example.org/not-a-token"})
+    assert result.is_error
+    assert "sync_token" in result.content[0].text
+
+
 async def test_create_contact_writes_the_books_version_and_the_fields(dav: Dav) -> None:
     dav.put(dav.book, "v4.vcf", vcard("UID:v4", "FN:Four", version="4.0"))
     phones = [{"value": "+1 555", "types": ["cell"]}]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from approval_core import ApprovalGate, annotations, structured
 from carddav_mcp.backend import Backend, Entry
-from carddav_mcp.errors import InvalidInput, NotAllowed
+from carddav_mcp.errors import CardRejected, Conflict, Forbidden, InvalidInput, NotAllowed, NotFound, PreconditionFailed
 from carddav_mcp.fields import summary, to_contact
 from carddav_mcp.models import Change, Changes, Contact, ContactList, Export, ExportedCard, SearchHit, SearchResult
 from carddav_mcp.search import match_date, match_text
@@ -195,7 +195,16 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     ) -> Annotated[mt.CallToolResult, Changes]:
         """List cards added, changed or deleted since a sync token (RFC 6578); without one, every card."""
         book = (await backend.book("address_book", address_book)).path
-        result = await backend.client().sync(book, sync_token)
+        try:
+            result = await backend.client().sync(book, sync_token)
+        except (Forbidden, Conflict, CardRejected, PreconditionFailed, NotFound) as exc:
+            if sync_token is None:
+                raise
+            raise InvalidInput(
+                "sync_token",
+                "the server does not accept this token (RFC 6578 valid-sync-token); call list_changes "
+                "without one for a full listing",
+            ) from exc
         return structured(
             Changes(
                 address_book=book,
