@@ -1,8 +1,40 @@
 """The guard table of carddav-mcp: which tools ask a person, and when.
 
-Filled in as the tools arrive; every tool gets exactly one row.
+Five tools ask on every call, because what they overwrite or remove is gone:
+a CardDAV server keeps no version history and has no trash. Everything else
+never asks. ``create_contact`` and ``create_group`` write a new card but take
+nothing away (``destructiveHint: false``), so they agree with their row and
+are not mismatches; ``get_contact_photo`` is read-only.
+
+There are no mismatches to document: every tool that asks is annotated
+``destructiveHint: true`` (``update_group`` too — it overwrites the membership
+list, and the previous one is not kept anywhere, though every contact stays),
+and no tool annotated destructive goes unasked.
 """
 
-from approval_core import GuardTable
+from approval_core import Guard, GuardTable
 
-GUARDS = GuardTable({})
+__all__ = ["GUARDS"]
+
+GUARDS = GuardTable(
+    {
+        "list_address_books": Guard.never(),
+        "get_server_info": Guard.never(),
+        "list_contacts": Guard.never(),
+        "get_contact": Guard.never(),
+        "search_contacts": Guard.never(),
+        "get_contact_photo": Guard.never(),
+        "export_contacts": Guard.never(),
+        "list_changes": Guard.never(),
+        "create_contact": Guard.never(),
+        "update_contact": Guard.always(),
+        "delete_contact": Guard.always(),
+        "move_contact": Guard.always(),
+        "list_groups": Guard.never(),
+        "get_group": Guard.never(),
+        "create_group": Guard.never(),
+        "update_group": Guard.always(),
+        "delete_group": Guard.always(),
+    },
+    mismatches=[],
+)

@@ -1,0 +1,148 @@
+"""What the approval dialogs of carddav-mcp say.
+
+Every text here is a literal; the only things filled in are counts this
+server worked out by reading the cards first, and caller values taken from
+the call's own arguments. No card text (FN, N, ORG, NOTE, EMAIL, TEL, a
+group's name, ...) is ever passed in: the functions take numbers and ids.
+"""
+
+from __future__ import annotations
+
+from approval_core import CallerValue, Dialog, operation
+
+__all__ = [
+    "delete_contacts_dialog",
+    "delete_group_dialog",
+    "move_contact_dialog",
+    "replace_card_dialog",
+    "update_fields_dialog",
+    "update_group_dialog",
+]
+
+_NO_HISTORY = (
+    "The old values are overwritten on the server, and a CardDAV server keeps no earlier version to restore them from."
+)
+
+
+def update_fields_dialog(book: str, contact: str, actions: dict[str, str]) -> Dialog:
+    """update_contact with fields: how many fields are replaced, set or cleared.
+
+    Args:
+        book: The address book's path.
+        contact: The contact id.
+        actions: Field name (a name from the tool's own schema, never card
+            text) → ``"set"`` or ``"cleared"``.
+    """
+    set_count = sum(1 for action in actions.values() if action == "set")
+    cleared_count = len(actions) - set_count
+    fields = ", ".join(f"{name} ({action})" for name, action in sorted(actions.items()))
+    return Dialog(
+        operation(
+            "replace {fields} field(s) of one contact: {set} given new values, {cleared} cleared",
+            fields=set_count + cleared_count,
+            set=set_count,
+            cleared=cleared_count,
+        ),
+        _NO_HISTORY,
+        [CallerValue("Address book", book), CallerValue("Contact", contact), CallerValue("Fields", fields)],
+    )
+
+
+def replace_card_dialog(book: str, contact: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
+    """update_contact with a whole vCard: everything not in the new card goes, the photo named when there is one."""
+    values = [CallerValue("Address book", book), CallerValue("Contact", contact)]
+    consequence = (
+        "Everything on the current card that is not in the new card is removed, and a CardDAV server keeps "
+        "no earlier version to restore it from."
+    )
+    if photo:
+        return Dialog(
+            operation(
+                "replace a whole contact card of {current} propert(ies) with a new card of {new}; "
+                "{dropped} propert(ies) not in the new card go, its photo included",
+                current=current,
+                new=new,
+                dropped=dropped,
+            ),
+            consequence,
+            values,
+        )
+    return Dialog(
+        operation(
+            "replace a whole contact card of {current} propert(ies) with a new card of {new}; "
+            "{dropped} propert(ies) not in the new card go",
+            current=current,
+            new=new,
+            dropped=dropped,
+        ),
+        consequence,
+        values,
+    )
+
+
+def delete_contacts_dialog(books: list[str], contacts: list[str], photos: int) -> Dialog:
+    """delete_contact: how many cards, how many of them carry a photo."""
+    return Dialog(
+        operation("delete {count} contact(s), {photos} of them with a photo", count=len(contacts), photos=photos),
+        "A CardDAV server has no trash: a deleted card, photo included, cannot be recovered from here.",
+        [CallerValue("Address book", ", ".join(books)), CallerValue("Contacts", ", ".join(contacts))],
+    )
+
+
+def move_contact_dialog(book: str, destination: str, contact: str, groups: int) -> Dialog:
+    """move_contact: the card leaves its book, and the groups there that list it."""
+    return Dialog(
+        operation(
+            "move one contact to another address book, out of {groups} group(s) in its current book that list it",
+            groups=groups,
+        ),
+        "The card leaves its current address book; groups there lose it, and the server keeps no record "
+        "from which the move could be undone.",
+        [CallerValue("Address book", book), CallerValue("Destination", destination), CallerValue("Contact", contact)],
+    )
+
+
+def update_group_dialog(
+    book: str, group: str, before: int, added: int, removed: int, after: int, renamed: bool
+) -> Dialog:
+    """update_group: member counts before and after; the contacts themselves stay."""
+    values = [CallerValue("Address book", book), CallerValue("Group", group)]
+    consequence = (
+        "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
+        "earlier version of the group to go back to."
+    )
+    if renamed:
+        return Dialog(
+            operation(
+                "rename a group of {before} contact(s) and change its members: {added} added, {removed} removed, "
+                "{after} after the change",
+                before=before,
+                added=added,
+                removed=removed,
+                after=after,
+            ),
+            consequence,
+            values,
+        )
+    return Dialog(
+        operation(
+            "change the members of a group of {before} contact(s): {added} added, {removed} removed, "
+            "{after} after the change",
+            before=before,
+            added=added,
+            removed=removed,
+            after=after,
+        ),
+        consequence,
+        values,
+    )
+
+
+def delete_group_dialog(book: str, group: str, members: int) -> Dialog:
+    """delete_group: the member count; the contacts stay."""
+    return Dialog(
+        operation("delete a group of {members} contact(s)", members=members),
+        "The contacts stay in the address book; only the grouping is removed. A CardDAV server has no trash, "
+        "so the group cannot be recovered from here.",
+        [CallerValue("Address book", book), CallerValue("Group", group)],
+    )

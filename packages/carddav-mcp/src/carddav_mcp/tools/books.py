@@ -1,0 +1,52 @@
+"""Tools about the server and its address books: list_address_books, get_server_info."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import mcp_types as mt
+from mcp.server.mcpserver import MCPServer
+
+from approval_core import ApprovalGate, annotations, structured
+from carddav_mcp.backend import Backend
+from carddav_mcp.davxml import norm_href
+from carddav_mcp.models import AddressBook, AddressBooks, ServerInfo
+
+__all__ = ["register"]
+
+READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
+
+
+def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
+    """Add the tools of this module to ``server``."""
+
+    @server.tool(annotations=READ)
+    async def list_address_books() -> Annotated[mt.CallToolResult, AddressBooks]:
+        """List the address books this server may use, with their ids (paths) and whether they are writable."""
+        books = await backend.books()
+        return structured(
+            AddressBooks(
+                address_books=[
+                    AddressBook(id=b.path, display_name=b.display_name, description=b.description, writable=b.writable)
+                    for b in books
+                ],
+                limited_by_configuration=bool(backend.settings.addressbooks),
+            )
+        )
+
+    @server.tool(annotations=READ)
+    async def get_server_info() -> Annotated[mt.CallToolResult, ServerInfo]:
+        """Describe the CardDAV server: its DAV classes (OPTIONS), the account's principal, sync support."""
+        client = backend.client()
+        classes = await client.options(norm_href(client.base_url))
+        principal = await client.principal()
+        books = await backend.books()
+        return structured(
+            ServerInfo(
+                url=client.base_url,
+                principal=principal,
+                dav_classes=sorted(classes),
+                supports_sync_collection=bool(books) and await client.supports_sync(books[0].path),
+                allowed_address_books=sorted(backend.settings.addressbooks),
+            )
+        )

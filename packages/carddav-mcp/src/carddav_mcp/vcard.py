@@ -1,0 +1,259 @@
+"""vCard text at the content-line level (RFC 2426 3.0, RFC 6350 4.0, and reading 2.1).
+
+A :class:`Card` keeps every logical line of a vCard as it came from the
+server, so a write replaces only the properties it was asked to change and
+every other line — X- properties, photos, RELATED, IMPP, Apple's ``itemN.``
+labels — goes back exactly as it was. Lines are split into name, parameters
+and value by ``vobject``'s content-line parser; values are unescaped with its
+text-value helper. vobject's component layer is not used: it reads vCard 4.0
+with 3.0 rules (losing list values and ``data:`` URIs) and re-escapes
+unknown properties on output.
+
+Reading also accepts vCard 2.1 (``ENCODING=QUOTED-PRINTABLE`` with soft line
+breaks, bare type parameters such as ``TEL;CELL``, ``ENCODING=BASE64``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import quopri
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import vobject.base
+import vobject.vcard
+
+# vobject ships no type information: its content-line parser and text-value helpers, typed here.
+ParseError = cast(type[Exception], vobject.base.ParseError)  # pyright: ignore[reportUnknownMemberType]
+_parse_line = cast(Callable[[str], tuple[str, list[list[str]], str, str | None]], vobject.base.parseLine)  # pyright: ignore[reportUnknownMemberType]
+_escape = cast(Callable[[str], str], vobject.vcard.backslashEscape)  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+_text_values = cast(Callable[..., list[str]], vobject.vcard.stringToTextValues)  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+
+__all__ = ["Card", "Prop", "escape_text", "fold", "make_line"]
+
+_LINE_LIMIT = 75  # octets, RFC 6350 §3.2
+
+
+def _unfold(text: str) -> list[str]:
+    """Logical lines: folded continuations joined (§3.2), 2.1 quoted-printable soft breaks joined."""
+    lines: list[str] = []
+    for physical in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if physical[:1] in {" ", "\t"} and lines:
+            lines[-1] += physical[1:]
+        elif lines and lines[-1].endswith("=") and "QUOTED-PRINTABLE" in lines[-1].split(":", 1)[0].upper():
+            lines[-1] = lines[-1][:-1] + physical
+        elif physical.strip():
+            lines.append(physical)
+    return lines
+
+
+def fold(line: str) -> str:
+    """One logical line folded at 75 octets without splitting a UTF-8 sequence, ending in CRLF."""
+    out: list[str] = []
+    current, size = "", 0
+    for ch in line:
+        width = len(ch.encode())
+        if size + width > _LINE_LIMIT:
+            out.append(current)
+            current, size = " ", 1
+        current += ch
+        size += width
+    out.append(current)
+    return "\r\n".join(out) + "\r\n"
+
+
+def escape_text(value: str) -> str:
+    """A TEXT value escaped for a content line (RFC 6350 §3.4: backslash, comma, semicolon, newline)."""
+    return str(_escape(value))
+
+
+def make_line(name: str, value: str, params: dict[str, list[str]] | None = None) -> str:
+    """A logical content line ``NAME;PARAM=a,b:value``; ``value`` must already be escaped."""
+    rendered = "".join(f";{key}={','.join(values)}" for key, values in (params or {}).items() if values)
+    return f"{name}{rendered}:{value}"
+
+
+@dataclass(frozen=True)
+class Prop:
+    """One property line of a card.
+
+    Attributes:
+        line: The logical (unfolded) line exactly as read.
+        name: Property name, upper case, without group (``EMAIL``).
+        group: The ``itemN`` group prefix, or None.
+        params: Parameters, upper-case names; a 2.1 bare parameter
+            (``TEL;CELL``) is kept as ``TYPE``.
+        raw: The value as written on the line (still escaped / encoded).
+    """
+
+    line: str
+    name: str
+    group: str | None
+    params: dict[str, list[str]] = field(default_factory=lambda: {})
+    raw: str = ""
+
+    @classmethod
+    def parse(cls, line: str) -> Prop:
+        """Split one logical line; raises ValueError when it is not a content line."""
+        try:
+            name, params, value, group = _parse_line(line)
+        except ParseError as exc:
+            raise ValueError(f"not a vCard content line: {line[:60]!r}") from exc
+        parsed: dict[str, list[str]] = {}
+        for param in params:
+            key = str(param[0]).upper()
+            if len(param) == 1:
+                parsed.setdefault("TYPE", []).append(key.lower())
+            else:
+                parsed.setdefault(key, []).extend(str(v) for v in param[1:])
+        return cls(line, str(name).upper(), str(group) if group else None, parsed, str(value))
+
+    def param(self, key: str) -> list[str]:
+        """The values of a parameter (empty when absent)."""
+        return self.params.get(key.upper(), [])
+
+    @property
+    def types(self) -> list[str]:
+        """TYPE values, lower case, split on commas (``["work", "voice"]``); ``pref`` left in."""
+        return [t.strip().lower() for value in self.param("TYPE") for t in value.split(",") if t.strip()]
+
+    def _decoded(self) -> str:
+        encoding = {e.upper() for e in self.param("ENCODING")}
+        if "QUOTED-PRINTABLE" in encoding:
+            charset = (self.param("CHARSET") or ["utf-8"])[0]
+            try:
+                return quopri.decodestring(self.raw.encode("latin-1", "replace")).decode(charset, "replace")
+            except LookupError:
+                return quopri.decodestring(self.raw.encode("latin-1", "replace")).decode("utf-8", "replace")
+        return self.raw
+
+    def text(self) -> str:
+        """The value as text: quoted-printable decoded, backslash escapes undone."""
+        # "\:" is not an RFC escape, but Google and others write it in URLs
+        return "".join(str(v) for v in _text_values(self._decoded().replace("\\:", ":"), listSeparator="\x00"))
+
+    def values(self) -> list[str]:
+        """A comma-separated list value (CATEGORIES, NICKNAME), each item unescaped, empties dropped."""
+        return [str(v) for v in _text_values(self._decoded()) if str(v).strip()]
+
+    def components(self) -> list[str]:
+        """A semicolon-structured value (N, ADR, ORG), each component unescaped."""
+        return [str(p) for p in _text_values(self._decoded(), listSeparator=";")]
+
+    def binary(self) -> bytes | None:
+        """Inline binary content (3.0 ``ENCODING=b``, 2.1 ``BASE64``, 4.0 ``data:`` URI), or None."""
+        raw = self.raw.strip()
+        try:
+            if raw.startswith("data:") and ";base64," in raw[:100]:
+                return base64.b64decode(raw.split(",", 1)[1] + "==", validate=False)
+            if {e.upper() for e in self.param("ENCODING")} & {"B", "BASE64"}:
+                return base64.b64decode("".join(raw.split()) + "==", validate=False)
+        except (binascii.Error, ValueError):
+            return None
+        return None
+
+    def media_type(self) -> str | None:
+        """The media type of inline content: from a ``data:`` URI, MEDIATYPE, or TYPE=JPEG."""
+        raw = self.raw.strip()
+        if raw.startswith("data:"):
+            head = raw[5:].split(",", 1)[0].split(";", 1)[0]
+            return head or None
+        if self.param("MEDIATYPE"):
+            return self.param("MEDIATYPE")[0]
+        for kind in self.types:
+            if kind in {"jpeg", "jpg", "png", "gif", "webp", "bmp", "tiff"}:
+                return "image/jpeg" if kind in {"jpeg", "jpg"} else f"image/{kind}"
+        return None
+
+
+@dataclass
+class Card:
+    """A parsed vCard whose untouched lines are written back as read.
+
+    Attributes:
+        props: Every property line between BEGIN and END, in order.
+    """
+
+    props: list[Prop]
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse one vCard.
+
+        Raises:
+            ValueError: no ``BEGIN:VCARD`` ... ``END:VCARD``, or a line that is
+                not a content line.
+        """
+        lines = _unfold(text)
+        upper = [line.strip().upper() for line in lines]
+        if "BEGIN:VCARD" not in upper or "END:VCARD" not in upper:
+            raise ValueError("not a vCard (no BEGIN:VCARD ... END:VCARD)")
+        start, end = upper.index("BEGIN:VCARD"), upper.index("END:VCARD")
+        return cls([Prop.parse(line) for line in lines[start + 1 : end]])
+
+    def all(self, *names: str) -> list[Prop]:
+        """The properties with any of these names (upper case), in order."""
+        return [p for p in self.props if p.name in names]
+
+    def first(self, *names: str) -> Prop | None:
+        """The first property with any of these names."""
+        found = self.all(*names)
+        return found[0] if found else None
+
+    def text_of(self, *names: str) -> str | None:
+        """The text of the first such property, or None."""
+        prop = self.first(*names)
+        return prop.text() if prop else None
+
+    @property
+    def version(self) -> str:
+        """``2.1``, ``3.0`` or ``4.0`` (``3.0`` when the card does not say)."""
+        return (self.text_of("VERSION") or "3.0").strip()
+
+    @property
+    def uid(self) -> str | None:
+        """The UID, or None."""
+        value = self.text_of("UID")
+        return value.strip() if value else None
+
+    @property
+    def is_group(self) -> bool:
+        """A group card: vCard 4 ``KIND:group`` or Apple ``X-ADDRESSBOOKSERVER-KIND:group``."""
+        kind = self.text_of("KIND", "X-ADDRESSBOOKSERVER-KIND")
+        return bool(kind) and kind.strip().lower() == "group"
+
+    def replaced(self, names: set[str], new_lines: list[str]) -> Card:
+        """A copy with every property named in ``names`` removed and ``new_lines`` added.
+
+        New lines go where the first removed property was (else at the end).
+        Apple ``itemN.X-AB*`` labels that belonged only to removed lines go too.
+        """
+        dropped_groups = {p.group for p in self.props if p.name in names and p.group}
+        kept_groups = {p.group for p in self.props if p.name not in names and not p.name.startswith("X-AB") and p.group}
+        orphans = dropped_groups - kept_groups
+        out: list[Prop] = []
+        inserted = False
+        for prop in self.props:
+            if prop.name in names or (prop.group in orphans and prop.name.startswith("X-AB")):
+                if not inserted:
+                    out.extend(Prop.parse(line) for line in new_lines)
+                    inserted = True
+                continue
+            out.append(prop)
+        if not inserted:
+            out.extend(Prop.parse(line) for line in new_lines)
+        return Card(out)
+
+    def serialize(self) -> str:
+        """The card as text: CRLF line ends, lines folded at 75 octets."""
+        body = "".join(fold(p.line) for p in self.props)
+        return f"BEGIN:VCARD\r\n{body}END:VCARD\r\n"
+
+    def signature(self) -> dict[str, Any]:
+        """Each property line keyed by name, for comparing two cards property by property."""
+        result: dict[str, list[str]] = {}
+        for prop in self.props:
+            result.setdefault(prop.name, []).append(prop.line)
+        return {key: sorted(value) for key, value in result.items()}

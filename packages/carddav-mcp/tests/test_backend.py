@@ -1,0 +1,53 @@
+"""The shared backend against the real servers: sync-token listings and the address-book scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from carddav_mcp.backend import Backend
+from carddav_mcp.errors import InvalidInput, NotAllowed
+from conftest import Dav, vcard
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_listings_follow_changes_and_survive_a_token_the_server_refuses(dav: Dav) -> None:
+    backend = Backend(dav.settings)
+    try:
+        a = dav.put(dav.book, "a.vcf", vcard("UID:a", "FN:A", "N:A;;;;"))
+        assert [href for href, _ in await backend.rows(dav.book)] == [a]
+        b = dav.put(dav.book, "b.vcf", vcard("UID:b", "FN:B", "N:B;;;;"))
+        dav.http.delete(a)
+        assert [href for href, _ in await backend.rows(dav.book)] == [b]  # incremental
+        token, known = backend._rows[dav.book]
+        backend._rows[dav.book] = (token + "-not-issued", known)
+        c = dav.put(dav.book, "c.vcf", vcard("UID:c", "FN:C", "N:C;;;;"))
+        assert [href for href, _ in await backend.rows(dav.book)] == [b, c]
+        entries = await backend.entries(dav.book)
+        assert [e.card.text_of("FN") for e in entries] == ["B", "C"]
+    finally:
+        await backend.aclose()
+
+
+def test_ids_are_decoded_and_scoped(dav: Dav) -> None:
+    backend = Backend(dav.settings)
+    assert backend.card_id("contact_id", f"{dav.book}x.vcf") == (f"{dav.book}x.vcf", dav.book)
+    assert backend.book_id("address_book", dav.book.rstrip("/")) == dav.book
+    for bad in ["x.vcf", f"{dav.book}../x.vcf", f"{dav.book}", "/x.vcf"]:
+        with pytest.raises(InvalidInput, match="contact_id"):
+            backend.card_id("contact_id", bad)
+    with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
+        backend.card_id("contact_id", "/willi/elsewhere/x.vcf")
+
+
+async def test_the_client_makes_an_address_book_with_extended_mkcol(dav: Dav) -> None:
+    backend = Backend(dav.settings)
+    home = dav.book.rstrip("/").rsplit("/", 1)[0] + "/"
+    try:
+        await backend.client().make_address_book(f"{home}made-here/", "Made here")
+        books = {b.path: b for b in await backend.client().address_books()}
+        in_scope = {b.path for b in await backend.books()}
+    finally:
+        await backend.aclose()
+    assert books[f"{home}made-here/"].display_name == "Made here"
+    assert f"{home}made-here/" not in in_scope  # outside CARDDAV_ADDRESSBOOKS

@@ -1,0 +1,103 @@
+"""Faults no real server here can be made to produce on demand, answered by a stand-in transport.
+
+The stand-in (``httpx.MockTransport``) is a double for the network only: it
+plays a server that fails in one specific way, so the translation of each
+failure in client.py can be checked.
+"""
+
+from __future__ import annotations
+
+import httpx2 as httpx
+import pytest
+
+from carddav_mcp.client import CardDavClient
+from carddav_mcp.errors import (
+    AuthenticationFailed,
+    BackendError,
+    CardRejected,
+    Conflict,
+    Forbidden,
+    NotConfigured,
+    NotFound,
+    PreconditionFailed,
+    Unreachable,
+)
+from carddav_mcp.settings import CardDavSettings
+
+pytestmark = pytest.mark.anyio
+SETTINGS = CardDavSettings(url="https://dav.example.org/", username="u", password="hunter2")
+
+
+def stand_in(status: int, body: str = "", error: Exception | None = None) -> httpx.MockTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if error is not None:
+            raise error
+        return httpx.Response(status, text=body)
+
+    return httpx.MockTransport(answer)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (401, "", AuthenticationFailed),
+        (403, "", Forbidden),
+        (404, "", NotFound),
+        (410, "", NotFound),
+        (409, "", Conflict),
+        (412, "", PreconditionFailed),
+        (412, "<error><valid-address-data/></error>", CardRejected),
+        (400, "", CardRejected),
+        (415, "", CardRejected),
+        (500, "", BackendError),
+        (507, "", BackendError),
+    ],
+)
+async def test_every_status_is_translated(status: int, body: str, expected: type[Exception]) -> None:
+    client = CardDavClient(SETTINGS, transport=stand_in(status, body))
+    with pytest.raises(expected) as caught:
+        await client.put("/u/book/x.vcf", "BEGIN:VCARD\r\nEND:VCARD\r\n", etag='"1"')
+    await client.aclose()
+    assert "hunter2" not in str(caught.value)
+    assert "/u/book/x.vcf" in str(caught.value)
+    if expected is PreconditionFailed:
+        assert "nothing was written" in str(caught.value)
+
+
+@pytest.mark.parametrize("error", [httpx.ConnectError("refused"), httpx.ReadTimeout("slow")])
+async def test_no_answer_is_unreachable(error: Exception) -> None:
+    client = CardDavClient(SETTINGS, transport=stand_in(200, error=error))
+    with pytest.raises(Unreachable):
+        await client.list_etags("/u/book/")
+    await client.aclose()
+
+
+@pytest.mark.parametrize(
+    "body", ["not xml at all", "<other xmlns='DAV:'/>", '<!DOCTYPE x [<!ENTITY e "x">]><x>&e;</x>']
+)
+async def test_an_unreadable_or_hostile_multistatus_is_a_backend_error(body: str) -> None:
+    client = CardDavClient(SETTINGS, transport=stand_in(207, body))
+    with pytest.raises(BackendError) as caught:
+        await client.list_etags("/u/book/")
+    await client.aclose()
+    assert "could not be read" in str(caught.value)
+
+
+def test_settings_say_what_is_missing() -> None:
+    with pytest.raises(NotConfigured, match="CARDDAV_URL"):
+        CardDavSettings().require()
+    with pytest.raises(NotConfigured, match="http"):
+        CardDavSettings(url="ftp://x/").require()
+    with pytest.raises(NotConfigured, match="CARDDAV_PASSWORD"):
+        CardDavSettings(url="https://x/", username="u").require()
+    settings = CardDavSettings.from_env(
+        {
+            "CARDDAV_URL": "https://x/",
+            "CARDDAV_USERNAME": "u",
+            "CARDDAV_PASSWORD": "p",
+            "CARDDAV_ADDRESSBOOKS": " a, /u/b/ ,",
+        }
+    )
+    assert settings.addressbooks == frozenset({"a", "/u/b/"})
+    assert settings.require() == "https://x/"
+    assert "password" not in repr(settings)
