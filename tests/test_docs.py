@@ -1,7 +1,7 @@
 """The tool tables in docs/ against the code: names, four annotations, and when each tool asks.
 
 A server with tools documents them in ``docs/<server>.md`` in a table whose
-rows read ``| `tool` | RO | D | I | OW | asks |``: four ``yes``/``no`` cells for
+rows read ``| `tool` | RO | D | I | OW | asks |``: four ``yes``/``no`` (or ``true``/``false``) cells for
 readOnlyHint, destructiveHint, idempotentHint and openWorldHint, then
 ``never``, ``always`` or, for a conditional guard, its condition in words.
 """
@@ -19,7 +19,9 @@ from approval_core import ApprovalSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
-ROW = re.compile(r"^\|\s*`(?P<tool>[a-z_]+)`\s*\|" + r"\s*(yes|no)\s*\|" * 4 + r"\s*(?P<asks>[^|]+?)\s*\|\s*$")
+ROW = re.compile(
+    r"^\|\s*`(?P<tool>[a-z_]+)`\s*\|" + r"\s*(yes|no|true|false)\s*\|" * 4 + r"\s*(?P<asks>[^|]+?)\s*\|\s*$"
+)
 
 
 def documented(name: str) -> dict[str, tuple[list[bool], str]]:
@@ -27,7 +29,7 @@ def documented(name: str) -> dict[str, tuple[list[bool], str]]:
     for line in (ROOT / "docs" / f"{name}.md").read_text().splitlines():
         match = ROW.match(line)
         if match:
-            cells = [cell.strip() == "yes" for cell in line.split("|")[2:6]]
+            cells = [cell.strip() in {"yes", "true"} for cell in line.split("|")[2:6]]
             assert match["tool"] not in rows, f"{match['tool']} is documented twice"
             rows[match["tool"]] = (cells, match["asks"])
     return rows

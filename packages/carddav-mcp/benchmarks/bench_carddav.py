@@ -26,13 +26,13 @@ import httpx2 as httpx
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "testing"))
 
-import dav_servers  # noqa: E402
+import dav_servers
 
-from approval_core import ApprovalSettings  # noqa: E402
-from approval_core.testing import connect  # noqa: E402
-from carddav_mcp import davxml  # noqa: E402
-from carddav_mcp.server import build_server  # noqa: E402
-from carddav_mcp.settings import CardDavSettings  # noqa: E402
+from approval_core import ApprovalSettings
+from approval_core.testing import connect
+from carddav_mcp import davxml
+from carddav_mcp.server import build_server
+from carddav_mcp.settings import CardDavSettings
 
 CARDS = 5_000
 WARM_ROUNDS = 5
