@@ -151,7 +151,7 @@ async def test_a_raw_card_replacement_says_everything_else_goes_photo_included(d
     )
     log = DialogLog(decline)
     async with connect(dav.server(), revision="2025-11-25", answer=log) as client:
-        await client.call_tool("update_contact", {"contact_id": href, "vcard": vcard("UID:p", "FN:P2")})
+        await client.call_tool("update_contact", {"contact_id": href, "vcard": vcard("UID:p", "FN:P2", "N:P2;;;;")})
     assert "propert(ies) not in the new card go, its photo included" in log.messages[0]
     assert "Everything on the current card that is not in the new card is removed" in log.messages[0]
 

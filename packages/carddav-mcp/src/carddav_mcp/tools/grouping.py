@@ -18,7 +18,7 @@ from pydantic import Field
 from approval_core import ApprovalGate, NotApproved, annotations, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
-from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotAllowed, NotFound
+from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
 from carddav_mcp.groups import (
     GroupView,
     book_version,
@@ -70,13 +70,18 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if split is None:
             href, book = backend.card_id("group_id", group_id)
         else:
-            book, href = (
-                backend.book_id("group_id", split[0]),
-                category_group_id(backend.book_id("group_id", split[0]), split[1]),
-            )
+            book = backend.book_id("group_id", split[0])
+            href = category_group_id(book, split[1])
         entries = await backend.entries(book)
         for group in collect_groups(book, entries):
             if group.id == href:
+                if group.entry is not None:  # a write builds on the card as the server has it now
+                    fresh = await backend.fresh("group_id", group.id)
+                    if fresh.data.etag != group.entry.data.etag:
+                        raise PreconditionFailed(
+                            "group_id: the group card changed while it was being read; nothing was changed. Try again."
+                        )
+                    group.entry = fresh
                 return group, entries
         if split is None and any(e.data.href == href for e in entries):
             raise NotAllowed(f"group_id: {href} is a contact card; the group tools take group ids from list_groups.")

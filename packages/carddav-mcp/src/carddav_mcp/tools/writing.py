@@ -106,6 +106,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
             if not new.text_of("FN"):
                 raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
+            if new.version != "4.0" and not new.all("N"):
+                raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
             kept = {p.name for p in new.props}
             dropped = sum(1 for p in current.props if p.name not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
