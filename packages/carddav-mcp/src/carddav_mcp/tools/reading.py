@@ -31,6 +31,8 @@ ContactArg = Annotated[
     str, Field(min_length=1, max_length=1000, description="contact id (card path) from list_contacts")
 ]
 DEFAULT_PHOTO_CAP = 1_000_000
+SUMMARY = ["VERSION", "UID", "FN", "N", "EMAIL", "TEL", "ORG", "KIND", "X-ADDRESSBOOKSERVER-KIND"]
+"""The vCard properties a listing asks for (RFC 6352 §10.4.2); servers may send more."""
 
 
 class PhotoResult(BaseModel):
@@ -74,7 +76,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         while len(found) < limit and position < len(rows):
             chunk = rows[position : position + limit - len(found)]
             position += len(chunk)
-            found.extend(e for e in await backend.entries(book, chunk) if not e.card.is_group)
+            found.extend(e for e in await backend.entries(book, chunk, SUMMARY) if not e.card.is_group)
         last = found[-1].data.href if found else None
         more = position < len(rows)
         return structured(
