@@ -142,7 +142,7 @@ def delete_group_dialog(book: str, group: str, members: int) -> Dialog:
     """delete_group: the member count; the contacts stay."""
     return Dialog(
         operation("delete a group of {members} contact(s)", members=members),
-        "The contacts stay in the address book; only the grouping is removed. A CardDAV server has no trash, "
-        "so the group cannot be recovered from here.",
+        "Every member remains in the address book as it is; only the group itself goes, and with no trash "
+        "on a CardDAV server it cannot be brought back from here.",
         [CallerValue("Address book", book), CallerValue("Group", group)],
     )
