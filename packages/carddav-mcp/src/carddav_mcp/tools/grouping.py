@@ -208,7 +208,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         renamed = name is not None and name != group.name
         before = set(group.members)
         dialog = dialogs.update_group_dialog(
-            group.book, group.id, len(before) + len(group.unresolved), len(result - before), len(before - result),
+            group.book, len(before) + len(group.unresolved), len(result - before), len(before - result),
             len(result) + len(group.unresolved), renamed,
         )  # fmt: skip
         etag = group.entry.data.etag if group.entry else None
@@ -247,7 +247,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         group, _ = await load(group_id)
         await backend.writable_book("group_id", group.book)
         count = len(group.members) + len(group.unresolved)
-        dialog = dialogs.delete_group_dialog(group.book, group.id, count)
+        dialog = dialogs.delete_group_dialog(group.book, count)
         etag = group.entry.data.etag if group.entry else None
         target = {"groups": frozenset({group.id}), "etag": etag, "members": frozenset(group.members)}
         decision = await gate.check(ctx, tool="delete_group", target=target, dialog=dialog, confirm_token=confirm_token)
