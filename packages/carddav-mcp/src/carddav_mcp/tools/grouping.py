@@ -36,7 +36,7 @@ __all__ = ["register"]
 
 READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
 GroupArg = Annotated[str, Field(min_length=1, max_length=1200, description="group id from list_groups")]
-Members = Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=1000, description="contact ids")]
+MemberIds = list[Annotated[str, Field(max_length=1000)]]
 Token = Annotated[str | None, Field(max_length=200, description="only when a previous call returned one")]
 NameArg = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$", description="group name")]
 _MEMBER_NAMES = {"kind": "MEMBER", "apple": "X-ADDRESSBOOKSERVER-MEMBER"}
@@ -144,7 +144,11 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
     async def create_group(
-        address_book: BookArg, name: NameArg, members: Members | None = None
+        address_book: BookArg,
+        name: NameArg,
+        members: Annotated[
+            MemberIds | None, Field(max_length=1000, description="contact ids of the first members")
+        ] = None,
     ) -> Annotated[mt.CallToolResult, Group]:
         """Create a group, in the convention the address book already uses (a CATEGORIES group needs members)."""
         book = (await backend.writable_book("address_book", address_book)).path
@@ -177,11 +181,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     async def update_group(
         group_id: GroupArg,
         ctx: Context,
-        name: Annotated[str | None, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$")] = None,
-        add: Members | None = None,
-        remove: Members | None = None,
+        name: Annotated[
+            str | None, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$", description="a new name")
+        ] = None,
+        add: Annotated[MemberIds | None, Field(max_length=1000, description="contact ids to add")] = None,
+        remove: Annotated[MemberIds | None, Field(max_length=1000, description="contact ids to remove")] = None,
         members: Annotated[
-            list[Annotated[str, Field(max_length=1000)]] | None,
+            MemberIds | None,
             Field(max_length=1000, description="the whole new member list (contact ids)"),
         ] = None,
         confirm_token: Token = None,

@@ -42,7 +42,10 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     """Add the tools of this module to ``server``."""
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
-    async def create_contact(address_book: BookArg, fields: ContactFields) -> Annotated[mt.CallToolResult, Written]:
+    async def create_contact(
+        address_book: BookArg,
+        fields: Annotated[ContactFields, Field(description="the new contact's fields; fn is required")],
+    ) -> Annotated[mt.CallToolResult, Written]:
         """Create a new contact (fn required). It is written in the vCard version the address book already uses."""
         if not fields.fn:
             raise InvalidInput("fields.fn", "a new contact needs a formatted name (FN)")
