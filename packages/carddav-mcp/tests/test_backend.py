@@ -6,6 +6,7 @@ import pytest
 
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import InvalidInput, NotAllowed
+from carddav_mcp.settings import CardDavSettings
 from conftest import Dav, vcard
 
 pytestmark = pytest.mark.anyio
@@ -51,3 +52,14 @@ async def test_the_client_makes_an_address_book_with_extended_mkcol(dav: Dav) ->
         await backend.aclose()
     assert books[f"{home}made-here/"].display_name == "Made here"
     assert f"{home}made-here/" not in in_scope  # outside CARDDAV_ADDRESSBOOKS
+
+
+async def test_books_are_found_from_the_server_root_through_the_principal(dav: Dav) -> None:
+    assert dav.settings.url is not None
+    root = dav.settings.url.split("/willi/")[0] + "/"
+    backend = Backend(CardDavSettings(**{**dav.settings.__dict__, "url": root}))
+    try:
+        books = [b.path for b in await backend.books()]
+    finally:
+        await backend.aclose()
+    assert books == sorted([dav.book, dav.other])

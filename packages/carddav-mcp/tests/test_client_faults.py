@@ -101,3 +101,44 @@ def test_settings_say_what_is_missing() -> None:
     assert settings.addressbooks == frozenset({"a", "/u/b/"})
     assert settings.require() == "https://x/"
     assert "password" not in repr(settings)
+
+
+def partial_server() -> httpx.MockTransport:
+    """A stand-in for a server that honours a request for some properties only (Radicale and Xandikos do not)."""
+    full = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:a\r\nFN:Ada\r\nN:A;;;;\r\nNICKNAME:Enchantress\r\nEND:VCARD\r\n"
+    partial = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:a\r\nFN:Ada\r\nEND:VCARD\r\n"
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = request.content.decode()
+        if "sync-collection" in body:
+            inner = '<d:response><d:href>/u/b/a.vcf</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag></d:prop>'
+            inner += "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response><d:sync-token>t1</d:sync-token>"
+        else:
+            card = partial if 'c:prop name="FN"' in body else full
+            inner = (
+                '<d:response><d:href>/u/b/a.vcf</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag>'
+                f"<c:address-data>{card}</c:address-data></d:prop><d:status>HTTP/1.1 200 OK</d:status>"
+                "</d:propstat></d:response>"
+            )
+        xml = f'<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">{inner}</d:multistatus>'
+        return httpx.Response(207, text=xml)
+
+    return httpx.MockTransport(answer)
+
+
+async def test_a_listing_asks_for_summary_properties_and_a_search_then_reads_whole_cards() -> None:
+    from carddav_mcp.backend import Backend
+    from carddav_mcp.tools.reading import SUMMARY
+
+    backend = Backend(SETTINGS)
+    backend._client = CardDavClient(SETTINGS, transport=partial_server())
+    try:
+        rows = await backend.rows("/u/b/")
+        (listed,) = await backend.entries("/u/b/", rows, SUMMARY)
+        (whole,) = await backend.entries("/u/b/")
+    finally:
+        await backend.aclose()
+    assert listed.partial
+    assert listed.card.all("NICKNAME") == []
+    assert not whole.partial
+    assert whole.card.text_of("NICKNAME") == "Enchantress"

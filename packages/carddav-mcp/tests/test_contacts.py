@@ -245,6 +245,7 @@ UPDATE_ERRORS = [
     ({"vcard": vcard("UID:a", "FN:A", version="4.0")}, "must be vCard 3.0"),
     ({"vcard": vcard("UID:other", "FN:A")}, "must keep the UID"),
     ({"vcard": vcard("UID:a", "N:A;;;;")}, "must have FN"),
+    ({"vcard": vcard("UID:a", "FN:A")}, "must have N"),
     ({"vcard": vcard("UID:a", "FN:G", "X-ADDRESSBOOKSERVER-KIND:group")}, "is a group card"),
 ]
 

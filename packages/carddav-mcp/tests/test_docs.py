@@ -44,6 +44,7 @@ async def test_every_tool_has_a_description_an_output_schema_and_bounded_strings
         assert tool.description, tool.name
         assert tool.output_schema, tool.name
         for name, prop in tool.input_schema.get("properties", {}).items():
+            assert prop.get("description"), (tool.name, name)
             text = str(prop)
             if "'string'" in text and "confirm_token" not in name:
                 assert "maxLength" in text, (tool.name, name)

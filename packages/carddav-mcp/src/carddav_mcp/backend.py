@@ -36,10 +36,15 @@ log = logging.getLogger("carddav_mcp")
 
 @dataclass(frozen=True)
 class Entry:
-    """A card with its parsed form: ``data.href`` is the contact id."""
+    """A card with its parsed form: ``data.href`` is the contact id.
+
+    ``partial`` is True when only some properties were asked for (a listing);
+    a server may still have sent the whole card.
+    """
 
     data: CardData
     card: Card
+    partial: bool = False
 
 
 class Backend:
@@ -183,19 +188,36 @@ class Backend:
             )
         return info
 
-    async def entries(self, book: str, hrefs: list[tuple[str, str | None]] | None = None) -> list[Entry]:
+    async def entries(
+        self,
+        book: str,
+        hrefs: list[tuple[str, str | None]] | None = None,
+        properties: list[str] | None = None,
+    ) -> list[Entry]:
         """Parsed cards of ``book`` (all, or the given (href, ETag) rows), fetching only what changed.
+
+        Args:
+            book: The address book's path.
+            hrefs: (href, ETag) rows to read; default every card of the book.
+            properties: Ask the server for only these vCard properties
+                (a listing); the entries are then marked partial, and a later
+                call without ``properties`` fetches the whole cards.
 
         Cards the server holds but that do not parse are left out (and logged).
         """
         client = self.client()
         rows = await self.rows(book) if hrefs is None else hrefs
         cached = self._cache.setdefault(book, {})
-        stale = [href for href, etag in rows if href not in cached or cached[href].data.etag != etag or etag is None]
-        if stale:
-            for data in await client.multiget(book, stale):
+
+        def stale(href: str, etag: str | None) -> bool:
+            entry = cached.get(href)
+            return entry is None or etag is None or entry.data.etag != etag or (entry.partial and not properties)
+
+        wanted = [href for href, etag in rows if stale(href, etag)]
+        if wanted:
+            for data in await client.multiget(book, wanted, properties):
                 try:
-                    cached[data.href] = Entry(data, Card.parse(data.text))
+                    cached[data.href] = Entry(data, Card.parse(data.text), partial=properties is not None)
                 except ValueError as exc:
                     log.warning("skipping an unreadable card at %s: %s", data.href, exc)
         if hrefs is None:

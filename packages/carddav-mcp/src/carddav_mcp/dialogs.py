@@ -2,8 +2,11 @@
 
 Every text here is a literal; the only things filled in are counts this
 server worked out by reading the cards first, and caller values taken from
-the call's own arguments. No card text (FN, N, ORG, NOTE, EMAIL, TEL, a
-group's name, ...) is ever passed in: the functions take numbers and ids.
+the call's own arguments: the address-book path (and a move's destination)
+and, for an update, the names of the fields from this server's own schema.
+No card text (FN, N, ORG, NOTE, EMAIL, TEL, a group's name, ...) is ever
+passed in. Contact and group ids are left out too: a card's path is chosen
+by whoever created the card, so it is address-book text as much as its name.
 """
 
 from __future__ import annotations
@@ -24,12 +27,11 @@ _NO_HISTORY = (
 )
 
 
-def update_fields_dialog(book: str, contact: str, actions: dict[str, str]) -> Dialog:
+def update_fields_dialog(book: str, actions: dict[str, str]) -> Dialog:
     """update_contact with fields: how many fields are replaced, set or cleared.
 
     Args:
         book: The address book's path.
-        contact: The contact id.
         actions: Field name (a name from the tool's own schema, never card
             text) → ``"set"`` or ``"cleared"``.
     """
@@ -44,13 +46,13 @@ def update_fields_dialog(book: str, contact: str, actions: dict[str, str]) -> Di
             cleared=cleared_count,
         ),
         _NO_HISTORY,
-        [CallerValue("Address book", book), CallerValue("Contact", contact), CallerValue("Fields", fields)],
+        [CallerValue("Address book", book), CallerValue("Fields", fields)],
     )
 
 
-def replace_card_dialog(book: str, contact: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
+def replace_card_dialog(book: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
     """update_contact with a whole vCard: everything not in the new card goes, the photo named when there is one."""
-    values = [CallerValue("Address book", book), CallerValue("Contact", contact)]
+    values = [CallerValue("Address book", book)]
     consequence = (
         "Everything on the current card that is not in the new card is removed, and a CardDAV server keeps "
         "no earlier version to restore it from."
@@ -80,16 +82,16 @@ def replace_card_dialog(book: str, contact: str, current: int, new: int, dropped
     )
 
 
-def delete_contacts_dialog(books: list[str], contacts: list[str], photos: int) -> Dialog:
+def delete_contacts_dialog(books: list[str], count: int, photos: int) -> Dialog:
     """delete_contact: how many cards, how many of them carry a photo."""
     return Dialog(
-        operation("delete {count} contact(s), {photos} of them with a photo", count=len(contacts), photos=photos),
+        operation("delete {count} contact(s), {photos} of them with a photo", count=count, photos=photos),
         "A CardDAV server has no trash: a deleted card, photo included, cannot be recovered from here.",
-        [CallerValue("Address book", ", ".join(books)), CallerValue("Contacts", ", ".join(contacts))],
+        [CallerValue("Address book", ", ".join(books))],
     )
 
 
-def move_contact_dialog(book: str, destination: str, contact: str, groups: int) -> Dialog:
+def move_contact_dialog(book: str, destination: str, groups: int) -> Dialog:
     """move_contact: the card leaves its book, and the groups there that list it."""
     return Dialog(
         operation(
@@ -98,15 +100,13 @@ def move_contact_dialog(book: str, destination: str, contact: str, groups: int) 
         ),
         "The card leaves its current address book; groups there lose it, and the server keeps no record "
         "from which the move could be undone.",
-        [CallerValue("Address book", book), CallerValue("Destination", destination), CallerValue("Contact", contact)],
+        [CallerValue("Address book", book), CallerValue("Destination", destination)],
     )
 
 
-def update_group_dialog(
-    book: str, group: str, before: int, added: int, removed: int, after: int, renamed: bool
-) -> Dialog:
+def update_group_dialog(book: str, before: int, added: int, removed: int, after: int, renamed: bool) -> Dialog:
     """update_group: member counts before and after; the contacts themselves stay."""
-    values = [CallerValue("Address book", book), CallerValue("Group", group)]
+    values = [CallerValue("Address book", book)]
     consequence = (
         "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
         "earlier version of the group to go back to."
@@ -138,11 +138,11 @@ def update_group_dialog(
     )
 
 
-def delete_group_dialog(book: str, group: str, members: int) -> Dialog:
+def delete_group_dialog(book: str, members: int) -> Dialog:
     """delete_group: the member count; the contacts stay."""
     return Dialog(
         operation("delete a group of {members} contact(s)", members=members),
-        "The contacts stay in the address book; only the grouping is removed. A CardDAV server has no trash, "
-        "so the group cannot be recovered from here.",
-        [CallerValue("Address book", book), CallerValue("Group", group)],
+        "Every member remains in the address book as it is; only the group itself goes, and with no trash "
+        "on a CardDAV server it cannot be brought back from here.",
+        [CallerValue("Address book", book)],
     )

@@ -18,7 +18,7 @@ from pydantic import Field
 from approval_core import ApprovalGate, NotApproved, annotations, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
-from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotAllowed, NotFound
+from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
 from carddav_mcp.groups import (
     GroupView,
     book_version,
@@ -36,7 +36,7 @@ __all__ = ["register"]
 
 READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
 GroupArg = Annotated[str, Field(min_length=1, max_length=1200, description="group id from list_groups")]
-Members = Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=1000, description="contact ids")]
+MemberIds = list[Annotated[str, Field(max_length=1000)]]
 Token = Annotated[str | None, Field(max_length=200, description="only when a previous call returned one")]
 NameArg = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$", description="group name")]
 _MEMBER_NAMES = {"kind": "MEMBER", "apple": "X-ADDRESSBOOKSERVER-MEMBER"}
@@ -70,13 +70,18 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if split is None:
             href, book = backend.card_id("group_id", group_id)
         else:
-            book, href = (
-                backend.book_id("group_id", split[0]),
-                category_group_id(backend.book_id("group_id", split[0]), split[1]),
-            )
+            book = backend.book_id("group_id", split[0])
+            href = category_group_id(book, split[1])
         entries = await backend.entries(book)
         for group in collect_groups(book, entries):
             if group.id == href:
+                if group.entry is not None:  # a write builds on the card as the server has it now
+                    fresh = await backend.fresh("group_id", group.id)
+                    if fresh.data.etag != group.entry.data.etag:
+                        raise PreconditionFailed(
+                            "group_id: the group card changed while it was being read; nothing was changed. Try again."
+                        )
+                    group.entry = fresh
                 return group, entries
         if split is None and any(e.data.href == href for e in entries):
             raise NotAllowed(f"group_id: {href} is a contact card; the group tools take group ids from list_groups.")
@@ -139,7 +144,11 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
     async def create_group(
-        address_book: BookArg, name: NameArg, members: Members | None = None
+        address_book: BookArg,
+        name: NameArg,
+        members: Annotated[
+            MemberIds | None, Field(max_length=1000, description="contact ids of the first members")
+        ] = None,
     ) -> Annotated[mt.CallToolResult, Group]:
         """Create a group, in the convention the address book already uses (a CATEGORIES group needs members)."""
         book = (await backend.writable_book("address_book", address_book)).path
@@ -172,11 +181,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     async def update_group(
         group_id: GroupArg,
         ctx: Context,
-        name: Annotated[str | None, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$")] = None,
-        add: Members | None = None,
-        remove: Members | None = None,
+        name: Annotated[
+            str | None, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$", description="a new name")
+        ] = None,
+        add: Annotated[MemberIds | None, Field(max_length=1000, description="contact ids to add")] = None,
+        remove: Annotated[MemberIds | None, Field(max_length=1000, description="contact ids to remove")] = None,
         members: Annotated[
-            list[Annotated[str, Field(max_length=1000)]] | None,
+            MemberIds | None,
             Field(max_length=1000, description="the whole new member list (contact ids)"),
         ] = None,
         confirm_token: Token = None,
@@ -203,7 +214,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         renamed = name is not None and name != group.name
         before = set(group.members)
         dialog = dialogs.update_group_dialog(
-            group.book, group.id, len(before) + len(group.unresolved), len(result - before), len(before - result),
+            group.book, len(before) + len(group.unresolved), len(result - before), len(before - result),
             len(result) + len(group.unresolved), renamed,
         )  # fmt: skip
         etag = group.entry.data.etag if group.entry else None
@@ -242,7 +253,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         group, _ = await load(group_id)
         await backend.writable_book("group_id", group.book)
         count = len(group.members) + len(group.unresolved)
-        dialog = dialogs.delete_group_dialog(group.book, group.id, count)
+        dialog = dialogs.delete_group_dialog(group.book, count)
         etag = group.entry.data.etag if group.entry else None
         target = {"groups": frozenset({group.id}), "etag": etag, "members": frozenset(group.members)}
         decision = await gate.check(ctx, tool="delete_group", target=target, dialog=dialog, confirm_token=confirm_token)

@@ -31,6 +31,8 @@ ContactArg = Annotated[
     str, Field(min_length=1, max_length=1000, description="contact id (card path) from list_contacts")
 ]
 DEFAULT_PHOTO_CAP = 1_000_000
+SUMMARY = ["VERSION", "UID", "FN", "N", "EMAIL", "TEL", "ORG", "KIND", "X-ADDRESSBOOKSERVER-KIND"]
+"""The vCard properties a listing asks for (RFC 6352 §10.4.2); servers may send more."""
 
 
 class PhotoResult(BaseModel):
@@ -74,7 +76,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         while len(found) < limit and position < len(rows):
             chunk = rows[position : position + limit - len(found)]
             position += len(chunk)
-            found.extend(e for e in await backend.entries(book, chunk) if not e.card.is_group)
+            found.extend(e for e in await backend.entries(book, chunk, SUMMARY) if not e.card.is_group)
         last = found[-1].data.href if found else None
         more = position < len(rows)
         return structured(
@@ -106,7 +108,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             int | None, Field(ge=0, le=366, description="also/only: birthday or anniversary in the next N days (UTC)")
         ] = None,
         address_book: Annotated[str | None, Field(max_length=1000, description="one book; default all")] = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        limit: Annotated[int, Field(ge=1, le=500, description="most hits returned")] = 50,
     ) -> Annotated[mt.CallToolResult, SearchResult]:
         """Find contacts by text (name, nickname, email, phone, organisation) and/or upcoming birthdays."""
         if query is None and birthdays_within_days is None:
@@ -170,7 +172,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     async def export_contacts(
         address_book: BookArg,
         limit: Annotated[int, Field(ge=1, le=1000, description="cards per page")] = 100,
-        cursor: Annotated[str | None, Field(max_length=2000)] = None,
+        cursor: Annotated[str | None, Field(max_length=2000, description="next_cursor of the previous page")] = None,
     ) -> Annotated[mt.CallToolResult, Export]:
         """Export raw vCards (contacts and group cards, as stored) of an address book, a page at a time."""
         book = (await backend.book("address_book", address_book)).path

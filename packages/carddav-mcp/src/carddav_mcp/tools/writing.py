@@ -42,7 +42,10 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     """Add the tools of this module to ``server``."""
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
-    async def create_contact(address_book: BookArg, fields: ContactFields) -> Annotated[mt.CallToolResult, Written]:
+    async def create_contact(
+        address_book: BookArg,
+        fields: Annotated[ContactFields, Field(description="the new contact's fields; fn is required")],
+    ) -> Annotated[mt.CallToolResult, Written]:
         """Create a new contact (fn required). It is written in the vCard version the address book already uses."""
         if not fields.fn:
             raise InvalidInput("fields.fn", "a new contact needs a formatted name (FN)")
@@ -88,7 +91,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             new = current.replaced(names, lines)
             target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
             target["actions"] = actions
-            dialog = dialogs.update_fields_dialog(book, href, actions)
+            dialog = dialogs.update_fields_dialog(book, actions)
             changed = sorted(actions)
         else:
             assert vcard is not None
@@ -106,12 +109,12 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
             if not new.text_of("FN"):
                 raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
+            if new.version != "4.0" and not new.all("N"):
+                raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
             kept = {p.name for p in new.props}
             dropped = sum(1 for p in current.props if p.name not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
-            dialog = dialogs.replace_card_dialog(
-                book, href, _property_count(current), _property_count(new), dropped, photo
-            )
+            dialog = dialogs.replace_card_dialog(book, _property_count(current), _property_count(new), dropped, photo)
             target["vcard"] = vcard
             old_lines, new_lines = {p.line for p in current.props}, {p.line for p in new.props}
             changed = sorted(
@@ -140,7 +143,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             await backend.writable_book("contact_ids", book)
         entries = [contact_entry(await backend.fresh("contact_ids", href), "contact_ids") for href in sorted(hrefs)]
         photos = sum(1 for e in entries if e.card.all("PHOTO"))
-        dialog = dialogs.delete_contacts_dialog(sorted(set(hrefs.values())), sorted(hrefs), photos)
+        dialog = dialogs.delete_contacts_dialog(sorted(set(hrefs.values())), len(hrefs), photos)
         target = {"contacts": {e.data.href: e.data.etag for e in entries}}
         decision = await gate.check(
             ctx, tool="delete_contact", target=target, dialog=dialog, confirm_token=confirm_token
@@ -182,7 +185,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         else:
             raise Conflict(f"destination: {dest.path} already has a card at {new_href}; nothing was moved.")
         groups = sum(1 for g in collect_groups(book, await backend.entries(book)) if g.entry and href in g.members)
-        dialog = dialogs.move_contact_dialog(book, dest.path, href, groups)
+        dialog = dialogs.move_contact_dialog(book, dest.path, groups)
         target = {"contact": href, "etag": entry.data.etag, "destination": dest.path}
         decision = await gate.check(ctx, tool="move_contact", target=target, dialog=dialog, confirm_token=confirm_token)
         if isinstance(decision, NotApproved):
