@@ -68,6 +68,22 @@ def test_a_bad_flag_stops_every_server_before_it_serves(name: str, value: str, m
     assert "'false'" in err
 
 
+URL_VARIABLES = {"caldav-mcp": "CALDAV_URL", "carddav-mcp": "CARDDAV_URL", "ntfy-mcp": "NTFY_URL"}
+
+
+@pytest.mark.parametrize("name", sorted(URL_VARIABLES))
+def test_a_malformed_server_url_stops_the_server_before_it_serves(name: str, monkeypatch, capsys) -> None:
+    monkeypatch.setenv(URL_VARIABLES[name], "ftp://dav.example.org/")
+    main = importlib.import_module(f"{name.replace('-', '_')}.server").main
+    with pytest.raises(SystemExit) as caught:
+        main()
+    assert caught.value.code == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"{name}: ")
+    assert URL_VARIABLES[name] in err
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -108,6 +108,19 @@ async def test_without_settings_the_tools_list_and_say_what_to_set() -> None:
     assert "set CALDAV_URL, CALDAV_USERNAME, CALDAV_PASSWORD" in result.content[0].text
 
 
+async def test_an_unreachable_server_is_reported_with_its_address() -> None:
+    server = build_server(ApprovalSettings(), CalDAVSettings("http://127.0.0.1:9/", "willi", "secret"))
+    async with connect(server, revision="2026-07-28") as client:
+        info = structured(await client.call_tool("get_server_info", {}))
+        listed = await client.call_tool("list_calendars", {})
+    assert info["configured"] is True
+    assert info["reachable"] is False
+    assert "http://127.0.0.1:9" in info["error"]
+    assert listed.is_error
+    assert "could not be reached" in listed.content[0].text
+    assert "http://127.0.0.1:9" in listed.content[0].text
+
+
 async def test_caldav_calendars_hides_every_other_calendar(account) -> None:
     async with connect(account.build(calendars=(account.work,)), revision="2026-07-28") as client:
         listed = structured(await client.call_tool("list_calendars", {}))

@@ -155,8 +155,11 @@ class CalDAVClient:
                 self._dav = None
 
     async def _run(self, what: str, fn: Callable[[], T]) -> T:
+        base = urlsplit(self.settings.url or "")
+        where = f"{what} at {base.scheme}://{base.netloc}" if base.netloc else what
+
         def call() -> T:
-            with self._lock, _translated(what):
+            with self._lock, _translated(where):
                 return fn()
 
         return await anyio.to_thread.run_sync(call)
@@ -166,7 +169,7 @@ class CalDAVClient:
             missing = self.settings.missing()
             if missing:
                 raise NotConfigured(
-                    f"caldav-mcp has no CalDAV server to talk to: set {', '.join(missing)} in its environment "
+                    f"caldav-mcp is missing settings: set {', '.join(missing)} in its environment "
                     "(CALDAV_URL may be a server root, a principal or a calendar URL) and restart it"
                 )
             assert self.settings.url is not None

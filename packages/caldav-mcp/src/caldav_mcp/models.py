@@ -56,7 +56,12 @@ class ServerInfo(BaseModel):
         default=None, description="RFC 6638 calendar-auto-schedule: replies are sent by the server."
     )
     calendars: int | None = None
-    approval_dialog: bool = Field(description="False when started with ELICITATION=false (token fallback).")
+    reachable: bool | None = Field(default=None, description="Whether the server answered (null: not configured).")
+    error: str | None = Field(default=None, description="Why it could not be used, when reachable is false.")
+    approval_dialog: bool = Field(
+        description="False when started with ELICITATION=false: guarded calls take the two-call token. True: they "
+        "ask through a dialog wherever the client can show one (a client that cannot still gets the token)."
+    )
 
 
 class Occurrence(BaseModel):

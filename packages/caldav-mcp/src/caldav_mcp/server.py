@@ -9,6 +9,7 @@ written to stdout but the protocol.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -54,7 +55,9 @@ def build_server(
         finally:
             client.close()
 
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
+    )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
@@ -70,4 +73,9 @@ def main() -> None:
     except SettingsError as exc:
         print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
+    missing = caldav.missing()
+    if missing:
+        print(
+            f"{SERVER_NAME}: {', '.join(missing)} not set; the tools will say what to set", file=sys.stderr, flush=True
+        )
     build_server(settings, caldav).run("stdio")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -18,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 
 from approval_core import ApprovalGate, ApprovalSettings, load_settings_or_exit
 from carddav_mcp.backend import Backend
+from carddav_mcp.errors import NotConfigured
 from carddav_mcp.guards import GUARDS
 from carddav_mcp.settings import CardDavSettings
 from carddav_mcp.tools import books, grouping, reading, writing
@@ -64,4 +66,13 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")  # stderr
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request is noise on a person's console
     settings = load_settings_or_exit(SERVER_NAME)
-    build_server(settings).run("stdio")
+    carddav = CardDavSettings.from_env()
+    if carddav.url or carddav.username or carddav.password:
+        try:
+            carddav.require()
+        except NotConfigured as exc:
+            print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(1) from None
+    else:
+        print(f"{SERVER_NAME}: CARDDAV_URL is not set; the tools will say what to set", file=sys.stderr, flush=True)
+    build_server(settings, carddav).run("stdio")

@@ -43,6 +43,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         try:
             info.scheduling = await app.client.scheduling()
             info.calendars = len(await app.client.calendars(refresh=True))
-        except BackendError:
-            raise
+            info.reachable = True
+        except BackendError as exc:
+            info.reachable = False
+            info.error = str(exc)
         return structured(info)
