@@ -106,3 +106,10 @@ def bench(session: nox.Session) -> None:
         session.error(f"no benchmark matches {session.posargs}; have {BENCHMARKS}")
     for path in chosen:
         session.run("python", path)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site: ``mkdocs build --strict`` into ``site/``; any warning fails."""
+    sync(session, "--only-group", "docs")
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / "site"))
