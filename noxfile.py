@@ -6,6 +6,11 @@ runs here is what CI and users get.
 
 from __future__ import annotations
 
+import email.message
+import email.parser
+import shutil
+import tomllib
+import zipfile
 from pathlib import Path
 
 import nox
@@ -106,3 +111,98 @@ def bench(session: nox.Session) -> None:
         session.error(f"no benchmark matches {session.posargs}; have {BENCHMARKS}")
     for path in chosen:
         session.run("python", path)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site: ``mkdocs build --strict`` into ``site/``; any warning fails."""
+    sync(session, "--only-group", "docs")
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / "site"))
+
+
+# The number of tools each server lists; nox -s release fails on any other count.
+TOOL_COUNTS = {"caldav-mcp": 22, "carddav-mcp": 17, "ntfy-mcp": 13}
+# Settings a server needs just to start (ntfy-mcp has no default for NTFY_URL); nothing is contacted.
+STARTUP_ENV = {"ntfy-mcp": ["NTFY_URL=http://127.0.0.1:9/"]}
+DIST = ROOT / "dist"
+CORE = "approval-core"
+
+
+def wheel_metadata(wheel: Path) -> tuple[email.message.Message, str]:
+    """A wheel's METADATA headers and its entry_points.txt (empty when it has none)."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        points = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        headers = email.parser.Parser().parsestr(archive.read(meta).decode())
+        return headers, archive.read(points[0]).decode() if points else ""
+
+
+def check_release(session: nox.Session) -> dict[str, Path]:
+    """Check every built distribution's metadata; return each package's wheel."""
+    version = tomllib.loads((ROOT / "packages" / CORE / "pyproject.toml").read_text())["project"]["version"]
+    problems: list[str] = []
+    wheels: dict[str, Path] = {}
+    for name in PACKAGES:
+        stem = f"{name.replace('-', '_')}-{version}"
+        wheel, sdist = DIST / f"{stem}-py3-none-any.whl", DIST / f"{stem}.tar.gz"
+        for path in (wheel, sdist):
+            if not path.is_file():
+                problems.append(f"{name}: {path.name} was not built")
+        if not wheel.is_file():
+            continue
+        wheels[name] = wheel
+        meta, points = wheel_metadata(wheel)
+        if meta["Name"] != name:
+            problems.append(f"{name}: wheel names itself {meta['Name']!r}")
+        if meta["Version"] != version:
+            problems.append(f"{name}: version {meta['Version']} is not the family's {version}")
+        if name == CORE:
+            continue
+        requires = [r.replace(" ", "") for r in meta.get_all("Requires-Dist") or []]
+        if f"{CORE}=={version}" not in requires:
+            problems.append(f"{name}: does not require {CORE}=={version} (has {requires})")
+        script = f"{name} = {IMPORT_NAMES[name]}.server:main"
+        if "[console_scripts]" not in points or script not in points:
+            problems.append(f"{name}: no console script {script!r}")
+        if name not in TOOL_COUNTS:
+            problems.append(f"{name}: add its number of tools to TOOL_COUNTS in noxfile.py")
+    if problems:
+        session.error("release metadata:\n  " + "\n  ".join(problems))
+    session.log(f"metadata of {len(wheels)} wheels and sdists agree: version {version}")
+    return wheels
+
+
+@nox.session
+def release(session: nox.Session) -> None:
+    """Build every sdist and wheel into dist/, check their metadata, install and start each server.
+
+    Fails when a distribution is missing, a name or version differs from the family's, a server
+    does not pin approval-core to exactly that version or has no console script, or a server's
+    console script, installed from its wheel (with approval-core's) into a fresh virtualenv whose
+    other dependencies are held to uv.lock, does not list the expected number of tools over stdio.
+    """
+    sync(session, "--package", CORE)
+    shutil.rmtree(DIST, ignore_errors=True)
+    session.run("uv", "build", "--all-packages", "--out-dir", str(DIST), external=True)
+    wheels = check_release(session)
+    tmp = Path(session.create_tmp())
+    constraints = tmp / "constraints.txt"
+    session.run(
+        "uv", "export", "--quiet", "--locked", "--all-packages", "--no-emit-workspace", "--no-hashes",
+        "--no-header", "--no-dev", "--output-file", str(constraints), external=True,
+    )  # fmt: skip
+    for name in PACKAGES:
+        if name == CORE:
+            continue
+        venv = tmp / f"venv-{name}"
+        shutil.rmtree(venv, ignore_errors=True)
+        session.run("uv", "venv", "--quiet", str(venv), external=True)
+        python = venv / "bin" / "python"
+        session.run(
+            "uv", "pip", "install", "--quiet", "--python", str(python), "--constraints", str(constraints),
+            str(wheels[CORE]), str(wheels[name]), external=True,
+        )  # fmt: skip
+        script = venv / "bin" / name
+        session.run("python", str(ROOT / "testing" / "list_tools.py"), str(script), str(TOOL_COUNTS[name]),
+                    *STARTUP_ENV.get(name, []))  # fmt: skip

@@ -1,4 +1,7 @@
-"""docs/carddav-mcp.md restates the tool table; it must match the code."""
+"""docs/carddav-mcp.md restates the tool table; it must match the code.
+
+Cells use the family's format (``yes``/``no``), which tests/test_docs.py checks too.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ def documented() -> dict[str, list[str]]:
     rows: dict[str, list[str]] = {}
     for line in DOC.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 6 and cells[0].startswith("`") and cells[1] in {"true", "false"}:
+        if len(cells) == 6 and cells[0].startswith("`") and cells[1] in {"yes", "no"}:
             rows[cells[0].strip("`")] = cells[1:]
     return rows
 
@@ -32,7 +35,7 @@ async def test_the_tool_table_matches_the_annotations_and_the_guards() -> None:
         assert a is not None
         hints = [a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint]
         assert all(h is not None for h in hints), tool.name
-        actual[tool.name] = [str(h).lower() for h in hints] + [GUARDS[tool.name].condition]
+        actual[tool.name] = ["yes" if h else "no" for h in hints] + [GUARDS[tool.name].condition]
     assert documented() == actual
     assert len(actual) == 17
 
