@@ -38,8 +38,13 @@ server.run("stdio")
 RUNS = 5
 
 
+# ntfy-mcp refuses to start without NTFY_URL (no default on purpose); listing tools contacts nothing.
+STARTUP_ENV = {"ntfy_mcp": {"NTFY_URL": "http://127.0.0.1:9/"}}
+
+
 async def start_and_list(args: list[str]) -> tuple[float, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CALDAV_", "CARDDAV_", "NTFY_", "ELICITATION"))}
+    env.update(STARTUP_ENV.get(args[-1], {}))
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
     start = time.perf_counter()
     async with Client(params, mode="legacy") as client:

@@ -27,14 +27,11 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
 import anyio.to_thread
-from caldav.collection import Calendar
-from caldav.davclient import DAVClient
-from caldav.lib import error as caldav_error
 from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]
 
 from caldav_mcp.errors import (
@@ -48,7 +45,19 @@ from caldav_mcp.errors import (
 )
 from caldav_mcp.settings import CalDAVSettings
 
+if TYPE_CHECKING:
+    from caldav.collection import Calendar
+    from caldav.davclient import DAVClient
+
 __all__ = ["CalDAVClient", "CalendarInfo", "Component", "Resource"]
+
+
+def _caldav_errors():
+    """The caldav library's error module, imported on first use (the library is slow to import)."""
+    from caldav.lib import error
+
+    return error
+
 
 Component = Literal["VEVENT", "VTODO", "VJOURNAL"]
 T = TypeVar("T")
@@ -91,6 +100,7 @@ class Resource:
 @contextlib.contextmanager
 def _translated(what: str) -> Iterator[None]:
     """Turn library and network failures into this server's errors."""
+    caldav_error = _caldav_errors()
     try:
         yield
     except (InvalidInput, NotFound, OutOfScope, PreconditionFailed, Conflict, BackendError):
@@ -176,6 +186,8 @@ class CalDAVClient:
             kwargs: dict[str, Any] = {}
             if self._headers:
                 kwargs["headers"] = self._headers
+            from caldav.davclient import DAVClient
+
             self._dav = DAVClient(
                 url=self.settings.url, username=self.settings.username, password=self.settings.password, **kwargs
             )
@@ -191,7 +203,7 @@ class CalDAVClient:
         dav = self._client()
         try:
             found = dav.principal().calendars()
-        except caldav_error.DAVError:
+        except _caldav_errors().DAVError:
             found = [dav.calendar(url=self.settings.url)]
         calendars: dict[str, CalendarInfo] = {}
         for cal in found:
@@ -201,7 +213,7 @@ class CalDAVClient:
             name = cal.get_display_name() or path.rstrip("/").rsplit("/", 1)[-1]
             try:
                 components = tuple(cal.get_supported_components())
-            except caldav_error.DAVError:
+            except _caldav_errors().DAVError:
                 components = ("VEVENT", "VTODO", "VJOURNAL")
             calendars[path] = CalendarInfo(path, str(name), components)
         allowed = self.settings.calendars
@@ -248,7 +260,7 @@ class CalDAVClient:
         def read() -> list[str]:
             try:
                 addresses = self._client().principal().calendar_user_address_set()
-            except caldav_error.DAVError:
+            except _caldav_errors().DAVError:
                 return []
             # Only mailto: addresses can match an ATTENDEE; servers also list principal URLs here.
             return [str(a).lower() for a in addresses if a and str(a).lower().startswith("mailto:")]
