@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from processes import free_port, started
 
 __all__ = ["DavServer", "ServerDidNotStart", "radicale", "xandikos"]
 
@@ -59,45 +58,29 @@ class DavServer:
         return {"X-Remote-User": user}
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_until_answering(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise ServerDidNotStart(f"exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("OPTIONS", "/")
-            conn.getresponse().read()
-            conn.close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    output = log.read_text(errors="replace")
-    raise ServerDidNotStart(f"no answer on port {port} within {STARTUP_SECONDS:g} s:\n{output}")
+def _answers(port: int) -> bool:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        conn.request("OPTIONS", "/")
+        conn.getresponse().read()
+        return True
+    finally:
+        conn.close()
 
 
 @contextlib.contextmanager
-def _running(argv: list[str], port: int, workdir: Path) -> Iterator[None]:
-    log = workdir / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)  # noqa: S603
-        try:
-            _wait_until_answering(process, port, log)
-            yield
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+def _running(argv: list[str], name: str, port: int, workdir: Path) -> Iterator[None]:
+    with started(
+        argv,
+        name=name,
+        port=port,
+        workdir=workdir,
+        log=workdir / "server.log",
+        ready=lambda: _answers(port),
+        error=ServerDidNotStart,
+        seconds=STARTUP_SECONDS,
+    ):
+        yield
 
 
 @contextlib.contextmanager
@@ -108,7 +91,7 @@ def radicale(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[
     htpasswd = workdir / "users"
     htpasswd.write_text("".join(f"{name}:{password}\n" for name, password in users.items()))
     storage = workdir / "collections"
-    port = _free_port()
+    port = free_port()
     argv = [
         sys.executable, "-m", "radicale",
         "--server-hosts", f"127.0.0.1:{port}",
@@ -120,7 +103,7 @@ def radicale(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[
         "--storage-filesystem-folder", str(storage),
         "--logging-level", "warning",
     ]  # fmt: skip
-    with _running(argv, port, workdir):
+    with _running(argv, "radicale", port, workdir):
         yield DavServer(f"http://127.0.0.1:{port}/", "radicale", storage, users)
 
 
@@ -129,7 +112,7 @@ def xandikos(workdir: Path) -> Iterator[DavServer]:
     """Run Xandikos (multi-user, RFC 6638 scheduling) on 127.0.0.1 with header auth."""
     workdir.mkdir(parents=True, exist_ok=True)
     data, state = workdir / "data", workdir / "state"
-    port = _free_port()
+    port = free_port()
     argv = [
         sys.executable, "-m", "xandikos", "multi-user",
         "-d", str(data), "--state-dir", str(state),
@@ -137,5 +120,5 @@ def xandikos(workdir: Path) -> Iterator[DavServer]:
         "--defaults", "--no-detect-systemd",
         "--trust-x-remote-user-from", "127.0.0.1",
     ]  # fmt: skip
-    with _running(argv, port, workdir):
+    with _running(argv, "xandikos", port, workdir):
         yield DavServer(f"http://127.0.0.1:{port}/", "xandikos", data)

@@ -37,14 +37,14 @@ import json
 import os
 import re
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from processes import free_port, started
 
 __all__ = [
     "MIN_VERSION",
@@ -205,28 +205,13 @@ def find_or_build_binary() -> Path:
             raise NtfyUnavailable(f"could not build the ntfy server from {MODULE}: {exc}") from exc
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_until_healthy(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise NtfyUnavailable(f"ntfy exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/v1/health")
-            if conn.getresponse().status == http.HTTPStatus.OK:
-                conn.close()
-                return
-            conn.close()
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise NtfyUnavailable(f"ntfy gave no answer on port {port} within {STARTUP_SECONDS:g} s:\n{log.read_text()}")
+def _healthy(port: int) -> bool:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        conn.request("GET", "/v1/health")
+        return conn.getresponse().status == http.HTTPStatus.OK
+    finally:
+        conn.close()
 
 
 @contextlib.contextmanager
@@ -239,7 +224,7 @@ def ntfy_server(workdir: Path, binary: Path | None = None) -> Iterator[NtfyServe
     binary = binary or find_or_build_binary()
     version = _binary_version(binary)
     workdir.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     auth_file = workdir / "auth.db"
     argv = [
@@ -254,18 +239,16 @@ def ntfy_server(workdir: Path, binary: Path | None = None) -> Iterator[NtfyServe
         "--log-level", "warn",
     ]  # fmt: skip
     _run([*argv[:2], "--help"], timeout=60)  # fails early, with the reason, on a broken binary
-    log = workdir / "ntfy.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)  # noqa: S603
-        try:
-            _wait_until_healthy(process, port, log)
-            server = NtfyServer(url, version, ADMIN_USER, ADMIN_PASSWORD, binary, workdir)
-            server.add_user(ADMIN_USER, ADMIN_PASSWORD, role="admin")
-            yield server
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with started(
+        argv,
+        name="ntfy",
+        port=port,
+        workdir=workdir,
+        log=workdir / "ntfy.log",
+        ready=lambda: _healthy(port),
+        error=NtfyUnavailable,
+        seconds=STARTUP_SECONDS,
+    ):
+        server = NtfyServer(url, version, ADMIN_USER, ADMIN_PASSWORD, binary, workdir)
+        server.add_user(ADMIN_USER, ADMIN_PASSWORD, role="admin")
+        yield server

@@ -26,6 +26,10 @@ from carddav_mcp import davxml
 from carddav_mcp.server import build_server
 from carddav_mcp.settings import CardDavSettings
 
+# Test modules import this file's helpers as ``carddav_conftest``: a name of this package's own, so that
+# running several packages' tests in one pytest run cannot hand them another package's conftest.
+sys.modules.setdefault("carddav_conftest", sys.modules[__name__])
+
 USER = "willi"
 
 

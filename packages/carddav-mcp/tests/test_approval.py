@@ -8,10 +8,10 @@ from typing import Any
 
 import mcp_types as mt
 import pytest
+from carddav_conftest import Dav, vcard
 
 from approval_core import ApprovalSettings
 from approval_core.testing import DialogLog, accept, call_once, connect, decline, ticked
-from conftest import Dav, vcard
 
 pytestmark = pytest.mark.anyio
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from carddav_conftest import Dav, vcard
 
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import InvalidInput, NotAllowed
 from carddav_mcp.settings import CardDavSettings
-from conftest import Dav, vcard
 
 pytestmark = pytest.mark.anyio
 

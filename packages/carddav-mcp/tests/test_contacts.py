@@ -6,12 +6,12 @@ import base64
 import datetime as dt
 
 import pytest
+from carddav_conftest import Dav, vcard
 
 from approval_core import ApprovalSettings
 from approval_core.testing import DialogLog, accept, connect
 from carddav_mcp.settings import CardDavSettings
 from carddav_mcp.vcard import Card
-from conftest import Dav, vcard
 
 pytestmark = pytest.mark.anyio
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(200)).decode()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from carddav_conftest import Dav, vcard
 
 from approval_core.testing import accept, connect
-from conftest import Dav, vcard
 
 pytestmark = pytest.mark.anyio
 

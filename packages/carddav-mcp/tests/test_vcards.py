@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from carddav_conftest import Dav
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
 from carddav_mcp.fields import photo_info, to_contact
 from carddav_mcp.search import normalise_phone
 from carddav_mcp.vcard import Card
-from conftest import Dav
 
 CARDS = Path(__file__).with_name("cards")
 SHAPES = ["apple", "google", "outlook", "android", "rfc6350"]

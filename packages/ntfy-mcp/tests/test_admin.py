@@ -8,10 +8,10 @@ import os
 import httpx2
 import mcp_types as mt
 import pytest
+from ntfy_conftest import PATHS, call_guarded, real_server
 from ntfy_server import NtfyServer
 
 from approval_core.testing import DialogLog, call_once, cancel, connect, decline, ticked, unticked
-from conftest import PATHS, call_guarded, real_server
 
 pytestmark = pytest.mark.anyio
 _n = itertools.count()

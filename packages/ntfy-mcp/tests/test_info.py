@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import httpx2
 import pytest
+from ntfy_conftest import real_server, standin_server
 from ntfy_server import NtfyServer
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
-from conftest import real_server, standin_server
 from ntfy_mcp import build_server
 from ntfy_mcp.guards import GUARDS
 from ntfy_mcp.settings import NtfySettings

@@ -6,10 +6,10 @@ import time
 
 import httpx2
 import pytest
+from ntfy_conftest import HOSTILE, real_server
 from ntfy_server import NtfyServer
 
 from approval_core.testing import connect
-from conftest import HOSTILE, real_server
 
 pytestmark = pytest.mark.anyio
 

@@ -12,10 +12,10 @@ import time
 
 import httpx2
 import pytest
+from ntfy_conftest import HOSTILE, PATHS, call_guarded, real_server, standin_server
 from ntfy_server import NtfyServer
 
 from approval_core.testing import DialogLog, connect, decline
-from conftest import HOSTILE, PATHS, call_guarded, real_server, standin_server
 from standin import NtfyStandIn
 
 pytestmark = pytest.mark.anyio
