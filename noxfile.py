@@ -92,6 +92,16 @@ def integration(session: nox.Session) -> None:
     )
 
 
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The newcomer's first run: the servers against a local Radicale, dialogs answered in this terminal.
+
+    ``nox -s demo -- --yes`` ticks every dialog (unattended); ``-- --no`` declines them.
+    """
+    sync(session, "--all-packages", "--group", "test")
+    session.run("python", "demo/run.py", *session.posargs)
+
+
 BENCHMARKS = sorted(
     str(p.relative_to(ROOT))
     for pattern in ("packages/*/benchmarks/bench_*.py", "benchmarks/bench_*.py")
