@@ -20,6 +20,10 @@ PACKAGES = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproje
 TESTED = [name for name in PACKAGES if any((ROOT / "packages" / name / "tests").glob("test_*.py"))]
 IMPORT_NAMES = {name: name.replace("-", "_") for name in PACKAGES}
 
+# Branch coverage each package's own tests must reach. ntfy-mcp's real-server tests are deselected
+# where no ntfy can be had (see README), so its floor counts what runs without one.
+COVERAGE_FLOOR = {"approval-core": "95", "ntfy-mcp": "75"}
+
 nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["lint", "typecheck", "tests", "family"]
 
@@ -55,7 +59,7 @@ def typecheck(session: nox.Session) -> None:
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv holding only that package and its dependencies."""
     sync(session, "--package", package, "--group", "test")
-    floor = "95" if package == "approval-core" else "85"
+    floor = COVERAGE_FLOOR.get(package, "85")
     session.run(
         "pytest",
         f"packages/{package}/tests",
