@@ -4,14 +4,40 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from contextlib import contextmanager
+from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from ntfy_mcp.errors import InputError, NtfyMcpError
-from ntfy_mcp.models import Content
+from ntfy_mcp.models import Action, Content, Priority
 
-__all__ = ["content_from", "tool_errors"]
+__all__ = [
+    "ActionsArg",
+    "AttachArg",
+    "ClickArg",
+    "FilenameArg",
+    "IconArg",
+    "MarkdownArg",
+    "MessageArg",
+    "PriorityArg",
+    "TagsArg",
+    "TitleArg",
+    "content_from",
+    "tool_errors",
+]
+
+# The content schema publish_message and update_message share (a revision carries the same content).
+MessageArg = Annotated[str | None, Field(description="The body, up to 4,096 bytes")]
+TitleArg = Annotated[str | None, Field(max_length=256, description="The notification's title")]
+PriorityArg = Annotated[Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")]
+TagsArg = Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")]
+MarkdownArg = Annotated[bool | None, Field(description="Render the body as Markdown")]
+ClickArg = Annotated[str | None, Field(description="http(s) URL opened on tap")]
+IconArg = Annotated[str | None, Field(description="http(s) URL of an icon")]
+AttachArg = Annotated[str | None, Field(description="http(s) URL of a file to attach")]
+FilenameArg = Annotated[str | None, Field(description="Name shown for the attachment")]
+ActionsArg = Annotated[list[Action] | None, Field(max_length=3, description="Up to 3 buttons")]
 
 
 @contextmanager

@@ -18,9 +18,22 @@ from pydantic import Field
 from approval_core import annotations, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import BackendError, InputError
-from ntfy_mcp.models import Action, Priority, priority_number
+from ntfy_mcp.models import Priority, priority_number
 from ntfy_mcp.outputs import IdResult, IdResults, Message, MessageList, PublishResult, PublishResults, message_from_ntfy
-from ntfy_mcp.tools._common import content_from, tool_errors
+from ntfy_mcp.tools._common import (
+    ActionsArg,
+    AttachArg,
+    ClickArg,
+    FilenameArg,
+    IconArg,
+    MarkdownArg,
+    MessageArg,
+    PriorityArg,
+    TagsArg,
+    TitleArg,
+    content_from,
+    tool_errors,
+)
 
 __all__ = ["register"]
 
@@ -58,18 +71,16 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
     async def publish_message(
         topics: Topics = None,
-        message: Annotated[str | None, Field(description="The body, up to 4,096 bytes")] = None,
-        title: Annotated[str | None, Field(max_length=256, description="The notification's title")] = None,
-        priority: Annotated[
-            Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")
-        ] = None,
-        tags: Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")] = None,
-        markdown: Annotated[bool | None, Field(description="Render the body as Markdown")] = None,
-        click: Annotated[str | None, Field(description="http(s) URL opened on tap")] = None,
-        icon: Annotated[str | None, Field(description="http(s) URL of an icon")] = None,
-        attach: Annotated[str | None, Field(description="http(s) URL of a file to attach")] = None,
-        filename: Annotated[str | None, Field(description="Name shown for the attachment")] = None,
-        actions: Annotated[list[Action] | None, Field(max_length=3, description="Up to 3 buttons")] = None,
+        message: MessageArg = None,
+        title: TitleArg = None,
+        priority: PriorityArg = None,
+        tags: TagsArg = None,
+        markdown: MarkdownArg = None,
+        click: ClickArg = None,
+        icon: IconArg = None,
+        attach: AttachArg = None,
+        filename: FilenameArg = None,
+        actions: ActionsArg = None,
         delay: Annotated[str | None, Field(description="30s, 10m, 2h, 1d (10 s to 3 days) or a Unix time")] = None,
     ) -> Annotated[mt.CallToolResult, PublishResults]:
         """Send a notification to one or more topics, with a result per topic.

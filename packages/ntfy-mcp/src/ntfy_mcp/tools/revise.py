@@ -20,9 +20,22 @@ from approval_core import NotApproved, annotations, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import delete_messages_dialog, update_dialog
 from ntfy_mcp.errors import BackendError, InputError
-from ntfy_mcp.models import Action, HttpAction, Priority
+from ntfy_mcp.models import HttpAction
 from ntfy_mcp.outputs import IdResult, IdResults, PublishResult, message_from_ntfy
-from ntfy_mcp.tools._common import content_from, tool_errors
+from ntfy_mcp.tools._common import (
+    ActionsArg,
+    AttachArg,
+    ClickArg,
+    FilenameArg,
+    IconArg,
+    MarkdownArg,
+    MessageArg,
+    PriorityArg,
+    TagsArg,
+    TitleArg,
+    content_from,
+    tool_errors,
+)
 from ntfy_mcp.tools.messages import SequenceIds
 
 __all__ = ["register"]
@@ -69,18 +82,16 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         ctx: Context,
         topic: Topic,
         sequence_id: Annotated[str, Field(min_length=1, max_length=64, description="Which notification")],
-        message: Annotated[str | None, Field(description="The new body, up to 4,096 bytes")] = None,
-        title: Annotated[str | None, Field(max_length=256, description="The notification's title")] = None,
-        priority: Annotated[
-            Priority | None, Field(description="1 (min) to 5 (max), or min/low/default/high/max/urgent")
-        ] = None,
-        tags: Annotated[list[str] | None, Field(max_length=10, description="Tags; emoji short codes show")] = None,
-        markdown: Annotated[bool | None, Field(description="Render the body as Markdown")] = None,
-        click: Annotated[str | None, Field(description="http(s) URL opened on tap")] = None,
-        icon: Annotated[str | None, Field(description="http(s) URL of an icon")] = None,
-        attach: Annotated[str | None, Field(description="http(s) URL of a file to attach")] = None,
-        filename: Annotated[str | None, Field(description="Name shown for the attachment")] = None,
-        actions: Annotated[list[Action] | None, Field(max_length=3, description="Up to 3 buttons")] = None,
+        message: MessageArg = None,
+        title: TitleArg = None,
+        priority: PriorityArg = None,
+        tags: TagsArg = None,
+        markdown: MarkdownArg = None,
+        click: ClickArg = None,
+        icon: IconArg = None,
+        attach: AttachArg = None,
+        filename: FilenameArg = None,
+        actions: ActionsArg = None,
         confirm_token: ConfirmToken = None,
     ) -> Annotated[mt.CallToolResult, PublishResult] | mt.InputRequiredResult:
         """Revise a notification in place by sequence id (ntfy >= 2.16). Always asks a person first.
