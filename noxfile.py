@@ -50,7 +50,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """Pyright (strict) over every package's sources."""
-    sync(session, "--all-packages", "--group", "lint")
+    sync(session, "--all-packages", "--all-extras", "--group", "lint")
     session.run("pyright")
 
 
@@ -58,7 +58,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.parametrize("package", TESTED)
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv holding only that package and its dependencies."""
-    sync(session, "--package", package, "--group", "test")
+    sync(session, "--package", package, "--all-extras", "--group", "test")
     floor = COVERAGE_FLOOR.get(package, "85")
     session.run(
         "pytest",
@@ -72,7 +72,7 @@ def tests(session: nox.Session, package: str) -> None:
 @nox.session(name="family")
 def family(session: nox.Session) -> None:
     """The cross-package checks in tests/, with every package installed."""
-    sync(session, "--all-packages", "--group", "test")
+    sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run("pytest", "tests", "--no-cov", *session.posargs)
 
 
@@ -83,7 +83,7 @@ def integration(session: nox.Session) -> None:
     Fails, never skips, when one of them cannot be started. ntfy is built from its Go module
     unless NTFY_SERVER_BINARY names a binary (see testing/ntfy_server.py).
     """
-    sync(session, "--all-packages", "--group", "test")
+    sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run(
         "pytest",
         "packages/caldav-mcp/tests",
@@ -102,7 +102,7 @@ def demo(session: nox.Session) -> None:
 
     ``nox -s demo -- --yes`` ticks every dialog (unattended); ``-- --no`` declines them.
     """
-    sync(session, "--all-packages", "--group", "test")
+    sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run("python", "demo/run.py", *session.posargs)
 
 
@@ -119,7 +119,7 @@ def bench(session: nox.Session) -> None:
 
     ``nox -s bench -- NAME`` runs only the benchmark files whose path contains NAME.
     """
-    sync(session, "--all-packages", "--group", "test")
+    sync(session, "--all-packages", "--all-extras", "--group", "test")
     chosen = [path for path in BENCHMARKS if not session.posargs or any(arg in path for arg in session.posargs)]
     if not chosen:
         session.error(f"no benchmark matches {session.posargs}; have {BENCHMARKS}")
@@ -195,6 +195,8 @@ def release(session: nox.Session) -> None:
     does not pin approval-core to exactly that version or has no console script, or a server's
     console script, installed from its wheel (with approval-core's) into a fresh virtualenv whose
     other dependencies are held to uv.lock, does not list the expected number of tools over stdio.
+    A server with an ``embedded`` extra is then installed with it and must also start with its
+    embedded Radicale (``<NAME>_EMBEDDED=true``) and list the same tools.
     """
     sync(session, "--package", CORE)
     shutil.rmtree(DIST, ignore_errors=True)
@@ -204,7 +206,7 @@ def release(session: nox.Session) -> None:
     constraints = tmp / "constraints.txt"
     session.run(
         "uv", "export", "--quiet", "--locked", "--all-packages", "--no-emit-workspace", "--no-hashes",
-        "--no-header", "--no-dev", "--output-file", str(constraints), external=True,
+        "--no-header", "--no-dev", "--all-extras", "--output-file", str(constraints), external=True,
     )  # fmt: skip
     for name in PACKAGES:
         if name == CORE:
@@ -220,3 +222,14 @@ def release(session: nox.Session) -> None:
         script = venv / "bin" / name
         session.run("python", str(ROOT / "testing" / "list_tools.py"), str(script), str(TOOL_COUNTS[name]),
                     *STARTUP_ENV.get(name, []))  # fmt: skip
+        if "embedded" in (wheel_metadata(wheels[name])[0].get_all("Provides-Extra") or []):
+            # The same server with its embedded extra: it must start its Radicale before it lists its tools.
+            session.run(
+                "uv", "pip", "install", "--quiet", "--python", str(python), "--constraints", str(constraints),
+                f"{name}[embedded] @ {wheels[name].as_uri()}", external=True,
+            )  # fmt: skip
+            prefix = name.removesuffix("-mcp").upper()
+            data = (tmp / f"embedded-{name}").resolve()
+            shutil.rmtree(data, ignore_errors=True)
+            session.run("python", str(ROOT / "testing" / "list_tools.py"), str(script), str(TOOL_COUNTS[name]),
+                        f"{prefix}_EMBEDDED=true", f"{prefix}_EMBEDDED_DIR={data}")  # fmt: skip

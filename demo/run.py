@@ -1,10 +1,12 @@
 """The newcomer's first run: the servers, driven by a real MCP client, against servers started here.
 
-Starts a Radicale on 127.0.0.1 with a throw-away account, a calendar and an
-address book in a temporary folder; then runs caldav-mcp and carddav-mcp as
-an MCP client would (subprocesses over stdio) and walks through reading,
-creating and deleting. Deleting asks: the approval dialog is printed in this
-terminal and you answer it. ``--yes`` answers every dialog with a tick, for
+Runs caldav-mcp and carddav-mcp as an MCP client would (subprocesses over
+stdio), each on its embedded backend (``CALDAV_EMBEDDED=true``,
+``CARDDAV_EMBEDDED=true``: a Radicale on 127.0.0.1 inside the server, which
+makes a calendar and an address book on first start), with the data kept in
+a temporary folder; then walks through reading, creating and deleting.
+Deleting asks: the approval dialog is printed in this terminal and you
+answer it. ``--yes`` answers every dialog with a tick, for
 unattended runs; ``--no`` declines every dialog.
 
 ntfy-mcp joins when an ntfy binary is at hand (``NTFY_SERVER_BINARY`` or the
@@ -24,18 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import mcp_types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "testing"))
-
-from dav_servers import radicale  # noqa: E402
-
-USER, PASSWORD = "demo", "demo-password"
 
 
 def say(text: str = "") -> None:
@@ -78,13 +74,13 @@ def server(module: str, env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", module], env={**base, **env})
 
 
-async def calendars(url: str, answer: Any) -> None:
-    """caldav-mcp: list, create a weekly series, list it, delete it (asks), list again."""
-    env = {"CALDAV_URL": url, "CALDAV_USERNAME": USER, "CALDAV_PASSWORD": PASSWORD}
+async def calendars(data: Path, answer: Any) -> None:
+    """caldav-mcp on its embedded backend: list, create a weekly series, list it, delete it (asks), list again."""
+    env = {"CALDAV_EMBEDDED": "true", "CALDAV_EMBEDDED_DIR": str(data / "calendars")}
     say("\n=== caldav-mcp: a calendar ===")
     async with Client(server("caldav_mcp", env), mode="legacy", elicitation_callback=answer) as client:
         listed = await call(client, "list_calendars", {})
-        calendar = listed["calendars"][0]["id"] if listed else f"/{USER}/demo/"
+        calendar = listed["calendars"][0]["id"] if listed else "/me/calendar/"
         created = await call(
             client,
             "create_event",
@@ -103,13 +99,13 @@ async def calendars(url: str, answer: Any) -> None:
         await call(client, "list_events", {"calendar": calendar, "start": "2026-12-01", "end": "2027-01-01"})
 
 
-async def contacts(url: str, answer: Any) -> None:
-    """carddav-mcp: create a contact, delete it (asks), list the book."""
-    env = {"CARDDAV_URL": url, "CARDDAV_USERNAME": USER, "CARDDAV_PASSWORD": PASSWORD}
+async def contacts(data: Path, answer: Any) -> None:
+    """carddav-mcp on its embedded backend: create a contact, delete it (asks), list the book."""
+    env = {"CARDDAV_EMBEDDED": "true", "CARDDAV_EMBEDDED_DIR": str(data / "contacts")}
     say("\n=== carddav-mcp: an address book ===")
     async with Client(server("carddav_mcp", env), mode="legacy", elicitation_callback=answer) as client:
         books = await call(client, "list_address_books", {})
-        book = books["address_books"][0]["id"] if books and books.get("address_books") else f"/{USER}/contacts/"
+        book = books["address_books"][0]["id"] if books and books.get("address_books") else "/me/contacts/"
         created = await call(
             client,
             "create_contact",
@@ -123,31 +119,13 @@ async def contacts(url: str, answer: Any) -> None:
         await call(client, "list_contacts", {"address_book": book})
 
 
-def prepare(url: str) -> None:
-    """One calendar and one address book for the demo account (Radicale starts with none)."""
-    auth = (USER, PASSWORD)
-    mkcalendar = (
-        '<?xml version="1.0" encoding="utf-8"?><C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
-        "<D:set><D:prop><D:displayname>Demo</D:displayname></D:prop></D:set></C:mkcalendar>"
-    )
-    mkcol = (
-        '<?xml version="1.0" encoding="utf-8"?><D:mkcol xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav">'
-        "<D:set><D:prop><D:resourcetype><D:collection/><CR:addressbook/></D:resourcetype>"
-        "<D:displayname>Contacts</D:displayname></D:prop></D:set></D:mkcol>"
-    )
-    with httpx.Client(auth=auth, headers={"Content-Type": "application/xml"}) as http:
-        http.request("MKCALENDAR", f"{url}{USER}/demo/", content=mkcalendar).raise_for_status()
-        http.request("MKCOL", f"{url}{USER}/contacts/", content=mkcol).raise_for_status()
-
-
 async def run(mode: str) -> None:
     """The whole walk-through; ``mode`` is ask, yes or no."""
     answer = dialog_answerer(mode)
-    with tempfile.TemporaryDirectory(prefix="mcp-demo-") as tmp, radicale(Path(tmp), {USER: PASSWORD}) as dav:
-        say(f"Radicale is serving a throw-away account on {dav.url}")
-        prepare(dav.url)
-        await calendars(dav.url, answer)
-        await contacts(dav.url, answer)
+    with tempfile.TemporaryDirectory(prefix="mcp-demo-") as tmp:
+        say(f"Each server runs its embedded Radicale on 127.0.0.1, keeping its data under {tmp}")
+        await calendars(Path(tmp), answer)
+        await contacts(Path(tmp), answer)
     binary = os.environ.get("NTFY_SERVER_BINARY") or next(iter(sorted((ROOT / ".cache" / "ntfy").glob("ntfy-*"))), None)
     say("\n=== ntfy-mcp ===")
     if binary is None:
@@ -155,6 +133,7 @@ async def run(mode: str) -> None:
     else:
         say(f"  an ntfy binary is at hand ({binary}); run `uv run pytest -m real_ntfy` to exercise it.")
     say("\nDone: everything above ran against real servers on 127.0.0.1, and is gone with the temporary folder.")
+    say("To keep calendars and contacts of your own this way: docs/clients.md (CALDAV_EMBEDDED, CARDDAV_EMBEDDED).")
 
 
 def main() -> None:

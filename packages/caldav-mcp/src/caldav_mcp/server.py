@@ -9,6 +9,7 @@ written to stdout but the protocol.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.metadata
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -17,7 +18,9 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from approval_core import ApprovalGate, ApprovalSettings, SettingsError, load_settings_or_exit
+from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
+from caldav_mcp.embedded import EmbeddedRadicale, EmbeddedStartError
 from caldav_mcp.guards import GUARDS
 from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import calendars, entries, events_read, events_write, freebusy
@@ -66,16 +69,36 @@ def build_server(
 
 
 def main() -> None:
-    """Console script ``caldav-mcp``: exit code 1 on a bad setting, else serve over stdio."""
+    """Console script ``caldav-mcp``: exit code 1 on a bad setting, else serve over stdio.
+
+    With ``CALDAV_EMBEDDED=true`` the embedded Radicale (:mod:`caldav_mcp.embedded`)
+    is started first and stopped when the server ends; a failure to start it is
+    exit code 1 with the reason on stderr.
+    """
     settings = load_settings_or_exit(SERVER_NAME)
     try:
         caldav = CalDAVSettings.from_env()
-    except SettingsError as exc:
+        backend = _start_embedded(caldav) if caldav.embedded else None
+    except (SettingsError, EmbeddedStartError) as exc:
         print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
-    missing = caldav.missing()
-    if missing:
+    if backend is not None:
+        caldav = dataclasses.replace(caldav, url=backend.url, username=backend.username, password=backend.password)
+        print(
+            f"{SERVER_NAME}: embedded Radicale on {backend.url}, calendars kept in {backend.folder}",
+            file=sys.stderr,
+            flush=True,
+        )
+    elif missing := caldav.missing():
         print(
             f"{SERVER_NAME}: {', '.join(missing)} not set; the tools will say what to set", file=sys.stderr, flush=True
         )
-    build_server(settings, caldav).run("stdio")
+    try:
+        build_server(settings, caldav).run("stdio")
+    finally:
+        if backend is not None:
+            backend.stop()
+
+
+def _start_embedded(caldav: CalDAVSettings) -> EmbeddedRadicale:
+    return embedded.start(caldav.embedded_dir)  # Radicale is imported only here, by those who ask for it

@@ -9,6 +9,14 @@
 ``CALDAV_CALENDARS``
     Optional comma-separated list of calendar names or collection paths; when
     set, every other calendar is invisible to every tool.
+``CALDAV_EMBEDDED``
+    Exactly ``true``: run the embedded Radicale on 127.0.0.1 instead of
+    connecting to a server (:mod:`caldav_mcp.embedded`; the ``embedded`` extra).
+    Unset or exactly ``false``: off. ``CALDAV_URL``, ``CALDAV_USERNAME`` and
+    ``CALDAV_PASSWORD`` must then be unset, since they would be ignored.
+``CALDAV_EMBEDDED_DIR``
+    Optional absolute folder for the embedded calendars (default: the user's
+    data folder); only with ``CALDAV_EMBEDDED=true``.
 
 The server starts and lists its tools without any of them; a tool that needs
 the backend then says what to set. A malformed value is an error at startup.
@@ -19,6 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from approval_core import SettingsError
@@ -35,20 +44,27 @@ class CalDAVSettings:
         username: ``CALDAV_USERNAME`` or None.
         password: ``CALDAV_PASSWORD`` or None (never logged or echoed).
         calendars: Names or paths from ``CALDAV_CALENDARS``; empty = all.
+        embedded: ``CALDAV_EMBEDDED=true``: start the embedded Radicale.
+        embedded_dir: ``CALDAV_EMBEDDED_DIR`` or None (the default folder).
     """
 
     url: str | None = None
     username: str | None = None
     password: str | None = None
     calendars: tuple[str, ...] = ()
+    embedded: bool = False
+    embedded_dir: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CalDAVSettings:
         """Read the settings.
 
         Raises:
-            SettingsError: ``CALDAV_URL`` is not an http(s) URL, or
-                ``CALDAV_CALENDARS`` lists an empty name.
+            SettingsError: ``CALDAV_URL`` is not an http(s) URL,
+                ``CALDAV_CALENDARS`` lists an empty name, ``CALDAV_EMBEDDED``
+                is neither ``true`` nor ``false``, it is ``true`` alongside a
+                server setting, or ``CALDAV_EMBEDDED_DIR`` is relative or set
+                without it.
         """
         env = os.environ if environ is None else environ
         url = env.get("CALDAV_URL") or None
@@ -62,7 +78,10 @@ class CalDAVSettings:
             calendars = tuple(part.strip() for part in raw.split(","))
             if any(not part for part in calendars):
                 raise SettingsError("CALDAV_CALENDARS has an empty entry: give comma-separated calendar names or paths")
-        return cls(url, env.get("CALDAV_USERNAME") or None, env.get("CALDAV_PASSWORD") or None, calendars)
+        username, password = env.get("CALDAV_USERNAME") or None, env.get("CALDAV_PASSWORD") or None
+        server = {"CALDAV_URL": url, "CALDAV_USERNAME": username, "CALDAV_PASSWORD": password}
+        embedded, embedded_dir = _embedded(env, server)
+        return cls(url, username, password, calendars, embedded, embedded_dir)
 
     def missing(self) -> list[str]:
         """The names of the variables a backend call still needs."""
@@ -75,3 +94,27 @@ class CalDAVSettings:
             )
             if not value
         ]
+
+
+def _embedded(env: Mapping[str, str], server: Mapping[str, str | None]) -> tuple[bool, Path | None]:
+    """``CALDAV_EMBEDDED`` and ``CALDAV_EMBEDDED_DIR``, checked against each other and the server settings."""
+    raw = env.get("CALDAV_EMBEDDED")
+    if raw not in (None, "true", "false"):
+        raise SettingsError(f"CALDAV_EMBEDDED={raw!r} is not valid: set it to exactly true or false")
+    embedded = raw == "true"
+    raw_dir = env.get("CALDAV_EMBEDDED_DIR")
+    if raw_dir is not None and not embedded:
+        raise SettingsError("CALDAV_EMBEDDED_DIR is set but CALDAV_EMBEDDED is not true: set both, or neither")
+    if embedded:
+        clashing = [name for name, value in server.items() if value]
+        if clashing:
+            raise SettingsError(
+                f"CALDAV_EMBEDDED=true runs its own calendar server, so {', '.join(clashing)} would be ignored: "
+                "unset them, or set CALDAV_EMBEDDED=false to use that server"
+            )
+    if raw_dir is None:
+        return embedded, None
+    folder = Path(raw_dir)
+    if not folder.is_absolute():
+        raise SettingsError(f"CALDAV_EMBEDDED_DIR={raw_dir!r} is not valid: give an absolute folder path")
+    return embedded, folder

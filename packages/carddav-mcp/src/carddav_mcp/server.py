@@ -10,14 +10,17 @@ without any CardDAV settings; a tool called without them says what to set.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import sys
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, load_settings_or_exit
+from approval_core import ApprovalGate, ApprovalSettings, SettingsError, load_settings_or_exit
+from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import NotConfigured
 from carddav_mcp.guards import GUARDS
@@ -62,17 +65,35 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
 
 
 def main() -> None:
-    """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve over stdio."""
+    """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve over stdio.
+
+    With ``CARDDAV_EMBEDDED=true`` the embedded Radicale (:mod:`carddav_mcp.embedded`)
+    starts first and stops with the server; if it cannot start, exit code 1
+    and the reason on stderr.
+    """
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")  # stderr
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request is noise on a person's console
     settings = load_settings_or_exit(SERVER_NAME)
-    carddav = CardDavSettings.from_env()
-    if carddav.url or carddav.username or carddav.password:
-        try:
+    backend: embedded.EmbeddedRadicale | None = None
+    try:
+        carddav = CardDavSettings.from_env()
+        if carddav.embedded:
+            backend = anyio.run(embedded.start, carddav.embedded_dir)
+            carddav = dataclasses.replace(backend.settings, addressbooks=carddav.addressbooks)
+            _say(f"embedded Radicale on {carddav.url}, address books kept in {backend.folder}")
+        elif carddav.url or carddav.username or carddav.password:
             carddav.require()
-        except NotConfigured as exc:
-            print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
-            raise SystemExit(1) from None
-    else:
-        print(f"{SERVER_NAME}: CARDDAV_URL is not set; the tools will say what to set", file=sys.stderr, flush=True)
-    build_server(settings, carddav).run("stdio")
+        else:
+            _say("CARDDAV_URL is not set; the tools will say what to set")
+    except (SettingsError, NotConfigured, embedded.EmbeddedStartError) as exc:
+        _say(str(exc))
+        raise SystemExit(1) from None
+    try:
+        build_server(settings, carddav).run("stdio")
+    finally:
+        if backend is not None:
+            backend.stop()
+
+
+def _say(line: str) -> None:
+    print(f"{SERVER_NAME}: {line}", file=sys.stderr, flush=True)

@@ -5,23 +5,43 @@ server and the account (the same names the caldav library uses for CalDAV);
 ``CARDDAV_ADDRESSBOOKS`` optionally limits the server to some address books.
 All are optional at startup: without them the server starts and lists its
 tools, and a tool that needs the backend says which variable to set.
+
+``CARDDAV_EMBEDDED``, exactly ``true``, runs the embedded Radicale on
+127.0.0.1 instead (:mod:`carddav_mcp.embedded`, the ``embedded`` extra); unset
+or exactly ``false`` leaves it off. With it on, ``CARDDAV_URL``,
+``CARDDAV_USERNAME`` and ``CARDDAV_PASSWORD`` must be unset (they would be
+ignored). ``CARDDAV_EMBEDDED_DIR`` optionally gives the absolute folder for
+its data (default: the user's data folder).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
+from approval_core import SettingsError
 from carddav_mcp.errors import NotConfigured
 
-__all__ = ["ADDRESSBOOKS_ENV", "PASSWORD_ENV", "URL_ENV", "USERNAME_ENV", "CardDavSettings"]
+__all__ = [
+    "ADDRESSBOOKS_ENV",
+    "EMBEDDED_DIR_ENV",
+    "EMBEDDED_ENV",
+    "PASSWORD_ENV",
+    "URL_ENV",
+    "USERNAME_ENV",
+    "CardDavSettings",
+]
 
 URL_ENV = "CARDDAV_URL"
 USERNAME_ENV = "CARDDAV_USERNAME"
 PASSWORD_ENV = "CARDDAV_PASSWORD"  # noqa: S105 - the variable's name, not a password
 ADDRESSBOOKS_ENV = "CARDDAV_ADDRESSBOOKS"
+EMBEDDED_ENV = "CARDDAV_EMBEDDED"
+EMBEDDED_DIR_ENV = "CARDDAV_EMBEDDED_DIR"
 
 
 @dataclass(frozen=True)
@@ -40,6 +60,8 @@ class CardDavSettings:
             authenticate at a reverse proxy by header (and the tests' Xandikos).
             Not read from the environment.
         timeout: Seconds for one HTTP request.
+        embedded: ``CARDDAV_EMBEDDED=true``: run the embedded Radicale.
+        embedded_dir: ``CARDDAV_EMBEDDED_DIR``; None means the default folder.
     """
 
     url: str | None = None
@@ -48,18 +70,51 @@ class CardDavSettings:
     addressbooks: frozenset[str] = frozenset()
     extra_headers: Mapping[str, str] = field(default_factory=lambda: {}, repr=False)
     timeout: float = 30.0
+    embedded: bool = False
+    embedded_dir: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CardDavSettings:
-        """Read the ``CARDDAV_*`` variables; empty values count as unset. Never raises."""
+        """Read the ``CARDDAV_*`` variables; empty values count as unset.
+
+        Raises:
+            SettingsError: ``CARDDAV_EMBEDDED`` is neither ``true`` nor
+                ``false``, is ``true`` next to a server setting, or
+                ``CARDDAV_EMBEDDED_DIR`` is relative or set without it.
+                (Incomplete server settings are reported by :meth:`require`.)
+        """
         env = os.environ if environ is None else environ
         books = frozenset(entry.strip() for entry in env.get(ADDRESSBOOKS_ENV, "").split(",") if entry.strip())
-        return cls(
+        settings = cls(
             url=env.get(URL_ENV) or None,
             username=env.get(USERNAME_ENV) or None,
             password=env.get(PASSWORD_ENV) or None,
             addressbooks=books,
         )
+        flag, folder = env.get(EMBEDDED_ENV), env.get(EMBEDDED_DIR_ENV)
+        if flag not in (None, "true", "false"):
+            raise SettingsError(f"{EMBEDDED_ENV}={flag!r} is not valid: set it to exactly true or false")
+        if flag != "true":
+            if folder is not None:
+                raise SettingsError(f"{EMBEDDED_DIR_ENV} is set but {EMBEDDED_ENV} is not true: set both, or neither")
+            return settings
+        given = [
+            name
+            for name, value in (
+                (URL_ENV, settings.url),
+                (USERNAME_ENV, settings.username),
+                (PASSWORD_ENV, settings.password),
+            )
+            if value
+        ]
+        if given:
+            raise SettingsError(
+                f"{EMBEDDED_ENV}=true runs its own address-book server, so {', '.join(given)} would be ignored: "
+                f"unset them, or set {EMBEDDED_ENV}=false to use that server"
+            )
+        if folder is not None and not Path(folder).is_absolute():
+            raise SettingsError(f"{EMBEDDED_DIR_ENV}={folder!r} is not valid: give an absolute folder path")
+        return dataclasses.replace(settings, embedded=True, embedded_dir=Path(folder) if folder is not None else None)
 
     def require(self) -> str:
         """The URL, once the settings are complete enough to connect.
