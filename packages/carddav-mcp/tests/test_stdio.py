@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -47,6 +48,11 @@ async def test_a_guarded_delete_over_stdio_asks_and_then_deletes(radicale: Dav) 
     assert len(log.messages) == 1
     assert "Approved by IT" not in log.messages[0]
     assert "ELICITATION" not in stderr
+    audited = [json.loads(line.split(" ", 2)[2]) for line in stderr.splitlines() if line.startswith("approval_core")]
+    assert [(a["event"], a["tool"], a["path"]) for a in audited] == [
+        ("asked", "delete_contact", "dialog"),
+        ("approved", "delete_contact", "dialog"),
+    ]
 
 
 async def test_switched_off_over_stdio_prints_one_line_and_uses_the_token(radicale: Dav) -> None:

@@ -19,6 +19,10 @@ __all__ = ["AUDIT_LOGGER", "audit"]
 
 AUDIT_LOGGER = "approval_core.audit"
 _logger = logging.getLogger(AUDIT_LOGGER)
+# The audit trail is on by default, whatever level a server gives the root logger (carddav-mcp
+# keeps the root at WARNING to silence per-request lines): the records still reach the root's
+# stderr handler. An operator who wants it off sets this logger's level above INFO.
+_logger.setLevel(logging.INFO)
 
 
 def audit(event: str, *, server: str, tool: str, path: str, fp: str, reason: str | None = None) -> None:
