@@ -18,6 +18,15 @@ softening an annotation:
 6. A tool that only adds (``create_*``, ``publish_*``) is not destructive.
 7. A tool that asks takes ``confirm_token``, so the fallback can work; a tool
    that never asks does not.
+8. openWorldHint (MCP 2025-11-25, ToolAnnotations: whether a tool's domain is
+   open to external entities) is true exactly for the tools in the server's
+   ``guards.OPEN_WORLD``, each listed with its reason. The family's rule for
+   that list: a call is open-world when it may reach people other than the
+   account holder, because the backend may send them something (iTIP messages
+   from a scheduling CalDAV server, a notification to a topic's subscribers)
+   or because it works in a space others share (an ntfy instance's topics,
+   accounts and access rules). A call confined to the account's own
+   collections (calendars, address books), with nothing sent, is closed.
 """
 
 from __future__ import annotations
@@ -49,6 +58,14 @@ def load(name: str) -> tuple[list[Any], GuardTable]:
 def server(request) -> tuple[str, list[Any], GuardTable]:
     tools, guards = load(request.param)
     return request.param, tools, guards
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_open_world_tools_are_exactly_the_listed_ones_with_reasons(name) -> None:
+    tools, _ = load(name)
+    listed = importlib.import_module(f"{name.replace('-', '_')}.guards").OPEN_WORLD
+    assert {tool.name for tool in tools if tool.annotations.open_world_hint} == set(listed)
+    assert all(len(reason) > 20 for reason in listed.values())
 
 
 def test_rows_and_tools_match_one_to_one(server) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from approval_core import Guard, GuardedCall, GuardTable, Mismatch
 
-__all__ = ["GUARDS"]
+__all__ = ["GUARDS", "OPEN_WORLD"]
 
 
 def _reaches_a_series(call: GuardedCall) -> bool:
@@ -67,3 +67,19 @@ GUARDS = GuardTable(
         ),
     ],
 )
+
+_SCHEDULED = (
+    "on a server with RFC 6638 scheduling, changing or removing an entry that has attendees makes the server "
+    "send iTIP messages (REQUEST, CANCEL or REPLY) to the other people on it"
+)
+# The tools whose openWorldHint is true, each with the reason (the family rule is in tests/test_guards.py).
+OPEN_WORLD = {
+    "update_event": _SCHEDULED,
+    "delete_event": _SCHEDULED,
+    "respond_to_event": "on a scheduling server the answer is mailed to the organiser as an iTIP REPLY",
+    "update_task": _SCHEDULED,
+    "complete_task": _SCHEDULED,
+    "delete_task": _SCHEDULED,
+    "update_journal": _SCHEDULED,
+    "delete_journal": _SCHEDULED,
+}

@@ -14,7 +14,7 @@ and no tool annotated destructive goes unasked.
 
 from approval_core import Guard, GuardTable
 
-__all__ = ["GUARDS"]
+__all__ = ["GUARDS", "OPEN_WORLD"]
 
 GUARDS = GuardTable(
     {
@@ -38,3 +38,8 @@ GUARDS = GuardTable(
     },
     mismatches=[],
 )
+
+# No tool is open-world (openWorldHint: false everywhere; the family rule is in tests/test_guards.py):
+# every call reads or changes the account's own address books, and a CardDAV server sends nothing to
+# anyone as a result. A photo given by URI is reported, never fetched.
+OPEN_WORLD: dict[str, str] = {}

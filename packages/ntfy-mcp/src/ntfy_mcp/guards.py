@@ -8,7 +8,7 @@ listed as a documented mismatch with its reason.
 
 from approval_core import Guard, GuardTable, Mismatch
 
-__all__ = ["ALWAYS", "GUARDS", "NEVER"]
+__all__ = ["ALWAYS", "GUARDS", "NEVER", "OPEN_WORLD"]
 
 ALWAYS = ("delete_messages", "delete_user", "manage_user_access", "create_user", "update_message")
 NEVER = (
@@ -33,3 +33,23 @@ GUARDS = GuardTable(
         ),
     ],
 )
+
+_TOPICS = "a topic is shared: whoever may publish to it writes what is read, and what is sent reaches every subscriber"
+_ACCOUNTS = "the accounts and access rules of an instance decide who else can read and publish there"
+# Every tool is open-world (the family rule is in tests/test_guards.py): an ntfy instance is a space
+# shared with other people, its topics with publishers and subscribers, its accounts with their owners.
+OPEN_WORLD = {
+    "publish_message": _TOPICS,
+    "update_message": _TOPICS,
+    "delete_messages": _TOPICS,
+    "list_messages": _TOPICS,
+    "get_message": _TOPICS,
+    "mark_messages_read": _TOPICS,
+    "check_topic_access": _ACCOUNTS,
+    "get_server_info": "it reports on an instance other people use, and what it says can change under them",
+    "get_account": _ACCOUNTS,
+    "list_users": _ACCOUNTS,
+    "create_user": _ACCOUNTS,
+    "delete_user": _ACCOUNTS,
+    "manage_user_access": _ACCOUNTS,
+}

@@ -23,6 +23,7 @@ __all__ = [
     "CHANGE",
     "DELETE",
     "MAX_WINDOW_DAYS",
+    "MOVE",
     "READ",
     "TOGGLE",
     "App",
@@ -35,15 +36,17 @@ __all__ = [
 
 MAX_WINDOW_DAYS = 366
 
-# The four annotations of each kind of tool. A CalDAV server is a closed set of the
-# user's own data, so openWorldHint is False everywhere except where the server may
-# send mail to other people (respond_to_event sets that itself).
+# The four annotations of each kind of tool. openWorldHint follows the family rule (tests/test_guards.py,
+# caldav_mcp.guards.OPEN_WORLD): a call that changes or removes an existing entry may make a scheduling
+# server (RFC 6638) send iTIP messages to the entry's attendees or organiser, so it is open-world; reading,
+# adding (these tools write no attendees) and moving between the account's own calendars are not.
 READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 ADD = annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
-CHANGE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
-DELETE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+CHANGE = annotations(read_only=False, destructive=True, idempotent=True, open_world=True)
+DELETE = annotations(read_only=False, destructive=True, idempotent=True, open_world=True)
+MOVE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
 # Moves a task between open and done: every other property stays, and the move can be made back.
-TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
+TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_world=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from caldav_mcp.ical import (
     rid_text,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
-from caldav_mcp.tools.common import ADD, CHANGE, DELETE, App, create_entry, split_id
+from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, create_entry, split_id
 from caldav_mcp.tools.events_read import CalendarArg, find_occurrence
 
 __all__ = ["register"]
@@ -242,7 +242,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             )
         )
 
-    @server.tool(annotations=CHANGE)
+    @server.tool(annotations=MOVE)
     async def move_event(
         calendar: CalendarArg,
         id: IdArg,

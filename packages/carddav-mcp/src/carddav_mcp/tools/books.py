@@ -14,7 +14,7 @@ from carddav_mcp.models import AddressBook, AddressBooks, ServerInfo
 
 __all__ = ["register"]
 
-READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
+READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 
 
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:

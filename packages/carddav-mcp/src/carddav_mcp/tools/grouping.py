@@ -34,7 +34,7 @@ from carddav_mcp.vcard import Card, escape_text, make_line
 
 __all__ = ["register"]
 
-READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
+READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 GroupArg = Annotated[str, Field(min_length=1, max_length=1200, description="group id from list_groups")]
 MemberIds = list[Annotated[str, Field(max_length=1000)]]
 Token = Annotated[str | None, Field(max_length=200, description="only when a previous call returned one")]
@@ -142,7 +142,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         group, _ = await load(group_id)
         return structured(_as_model(group))
 
-    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=False))
     async def create_group(
         address_book: BookArg,
         name: NameArg,
@@ -177,7 +177,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         group, _ = await load(group_id)
         return structured(_as_model(group))
 
-    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def update_group(
         group_id: GroupArg,
         ctx: Context,
@@ -245,7 +245,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         updated, _ = await load(group_id)
         return structured(_as_model(updated))
 
-    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def delete_group(
         group_id: GroupArg, ctx: Context, confirm_token: Token = None
     ) -> Annotated[mt.CallToolResult, Deleted] | mt.InputRequiredResult:

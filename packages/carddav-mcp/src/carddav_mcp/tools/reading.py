@@ -23,7 +23,7 @@ from carddav_mcp.tools import decode_cursor, encode_cursor
 
 __all__ = ["PhotoResult", "register"]
 
-READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
+READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 BookArg = Annotated[
     str, Field(min_length=1, max_length=1000, description="address book id (path) from list_address_books")
 ]

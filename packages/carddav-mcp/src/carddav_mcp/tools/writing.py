@@ -41,7 +41,7 @@ def _property_count(card: Card) -> int:
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
     """Add the tools of this module to ``server``."""
 
-    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=False))
     async def create_contact(
         address_book: BookArg,
         fields: Annotated[ContactFields, Field(description="the new contact's fields; fn is required")],
@@ -62,7 +62,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         etag = await backend.client().put(href, card.serialize(), etag=None)
         return structured(Written(id=href, etag=etag, uid=uid, fields_changed=sorted(actions)))
 
-    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def update_contact(
         contact_id: ContactArg,
         ctx: Context,
@@ -128,7 +128,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         etag = await backend.client().put(href, new.serialize(), etag=entry.data.etag)
         return structured(Written(id=href, etag=etag, uid=new.uid, fields_changed=changed))
 
-    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def delete_contact(
         contact_ids: Annotated[list[ContactArg], Field(min_length=1, max_length=100, description="contact ids")],
         ctx: Context,
@@ -161,7 +161,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             done.append(entry.data.href)
         return structured(Deleted(deleted=done))
 
-    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=False, open_world=True))
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=False, open_world=False))
     async def move_contact(
         contact_id: ContactArg,
         destination: Annotated[str, Field(min_length=1, max_length=1000, description="address book id to move it to")],
