@@ -246,3 +246,36 @@ async def test_creating_twice_with_one_uid_is_a_conflict(account) -> None:
     await client.create(cal, "dup@x", data)
     with pytest.raises(Conflict, match="already exists"):
         await client.create(cal, "dup@x", data)
+
+
+@pytest.mark.parametrize(
+    ("start", "tzid", "stored", "listed"),
+    [
+        ("2026-12-03T10:00:00+01:00", None, "DTSTART:20261203T090000Z", "2026-12-03 09:00-10:00 +00:00 UTC"),
+        ("2026-12-03T10:00:00-05:00", None, "DTSTART:20261203T150000Z", "2026-12-03 15:00-16:00 +00:00 UTC"),
+        (
+            "2026-12-03T10:00:00+01:00",
+            "Europe/Berlin",
+            "DTSTART;TZID=Europe/Berlin:20261203T100000",
+            "2026-12-03 10:00-11:00 +01:00 Europe/Berlin",
+        ),
+        (
+            "2026-12-03T10:00:00Z",
+            "America/New_York",
+            "DTSTART;TZID=America/New_York:20261203T050000",
+            "2026-12-03 05:00-06:00 -05:00 America/New_York",
+        ),
+    ],
+)
+async def test_an_offset_keeps_its_instant_and_never_becomes_a_zone(account, start, tzid, stored, listed) -> None:
+    arguments = {"calendar": account.work, "summary": "Call", "start": start} | ({"tzid": tzid} if tzid else {})
+    async with connect(account.build(), revision="2026-07-28") as client:
+        created = structured(await client.call_tool("create_event", arguments))
+        shown = await client.call_tool(
+            "list_events", {"calendar": account.work, "start": "2026-12-03", "end": "2026-12-04"}
+        )
+    status, text = account.get(account.work, created["id"].split("#")[0] + ".ics")
+    assert status == 200
+    assert stored in text.splitlines()
+    assert "UTC+" not in text
+    assert shown.content[0].text.splitlines()[1].startswith(listed)

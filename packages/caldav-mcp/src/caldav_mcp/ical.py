@@ -150,6 +150,11 @@ def parse_when(text: str, field: str, tzid: str | None = None) -> dt.date | dt.d
     offset or ``Z`` (an instant), or a date-time without offset: zoned by
     ``tzid`` (an IANA name) when given, otherwise floating.
 
+    An offset names an instant, not a zone (RFC 5545 §3.3.5 has no form for
+    a bare offset): with ``tzid`` the instant is placed in that zone,
+    otherwise it is kept in UTC. Both keep the moment the caller meant; a
+    fixed offset is never written as if it were a zone.
+
     Raises:
         InvalidInput: the text is none of these, or ``tzid`` is unknown.
     """
@@ -162,9 +167,9 @@ def parse_when(text: str, field: str, tzid: str | None = None) -> dt.date | dt.d
             f"{field}: {text!r} is not ISO 8601; give 2026-12-01 (all-day), 2026-12-01T09:00:00+01:00, "
             "or 2026-12-01T09:00:00 with a tzid"
         ) from None
-    if value.tzinfo is None and tzid:
-        value = value.replace(tzinfo=zone(tzid, "tzid"))
-    return value
+    if value.tzinfo is None:
+        return value.replace(tzinfo=zone(tzid, "tzid")) if tzid else value
+    return value.astimezone(zone(tzid, "tzid") if tzid else dt.UTC)
 
 
 def zone(name: str, field: str) -> ZoneInfo:
