@@ -48,7 +48,11 @@ def dialog_answerer(mode: str):
             say(f"  │ {line}")
         say("  └────────────────────────────────────────────────────────────")
         if mode == "ask":
-            reply = await anyio.to_thread.run_sync(input, "  Make this change? [y/N] ")
+            try:
+                reply = await anyio.to_thread.run_sync(input, "  Make this change? [y/N] ")
+            except EOFError:  # no terminal to answer from (stdin closed or redirected): the safe answer
+                reply = "n"
+                say("\n  (no answer can be read from stdin: treated as no; use --yes or --no for unattended runs)")
         else:
             reply = "y" if mode == "yes" else "n"
             say(f"  Make this change? [y/N] {reply}   (answered by --{mode})")
@@ -63,7 +67,8 @@ async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any
     say(f"\n→ {tool} {args}")
     result = await client.call_tool(tool, args)
     text = result.content[0].text if result.content else ""
-    shown = text if len(text) < 600 else text[:600] + " …"
+    lines = text.splitlines()
+    shown = "\n".join(lines[:12]) + (f"\n… ({len(lines) - 12} more lines)" if len(lines) > 12 else "")
     say(("  ✗ " if result.is_error else "  ✓ ") + shown.replace("\n", "\n    "))
     return None if result.is_error else result.structured_content
 

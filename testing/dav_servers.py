@@ -64,6 +64,11 @@ def _answers(port: int) -> bool:
         conn.request("OPTIONS", "/")
         conn.getresponse().read()
         return True
+    except http.client.HTTPException:
+        # Not an HTTP server yet. Under ephemeral-port pressure a connect to a port nobody listens on can
+        # be given that same port as its source and reach itself (TCP simultaneous open): it then reads
+        # back its own request line, which is not a status line.
+        return False
     finally:
         conn.close()
 

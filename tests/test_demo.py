@@ -12,10 +12,16 @@ import pytest
 DEMO = Path(__file__).resolve().parents[1] / "demo" / "run.py"
 
 
-def run_demo(flag: str) -> str:
+def run_demo(*flags: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "NTFY_SERVER_BINARY"}
     done = subprocess.run(  # noqa: S603 - our own interpreter and script
-        [sys.executable, str(DEMO), flag], capture_output=True, text=True, timeout=300, env=env, check=False
+        [sys.executable, str(DEMO), *flags],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -32,3 +38,11 @@ def test_the_demo_walks_through_both_servers_and_the_dialog_decides(flag, events
     assert listings[-1].strip().startswith(f"✓ {events_left} occurrence(s)")
     last_contacts = [line for line in out.splitlines() if '"contacts":' in line][-1]
     assert last_contacts.count('"id":') == contacts_left
+
+
+def test_with_no_flag_and_no_terminal_every_dialog_counts_as_no() -> None:
+    out = run_demo()
+    assert out.count("no answer can be read from stdin: treated as no") == 2
+    assert "Traceback" not in out
+    listings = [line for line in out.splitlines() if "occurrence(s) in" in line]
+    assert listings[-1].strip().startswith("✓ 4 occurrence(s)")

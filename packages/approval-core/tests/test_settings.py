@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 
@@ -78,3 +80,22 @@ def test_load_settings_or_exit_defaults_to_stderr(capsys, monkeypatch) -> None:
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == LINE + "\n"
+
+
+def test_configure_logging_keeps_library_chatter_out_and_the_audit_trail_in() -> None:
+    script = (
+        "import logging\n"
+        "from approval_core import configure_logging\n"
+        "from approval_core.audit import audit\n"
+        "configure_logging()\n"
+        "logging.getLogger('httpx2').info('GET https://ntfy.example/secret-topic/json?search=x')\n"
+        "logging.getLogger('radicale').warning('a warning that should show')\n"
+        "audit('asked', server='s', tool='t', path='dialog', fp='0123456789abcdef')\n"
+        "print('stdout is for the protocol')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)  # noqa: S603
+    assert done.stdout == "stdout is for the protocol\n"
+    assert done.stderr.splitlines() == [
+        "radicale: a warning that should show",
+        'approval_core.audit: approval {"event":"asked","server":"s","tool":"t","path":"dialog","fp":"0123456789ab"}',
+    ]

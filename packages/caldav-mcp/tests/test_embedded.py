@@ -102,11 +102,13 @@ def test_without_the_extra_the_message_says_what_to_install(monkeypatch, tmp_pat
     assert not (tmp_path / "cal").exists()
 
 
-def test_an_unusable_folder_is_reported_by_name(tmp_path, private_tmp) -> None:
+@pytest.mark.parametrize(("inside", "why"), [(True, "Not a directory"), (False, "it is not a folder")])
+def test_an_unusable_folder_is_reported_by_name(tmp_path, private_tmp, inside, why) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the folder should be")
-    with pytest.raises(embedded.EmbeddedStartError, match=re.escape(f"folder {blocker / 'cal'} cannot be used")):
-        embedded.start(blocker / "cal")
+    folder = blocker / "cal" if inside else blocker
+    with pytest.raises(embedded.EmbeddedStartError, match=re.escape(f"folder {folder} cannot be used: {why}")):
+        embedded.start(folder)
     assert list(private_tmp.iterdir()) == []
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 
 import pytest
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
@@ -166,7 +168,8 @@ async def test_end_to_end_over_stdio(account) -> None:
         "ELICITATION": "false",
     }
     params = StdioServerParameters(command=sys.executable, args=["-m", "caldav_mcp"], env=env)
-    async with Client(params, mode="legacy") as client:
+    errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read after the server has ended
+    async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
         created = structured(
             await client.call_tool(
                 "create_event", {"calendar": account.work, "summary": "Over stdio", "start": "2026-12-03T10:00:00Z"}
@@ -185,3 +188,10 @@ async def test_end_to_end_over_stdio(account) -> None:
             )
         )
     assert listed["events"] == []
+    errlog.seek(0)
+    stderr = errlog.read().splitlines()
+    errlog.close()
+    assert stderr[0] == "caldav-mcp: ELICITATION=false — guarded tools fall back to the two-call token"
+    audited = [line for line in stderr if line.startswith("approval_core.audit: approval ")]
+    assert [json.loads(line.split(" ", 2)[2])["event"] for line in audited] == ["token_issued", "token_redeemed"]
+    assert not [line for line in stderr if "secret" in line or "Over stdio" in line]

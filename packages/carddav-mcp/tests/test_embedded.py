@@ -112,10 +112,12 @@ async def test_without_the_extra_the_message_says_what_to_install(monkeypatch: p
     assert not (tmp_path / "books").exists()
 
 
-async def test_an_unusable_folder_is_reported_by_name(tmp_path: Path, private_tmp: Path) -> None:
+@pytest.mark.parametrize(("inside", "why"), [(True, "Not a directory"), (False, "it is not a folder")])
+async def test_an_unusable_folder_is_reported_by_name(tmp_path: Path, private_tmp, inside: bool, why: str) -> None:
     (tmp_path / "file").write_text("a file where a folder should be")
-    with pytest.raises(embedded.EmbeddedStartError, match=re.escape(f"folder {tmp_path / 'file' / 'books'} cannot")):
-        await embedded.start(tmp_path / "file" / "books")
+    folder = tmp_path / "file" / "books" if inside else tmp_path / "file"
+    with pytest.raises(embedded.EmbeddedStartError, match=re.escape(f"folder {folder} cannot be used: {why}")):
+        await embedded.start(folder)
     assert names(private_tmp) == []
 
 

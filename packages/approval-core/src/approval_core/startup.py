@@ -6,6 +6,7 @@ to ``sys.stderr`` (or the stream given).
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Mapping
 from typing import TextIO
@@ -13,7 +14,7 @@ from typing import TextIO
 from approval_core.errors import SettingsError
 from approval_core.settings import ApprovalSettings
 
-__all__ = ["announce", "load_settings_or_exit", "startup_line"]
+__all__ = ["announce", "configure_logging", "load_settings_or_exit", "startup_line"]
 
 
 def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
@@ -59,3 +60,20 @@ def load_settings_or_exit(
         raise SystemExit(1) from None
     announce(server_name, settings, out)
     return settings
+
+
+def configure_logging(stream: TextIO | None = None) -> None:
+    """One family-wide log format for a stdio server: ``<logger>: <message>`` lines on stderr.
+
+    The root logger is set to WARNING, so libraries that log every request at
+    INFO (httpx2, Radicale) stay quiet, while the audit logger
+    (``approval_core.audit``) keeps its own INFO level and its lines appear.
+    Call it first in a server's ``main()``: the MCP SDK sets up INFO logging
+    when its server is built, but only where nothing is set up yet. A host
+    that configured logging before (a root handler exists) keeps its own.
+
+    Args:
+        stream: Where the lines go; default ``sys.stderr`` (never stdout,
+            which carries the protocol).
+    """
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=stream or sys.stderr)

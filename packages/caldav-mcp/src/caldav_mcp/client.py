@@ -180,7 +180,8 @@ class CalDAVClient:
             if missing:
                 raise NotConfigured(
                     f"caldav-mcp is missing settings: set {', '.join(missing)} in its environment "
-                    "(CALDAV_URL may be a server root, a principal or a calendar URL) and restart it"
+                    "(CALDAV_URL may be a server root, a principal or a calendar URL) and restart it; "
+                    "or, with no CalDAV server, set CALDAV_EMBEDDED=true for calendars kept on this machine"
                 )
             assert self.settings.url is not None
             kwargs: dict[str, Any] = {}

@@ -114,8 +114,11 @@ def start(folder: Path | None = None, *, ready_timeout: float = 10.0) -> Embedde
     except ImportError:
         raise SettingsError(f"CALDAV_EMBEDDED=true needs Radicale: {_EXTRA_HINT}") from None
     folder = folder or default_folder()
+    if folder.exists() and not folder.is_dir():
+        raise EmbeddedStartError(f"the embedded calendar folder {folder} cannot be used: it is not a folder")
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (folder / "collection-root").mkdir(mode=0o700, exist_ok=True)  # Radicale's tree; made here, quietly
         with tempfile.TemporaryFile(dir=folder):
             pass  # the folder takes files
     except OSError as exc:
@@ -183,8 +186,10 @@ def _free_port() -> int:
 def _wait_ready(port: int, thread: threading.Thread, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while thread.is_alive() and time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return thread.is_alive()
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+            # A connection to itself (same port at both ends, possible while nobody listens) is not Radicale.
+            if probe.getsockname() != probe.getpeername():
+                return thread.is_alive()
         time.sleep(0.02)
     return False
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, SettingsError, load_settings_or_exit
+from approval_core import ApprovalGate, ApprovalSettings, SettingsError, configure_logging, load_settings_or_exit
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
 from caldav_mcp.embedded import EmbeddedRadicale, EmbeddedStartError
@@ -75,6 +75,7 @@ def main() -> None:
     is started first and stopped when the server ends; a failure to start it is
     exit code 1 with the reason on stderr.
     """
+    configure_logging()
     settings = load_settings_or_exit(SERVER_NAME)
     try:
         caldav = CalDAVSettings.from_env()
@@ -91,7 +92,10 @@ def main() -> None:
         )
     elif missing := caldav.missing():
         print(
-            f"{SERVER_NAME}: {', '.join(missing)} not set; the tools will say what to set", file=sys.stderr, flush=True
+            f"{SERVER_NAME}: {', '.join(missing)} not set (or CALDAV_EMBEDDED=true for calendars on this "
+            "machine); the tools will say what to set",
+            file=sys.stderr,
+            flush=True,
         )
     try:
         build_server(settings, caldav).run("stdio")

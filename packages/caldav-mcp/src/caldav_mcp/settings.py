@@ -110,7 +110,7 @@ def _embedded(env: Mapping[str, str], server: Mapping[str, str | None]) -> tuple
         if clashing:
             raise SettingsError(
                 f"CALDAV_EMBEDDED=true runs its own calendar server, so {', '.join(clashing)} would be ignored: "
-                "unset them, or set CALDAV_EMBEDDED=false to use that server"
+                f"leave {'it' if len(clashing) == 1 else 'them'} unset, or set CALDAV_EMBEDDED=false to use that server"
             )
     if raw_dir is None:
         return embedded, None

@@ -114,8 +114,11 @@ async def start(folder: Path | None = None, *, ready_timeout: float = 10.0) -> E
     except ImportError:
         raise SettingsError(f"CARDDAV_EMBEDDED=true needs Radicale: {_INSTALL}") from None
     folder = folder or default_folder()
+    if folder.exists() and not folder.is_dir():
+        raise EmbeddedStartError(f"the embedded address-book folder {folder} cannot be used: it is not a folder")
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (folder / "collection-root").mkdir(mode=0o700, exist_ok=True)  # Radicale's tree; made here, quietly
         with tempfile.TemporaryFile(dir=folder):
             pass  # the folder takes files
     except OSError as exc:
@@ -183,8 +186,10 @@ def _unused_port() -> int:
 async def _listening(port: int, runner: threading.Thread, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while runner.is_alive() and time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return runner.is_alive()
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+            # A connection to itself (same port at both ends, possible while nobody listens) is not Radicale.
+            if probe.getsockname() != probe.getpeername():
+                return runner.is_alive()
         await anyio.sleep(0.02)
     return False
 

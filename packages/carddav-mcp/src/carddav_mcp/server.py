@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import sys
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, SettingsError, load_settings_or_exit
+from approval_core import ApprovalGate, ApprovalSettings, SettingsError, configure_logging, load_settings_or_exit
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import NotConfigured
@@ -71,8 +70,7 @@ def main() -> None:
     starts first and stops with the server; if it cannot start, exit code 1
     and the reason on stderr.
     """
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")  # stderr
-    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request is noise on a person's console
+    configure_logging()
     settings = load_settings_or_exit(SERVER_NAME)
     backend: embedded.EmbeddedRadicale | None = None
     try:
@@ -84,7 +82,10 @@ def main() -> None:
         elif carddav.url or carddav.username or carddav.password:
             carddav.require()
         else:
-            _say("CARDDAV_URL is not set; the tools will say what to set")
+            _say(
+                "CARDDAV_URL is not set (or CARDDAV_EMBEDDED=true for address books on this machine); "
+                "the tools will say what to set"
+            )
     except (SettingsError, NotConfigured, embedded.EmbeddedStartError) as exc:
         _say(str(exc))
         raise SystemExit(1) from None

@@ -110,7 +110,7 @@ class CardDavSettings:
         if given:
             raise SettingsError(
                 f"{EMBEDDED_ENV}=true runs its own address-book server, so {', '.join(given)} would be ignored: "
-                f"unset them, or set {EMBEDDED_ENV}=false to use that server"
+                f"leave {'it' if len(given) == 1 else 'them'} unset, or set {EMBEDDED_ENV}=false to use that server"
             )
         if folder is not None and not Path(folder).is_absolute():
             raise SettingsError(f"{EMBEDDED_DIR_ENV}={folder!r} is not valid: give an absolute folder path")
@@ -127,7 +127,8 @@ class CardDavSettings:
             raise NotConfigured(
                 f"carddav-mcp has no address-book server configured: set {URL_ENV} (for example "
                 f"https://dav.example.org/), {USERNAME_ENV} and {PASSWORD_ENV} in the server's environment, "
-                "then restart it."
+                f"then restart it; or, with no CardDAV server, set {EMBEDDED_ENV}=true for address books kept on "
+                "this machine."
             )
         if urlsplit(self.url).scheme not in {"http", "https"}:
             raise NotConfigured(f"{URL_ENV} must be an http:// or https:// URL.")

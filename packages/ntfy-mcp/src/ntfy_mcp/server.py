@@ -9,7 +9,6 @@ serves over stdio. Nothing is ever written to stdout but the protocol.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -18,7 +17,7 @@ from typing import Any
 import httpx2
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, load_settings_or_exit
+from approval_core import ApprovalGate, ApprovalSettings, configure_logging, load_settings_or_exit
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import ConfigError
 from ntfy_mcp.guards import GUARDS
@@ -68,12 +67,11 @@ def build_server(
 
 def main() -> None:
     """Console script `ntfy-mcp`: exit code 1 on a bad setting, else serve over stdio."""
+    configure_logging()  # root at WARNING: httpx2's per-request INFO lines (query strings included) stay out
     settings = load_settings_or_exit(SERVER_NAME)
     try:
         ntfy = NtfySettings.from_env()
     except ConfigError as exc:
         print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
-    # httpx2 logs every request at INFO, query string included (list filters can carry text); keep warnings.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
     build_server(settings, ntfy).run("stdio")
