@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import os
 import re
@@ -34,11 +35,16 @@ def backend_settings(server: embedded.EmbeddedRadicale) -> CalDAVSettings:
 
 @pytest.fixture
 def private_tmp(tmp_path, monkeypatch) -> Path:
-    """Where the embedded server's private files go (tempfile's folder, pointed at a test folder)."""
+    """tempfile's folder, pointed at a test folder: the embedded server must leave nothing there."""
     folder = tmp_path / "private-tmp"
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
+
+
+def files_holding(root: Path, secret: str) -> list[Path]:
+    """Every file under ``root`` whose bytes contain ``secret``."""
+    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 # ---------------------------------------------------------------- settings
@@ -96,7 +102,7 @@ def test_the_default_folder_is_in_the_users_data_folder(monkeypatch, tmp_path) -
 
 def test_without_the_extra_the_message_says_what_to_install(monkeypatch, tmp_path) -> None:
     monkeypatch.setitem(sys.modules, "radicale", None)  # what an install without the extra looks like
-    monkeypatch.setitem(sys.modules, "radicale.config", None)
+    monkeypatch.setitem(sys.modules, "radicale.app", None)
     with pytest.raises(SettingsError, match=re.escape("caldav-mcp[embedded]")):
         embedded.start(tmp_path / "cal")
     assert not (tmp_path / "cal").exists()
@@ -110,6 +116,51 @@ def test_an_unusable_folder_is_reported_by_name(tmp_path, private_tmp, inside, w
     with pytest.raises(embedded.EmbeddedStartError, match=re.escape(f"folder {folder} cannot be used: {why}")):
         embedded.start(folder)
     assert list(private_tmp.iterdir()) == []
+
+
+def make_open_folder(folder: Path) -> None:
+    folder.mkdir()
+    folder.chmod(0o755)
+
+
+def make_symlink(folder: Path) -> None:
+    (folder.parent / "real").mkdir(mode=0o700)
+    folder.symlink_to(folder.parent / "real")
+
+
+def make_open_collection_root(folder: Path) -> None:
+    (folder / "collection-root").mkdir(parents=True)
+    folder.chmod(0o700)
+    (folder / "collection-root").chmod(0o777)  # the unsafe set-up under test
+
+
+@pytest.mark.skipif(os.name != "posix", reason="owner and mode bits are POSIX")
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (make_open_folder, "other users have access to it (mode 755); make it private with chmod 700"),
+        (make_symlink, "it is a symbolic link"),
+        (make_open_collection_root, "collection-root cannot be used: other users have access to it (mode 777)"),
+    ],
+)
+def test_an_existing_folder_others_could_reach_is_refused(tmp_path, make, why) -> None:
+    folder = tmp_path / "cal"
+    make(folder)
+    with pytest.raises(embedded.EmbeddedStartError, match=re.escape(why)):
+        embedded.start(folder)
+    assert not (folder / "collection-root" / "me").exists()
+
+
+def test_two_first_starts_on_one_new_folder_both_succeed_with_one_calendar(tmp_path) -> None:
+    folder = tmp_path / "new"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        servers = list(pool.map(embedded.start, [folder, folder]))
+    try:
+        with caldav.DAVClient(servers[1].url, username=servers[1].username, password=servers[1].password) as client:
+            assert [c.url.path for c in client.principal().calendars()] == [embedded.CALENDAR_PATH]
+    finally:
+        for server in servers:
+            server.stop()
 
 
 # ---------------------------------------------------------------- the running server
@@ -127,10 +178,10 @@ def test_first_start_makes_one_calendar_and_the_data_outlives_the_server(tmp_pat
                 (embedded.CALENDAR_PATH, "Calendar", ["VEVENT", "VTODO", "VJOURNAL"])
             ]
             calendars[0].save_event(dtstart=dt.datetime(2026, 12, 3, 10, tzinfo=dt.UTC), summary="Kept")
-        assert len(list(private_tmp.iterdir())) == 1  # this start's password file
+        assert list(private_tmp.iterdir()) == []
+        assert files_holding(tmp_path, first.password) == []  # the password lives in memory only
     finally:
         first.stop()
-    assert list(private_tmp.iterdir()) == []  # the password is forgotten at stop
     port = int(first.url.removesuffix("/").rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), 1):
         pass  # nothing listens any more
@@ -227,3 +278,9 @@ async def test_caldav_embedded_over_stdio_keeps_calendars_across_restarts(tmp_pa
         with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", int(port)), 1):
             pass  # Radicale ended with the server
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("caldav-mcp-")]  # no password file left
+
+
+def test_the_settings_repr_never_shows_the_password() -> None:
+    settings = CalDAVSettings("https://dav.example.org/", "willi", "correct horse battery")
+    assert "correct horse" not in repr(settings)
+    assert "willi" in repr(settings)

@@ -34,9 +34,13 @@ def test_ids_are_decoded_and_scoped(dav: Dav) -> None:
     backend = Backend(dav.settings)
     assert backend.card_id("contact_id", f"{dav.book}x.vcf") == (f"{dav.book}x.vcf", dav.book)
     assert backend.book_id("address_book", dav.book.rstrip("/")) == dav.book
-    for bad in ["x.vcf", f"{dav.book}../x.vcf", f"{dav.book}", "/x.vcf"]:
+    dotted = [f"{dav.book}../x.vcf", f"{dav.book}%2e%2e/x.vcf", f"{dav.book}%2E./x.vcf"]
+    for bad in ["x.vcf", *dotted, f"{dav.book}", "/x.vcf"]:
         with pytest.raises(InvalidInput, match="contact_id"):
             backend.card_id("contact_id", bad)
+    for bad_book in [f"{dav.book}%2e%2e/other/", f"{dav.book}./"]:
+        with pytest.raises(InvalidInput, match="address_book"):
+            backend.book_id("address_book", bad_book)
     with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
         backend.card_id("contact_id", "/willi/elsewhere/x.vcf")
 

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2 as httpx
 import pytest
 from mcp.client import Client
@@ -39,6 +40,11 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def names(folder: Path) -> list[str]:
     return sorted(os.listdir(folder))
+
+
+def holding(root: Path, secret: str) -> list[Path]:
+    """The files under ``root`` that contain ``secret``."""
+    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 def port_of(url: str) -> int:
@@ -121,6 +127,56 @@ async def test_an_unusable_folder_is_reported_by_name(tmp_path: Path, private_tm
     assert names(private_tmp) == []
 
 
+def open_folder(folder: Path) -> None:
+    folder.mkdir()
+    folder.chmod(0o750)
+
+
+def linked_folder(folder: Path) -> None:
+    (folder.parent / "elsewhere").mkdir(mode=0o700)
+    folder.symlink_to(folder.parent / "elsewhere")
+
+
+def open_collection_root(folder: Path) -> None:
+    (folder / "collection-root").mkdir(parents=True)
+    folder.chmod(0o700)
+    (folder / "collection-root").chmod(0o757)  # the unsafe set-up under test
+
+
+@pytest.mark.skipif(os.name != "posix", reason="owner and mode bits are POSIX")
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (open_folder, "other users have access to it (mode 750); make it private with chmod 700"),
+        (linked_folder, "it is a symbolic link"),
+        (open_collection_root, "collection-root cannot be used: other users have access to it (mode 757)"),
+    ],
+)
+async def test_an_existing_folder_others_could_reach_is_refused(tmp_path: Path, make: Any, why: str) -> None:
+    folder = tmp_path / "books"
+    make(folder)
+    with pytest.raises(embedded.EmbeddedStartError, match=re.escape(why)):
+        await embedded.start(folder)
+    assert not (folder / "collection-root" / "me").exists()
+
+
+async def test_two_first_starts_on_one_new_folder_both_succeed_with_one_address_book(tmp_path: Path) -> None:
+    folder = tmp_path / "new"
+    servers: list[embedded.EmbeddedRadicale] = []
+
+    async def one() -> None:
+        servers.append(await embedded.start(folder))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(one)
+        group.start_soon(one)
+    try:
+        assert await books(servers[1].settings) == [(embedded.ADDRESS_BOOK_PATH, "Contacts")]
+    finally:
+        for server in servers:
+            server.stop()
+
+
 # ---------------------------------------------------------------- the running server
 
 
@@ -136,10 +192,10 @@ async def test_first_start_makes_one_address_book_and_contacts_outlive_the_serve
             book = {"address_book": embedded.ADDRESS_BOOK_PATH}
             created = await client.call_tool("create_contact", {**book, "fields": ADA})
         assert not created.is_error
-        assert len(names(private_tmp)) == 1  # this start's password file
+        assert names(private_tmp) == []
+        assert holding(tmp_path, first.settings.password or "") == []  # the password is in memory only
     finally:
         first.stop()
-    assert names(private_tmp) == []
     port = port_of(first.settings.url or "")
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), 1):
         pass  # nothing listens there any more

@@ -6,13 +6,22 @@ CalDAV server of their own. ``CALDAV_EMBEDDED=true`` starts Radicale (the
 process, so it lives and dies with the server and leaves nothing running.
 
 * Listens on 127.0.0.1 only, on a port the system picks at each start.
+* The listening socket is bound by this module itself to 127.0.0.1 port 0
+  and handed to Radicale's WSGI application, so there is no moment where the
+  port is chosen but not yet held (another local user cannot take it first
+  and collect the password).
 * One account, ``me``, with a password drawn at each start
-  (``secrets.token_urlsafe``, 32 bytes) and kept in a private temporary file
-  that is deleted at stop; another local user who finds the port cannot log in.
-  Radicale's ``owner_only`` rights apply.
+  (``secrets.token_urlsafe``, 32 bytes) that exists only in this process's
+  memory: Radicale checks it through an in-memory auth plugin
+  (``hmac.compare_digest``), so no file holds it, whatever way the process
+  ends. Radicale's ``owner_only`` rights apply.
+* Each connection gets its own thread and a 30 s socket timeout, so idle
+  connections from another local user cannot starve the server's own.
 * The calendars are kept in ``CALDAV_EMBEDDED_DIR`` or else in the user's
   data folder (``platformdirs.user_data_path("caldav-mcp") / "radicale"``:
   ``~/.local/share/caldav-mcp/radicale`` on Linux), created with mode 0700.
+  An existing folder is used only if it is a real folder (not a symbolic
+  link) owned by this user and closed to everyone else (POSIX).
   Radicale locks its storage per request, so two servers started on one folder
   (two MCP clients on one machine) share it safely.
 * On a first start the account gets one calendar, ``/me/calendar/`` named
@@ -21,23 +30,23 @@ process, so it lives and dies with the server and leaves nothing running.
 * No user configuration of Radicale is read (``/etc/radicale/config`` and
   ``~/.config/radicale/config`` are ignored); its web interface is off.
 
-carddav-mcp carries its own copy of this runner (about a screenful), so that
-each server installs and is released on its own.
+carddav-mcp carries its own copy of this runner, so that each server installs
+and is released on its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import logging
+import os
 import secrets
-import shutil
-import socket
-import tempfile
+import socketserver
+import stat
 import threading
-import time
+import wsgiref.simple_server
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from approval_core import SettingsError
 
@@ -48,7 +57,7 @@ CALENDAR_PATH = f"/{USERNAME}/calendar/"
 _CALENDAR_NAME = "Calendar"
 _COMPONENTS = ["VEVENT", "VTODO", "VJOURNAL"]
 _EXTRA_HINT = "install the embedded extra: pip install 'caldav-mcp[embedded]' or uvx --from 'caldav-mcp[embedded]'"
-_PORT_ATTEMPTS = 3
+_SOCKET_TIMEOUT = 30.0  # seconds a connection may stay silent
 
 logger = logging.getLogger(__name__)
 
@@ -72,15 +81,14 @@ class EmbeddedRadicale:
     username: str
     password: str = field(repr=False)
     folder: Path
-    _shutdown: socket.socket = field(repr=False)
+    _server: socketserver.BaseServer = field(repr=False)
     _thread: threading.Thread = field(repr=False)
-    _private: Path = field(repr=False)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop accepting requests, let the running ones finish (up to ``timeout`` seconds) and forget the password."""
-        self._shutdown.close()
-        self._thread.join(timeout)
-        shutil.rmtree(self._private, ignore_errors=True)
+    def stop(self) -> None:
+        """Stop serving and close the listening socket (requests under way are cut short by the process's end)."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
 
 
 def default_folder() -> Path:
@@ -96,106 +104,109 @@ def default_folder() -> Path:
     return platformdirs.user_data_path("caldav-mcp", appauthor=False) / "radicale"
 
 
-def start(folder: Path | None = None, *, ready_timeout: float = 10.0) -> EmbeddedRadicale:
+def start(folder: Path | None = None) -> EmbeddedRadicale:
     """Start Radicale on 127.0.0.1 and make sure the account has a calendar.
 
     Args:
         folder: Where to keep the data (absolute); default :func:`default_folder`.
-        ready_timeout: Seconds to wait for Radicale to accept connections.
 
     Raises:
         SettingsError: The ``embedded`` extra is not installed.
-        EmbeddedStartError: The folder cannot be used, Radicale did not start,
-            or the first calendar could not be made.
+        EmbeddedStartError: The folder cannot be used (not a folder, a
+            symbolic link, another user's, open to others), no port could be
+            bound, or the first calendar could not be made.
     """
     try:
+        import radicale.app
+        import radicale.auth
         import radicale.config
         import radicale.server
     except ImportError:
         raise SettingsError(f"CALDAV_EMBEDDED=true needs Radicale: {_EXTRA_HINT}") from None
     folder = folder or default_folder()
-    if folder.exists() and not folder.is_dir():
-        raise EmbeddedStartError(f"the embedded calendar folder {folder} cannot be used: it is not a folder")
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (folder / "collection-root").mkdir(mode=0o700, exist_ok=True)  # Radicale's tree; made here, quietly
-        with tempfile.TemporaryFile(dir=folder):
-            pass  # the folder takes files
-    except OSError as exc:
-        raise EmbeddedStartError(f"the embedded calendar folder {folder} cannot be used: {exc.strerror}") from None
-    logging.getLogger("radicale").setLevel(logging.WARNING)  # its per-request INFO lines are noise on stderr
-
-    private = Path(tempfile.mkdtemp(prefix="caldav-mcp-"))
+    _prepare(folder)
     password = secrets.token_urlsafe(32)
-    users = private / "users"
-    users.touch(mode=0o600)
-    users.write_text(f"{USERNAME}:{password}\n", encoding="utf-8")
+    expected = password.encode()
+
+    class OneAccount(radicale.auth.BaseAuth):
+        """Radicale auth plugin: :data:`USERNAME` with this start's password, compared in constant time."""
+
+        def _login(self, login: str, password: str) -> str:
+            same_user = hmac.compare_digest(login.encode(), USERNAME.encode())
+            same_password = hmac.compare_digest(password.encode(), expected)
+            return USERNAME if same_user and same_password else ""
+
+    configuration = radicale.config.load([])  # defaults only: no system or user config file
+    configuration.update(
+        {
+            "auth": {"type": OneAccount},
+            "rights": {"type": "owner_only"},
+            "storage": {"filesystem_folder": str(folder)},
+            "web": {"type": "none"},
+        },
+        "caldav-mcp embedded",
+    )
+    configuration.update({"server": {"_internal_server": "True"}}, "caldav-mcp embedded", privileged=True)
+
+    class Handler(radicale.server.RequestHandler):
+        timeout = _SOCKET_TIMEOUT
+
     try:
-        for _ in range(_PORT_ATTEMPTS):
-            port = _free_port()
-            configuration = radicale.config.load([])  # defaults only: no system or user config file
-            configuration.update(
-                {
-                    "server": {"hosts": f"127.0.0.1:{port}"},
-                    "auth": {"type": "htpasswd", "htpasswd_filename": str(users), "htpasswd_encryption": "plain"},
-                    "rights": {"type": "owner_only"},
-                    "storage": {"filesystem_folder": str(folder)},
-                    "web": {"type": "none"},
-                },
-                "caldav-mcp embedded",
-            )
-            shutdown, theirs = socket.socketpair()
-            failure: list[BaseException] = []
-            thread = threading.Thread(
-                target=_serve, args=(radicale.server.serve, configuration, theirs, failure), daemon=True
-            )
-            thread.start()
-            if _wait_ready(port, thread, ready_timeout):
-                url = f"http://127.0.0.1:{port}/"
-                server = EmbeddedRadicale(url, USERNAME, password, folder, shutdown, thread, private)
-                try:
-                    _ensure_calendar(server)
-                except Exception:
-                    server.stop()
-                    raise
-                return server
-            shutdown.close()
-            thread.join(ready_timeout)
-            if not failure:
-                raise EmbeddedStartError(f"the embedded Radicale did not answer within {ready_timeout:g} s")
-            logger.warning("embedded Radicale could not listen on port %d (%s); trying another", port, failure[0])
-        raise EmbeddedStartError("the embedded Radicale could not listen on 127.0.0.1")
+        server = _ThreadingServer(("127.0.0.1", 0), Handler)  # bound and listening before anyone learns the port
+    except OSError as exc:
+        raise EmbeddedStartError(f"the embedded Radicale could not listen on 127.0.0.1: {exc.strerror}") from None
+    server.set_app(radicale.app.Application(configuration))
+    thread = threading.Thread(target=server.serve_forever, name="embedded-radicale", daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    running = EmbeddedRadicale(url, USERNAME, password, folder, server, thread)
+    try:
+        _ensure_calendar(running)
     except BaseException:
-        shutil.rmtree(private, ignore_errors=True)
+        running.stop()
         raise
+    return running
 
 
-def _serve(serve: Any, configuration: Any, shutdown: socket.socket, failure: list[BaseException]) -> None:
-    try:
-        serve(configuration, shutdown)
-    except Exception as exc:  # reported by start(), which is waiting for this thread
-        failure.append(exc)
+class _ThreadingServer(socketserver.ThreadingMixIn, wsgiref.simple_server.WSGIServer):
+    daemon_threads = True
+    block_on_close = False
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _prepare(folder: Path) -> None:
+    """Create the folder (and Radicale's ``collection-root``) mode 0700, or check the existing one."""
+    for path in (folder, folder / "collection-root"):
+        try:
+            with contextlib.suppress(FileExistsError):  # checked just below, whoever made it
+                path.mkdir(mode=0o700, parents=path is folder)
+            info = path.lstat()
+        except OSError as exc:
+            raise EmbeddedStartError(f"the embedded calendar folder {path} cannot be used: {exc.strerror}") from None
+        problem = _unsafe(info)
+        if problem:
+            raise EmbeddedStartError(f"the embedded calendar folder {path} cannot be used: {problem}")
 
 
-def _wait_ready(port: int, thread: threading.Thread, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while thread.is_alive() and time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
-            # A connection to itself (same port at both ends, possible while nobody listens) is not Radicale.
-            if probe.getsockname() != probe.getpeername():
-                return thread.is_alive()
-        time.sleep(0.02)
-    return False
+def _unsafe(info: os.stat_result) -> str | None:
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link; give the folder it points to"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a folder"
+    if os.name != "posix":
+        return None
+    if info.st_uid != os.getuid():
+        return "it belongs to another user"
+    if info.st_mode & 0o077:
+        return f"other users have access to it (mode {stat.S_IMODE(info.st_mode):o}); make it private with chmod 700"
+    return None
 
 
 def _ensure_calendar(server: EmbeddedRadicale) -> None:
-    """Give the account its first calendar unless it already has one (any name)."""
+    """Give the account its first calendar unless it already has one (any name).
+
+    Two servers starting on one new folder may both find none: the one whose
+    MKCALENDAR loses (405/409) reads the calendars again and takes the other's.
+    """
     from caldav.davclient import DAVClient
     from caldav.lib import error
 
@@ -203,11 +214,15 @@ def _ensure_calendar(server: EmbeddedRadicale) -> None:
     try:
         principal = client.principal()
         if not principal.calendars():
-            principal.make_calendar(
-                name=_CALENDAR_NAME,
-                cal_id=CALENDAR_PATH.strip("/").rsplit("/", 1)[-1],
-                supported_calendar_component_set=_COMPONENTS,
-            )
+            try:
+                principal.make_calendar(
+                    name=_CALENDAR_NAME,
+                    cal_id=CALENDAR_PATH.strip("/").rsplit("/", 1)[-1],
+                    supported_calendar_component_set=_COMPONENTS,
+                )
+            except error.DAVError:
+                if not principal.calendars():
+                    raise
     except (error.DAVError, OSError) as exc:
         raise EmbeddedStartError(f"the embedded Radicale could not make the first calendar: {exc}") from None
     finally:

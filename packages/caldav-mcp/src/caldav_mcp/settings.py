@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -50,7 +50,7 @@ class CalDAVSettings:
 
     url: str | None = None
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     calendars: tuple[str, ...] = ()
     embedded: bool = False
     embedded_dir: Path | None = None

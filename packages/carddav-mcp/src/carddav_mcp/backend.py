@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from carddav_mcp.client import BookInfo, CardData, CardDavClient
 from carddav_mcp.davxml import norm_href
@@ -94,7 +95,7 @@ class Backend:
             InvalidInput: not a path starting with ``/``.
             NotAllowed: outside ``CARDDAV_ADDRESSBOOKS``.
         """
-        if not value.startswith("/") or "#" in value or ".." in value.split("/"):
+        if not value.startswith("/") or "#" in value or _dot_segment(value):
             raise InvalidInput(
                 field, "must be an address book's path as list_address_books returns it, e.g. /user/work/"
             )
@@ -113,7 +114,7 @@ class Backend:
             InvalidInput: not a card path (``/user/book/card.vcf``).
             NotAllowed: its address book is outside ``CARDDAV_ADDRESSBOOKS``.
         """
-        if not value.startswith("/") or value.endswith("/") or "#" in value or ".." in value.split("/"):
+        if not value.startswith("/") or value.endswith("/") or "#" in value or _dot_segment(value):
             raise InvalidInput(field, "must be a contact id (a card's path, as list_contacts returns it)")
         href = norm_href(value)
         book = href.rsplit("/", 1)[0] + "/"
@@ -246,3 +247,8 @@ class Backend:
         """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query)."""
         found = await self.client().query(book, [("UID", uid)])
         return [c.href for c in found if (Card.parse(c.text).uid or "") == uid]
+
+
+def _dot_segment(path: str) -> bool:
+    """Whether ``path`` has a ``.`` or ``..`` segment, percent-encoded ones (``%2e%2e``) included (RFC 3986 §5.2.4)."""
+    return any(segment in {".", ".."} for segment in unquote(path).split("/"))

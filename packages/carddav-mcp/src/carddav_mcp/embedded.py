@@ -5,40 +5,44 @@ with no CardDAV server of their own. Radicale (the ``embedded`` extra,
 ``carddav-mcp[embedded]``) runs in a thread of the server process, so it stops
 with the server and leaves nothing running behind it.
 
-* 127.0.0.1 only, on a port the system picks at each start.
+* 127.0.0.1 only. The listening socket is bound here, to port 0, before the
+  port is known to anyone, and Radicale's WSGI application is served on it:
+  no other local user can take the port in between and collect the password.
 * One account, ``me``; its password is drawn afresh at each start
-  (``secrets.token_urlsafe``, 32 bytes) and written only to a private
-  temporary file, removed at stop, so another local user who finds the port
-  cannot read or change the contacts. Radicale's ``owner_only`` rights apply.
+  (``secrets.token_urlsafe``, 32 bytes) and kept only in memory, checked by
+  an in-memory Radicale auth plugin in constant time (``hmac.compare_digest``).
+  No file ever holds it, however the process ends. Radicale's ``owner_only``
+  rights apply.
+* A thread per connection and a 30 s socket timeout: idle connections opened
+  by someone else do not hold up the server's own requests.
 * The contacts live in ``CARDDAV_EMBEDDED_DIR`` or else in the user's data
   folder (``platformdirs.user_data_path("carddav-mcp") / "radicale"``, which
   is ``~/.local/share/carddav-mcp/radicale`` on Linux), made with mode 0700.
-  Radicale takes a lock on its storage for each request, so two servers on one
-  folder (two MCP clients on one machine) can share it.
+  A folder that exists already must be a real folder (no symbolic link),
+  this user's, and closed to others (POSIX). Radicale takes a lock on its
+  storage for each request, so two servers on one folder (two MCP clients on
+  one machine) can share it.
 * The first start gives the account one address book, ``/me/contacts/``
   named "Contacts" (extended MKCOL, RFC 5689), unless it already has one.
 * Radicale reads no configuration file of the machine or the user; its web
   interface is switched off.
 
-caldav-mcp carries its own copy of this runner (about a screenful), so that
-each server installs and is released on its own.
+caldav-mcp carries its own copy of this runner, so that each server installs
+and is released on its own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
+import hmac
+import os
 import secrets
-import shutil
-import socket
-import tempfile
+import socketserver
+import stat
 import threading
-import time
+import wsgiref.simple_server
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import anyio
 
 from approval_core import SettingsError
 from carddav_mcp.client import CardDavClient
@@ -51,9 +55,7 @@ USERNAME = "me"
 ADDRESS_BOOK_PATH = f"/{USERNAME}/contacts/"
 _ADDRESS_BOOK_NAME = "Contacts"
 _INSTALL = "install the embedded extra: pip install 'carddav-mcp[embedded]' or uvx --from 'carddav-mcp[embedded]'"
-_TRIES = 3
-
-logger = logging.getLogger(__name__)
+_IDLE_SECONDS = 30.0  # a connection that stays silent longer is closed
 
 
 class EmbeddedStartError(RuntimeError):
@@ -72,15 +74,14 @@ class EmbeddedRadicale:
 
     settings: CardDavSettings
     folder: Path
-    _stop_signal: socket.socket = field(repr=False)
-    _runner: threading.Thread = field(repr=False)
-    _secrets: Path = field(repr=False)
+    _http: socketserver.BaseServer = field(repr=False)
+    _loop: threading.Thread = field(repr=False)
 
-    def stop(self, grace: float = 10.0) -> None:
-        """Refuse new requests, give running ones ``grace`` seconds to finish, delete the password file."""
-        self._stop_signal.close()
-        self._runner.join(grace)
-        shutil.rmtree(self._secrets, ignore_errors=True)
+    def stop(self) -> None:
+        """Stop accepting requests and release the port."""
+        self._http.shutdown()
+        self._http.server_close()
+        self._loop.join()
 
 
 def default_folder() -> Path:
@@ -96,109 +97,107 @@ def default_folder() -> Path:
     return user_data_path("carddav-mcp", appauthor=False) / "radicale"
 
 
-async def start(folder: Path | None = None, *, ready_timeout: float = 10.0) -> EmbeddedRadicale:
+async def start(folder: Path | None = None) -> EmbeddedRadicale:
     """Run Radicale on 127.0.0.1 and give the account an address book if it has none.
 
     Args:
         folder: Absolute folder for the data; default :func:`default_folder`.
-        ready_timeout: Seconds Radicale may take to accept connections.
 
     Raises:
         SettingsError: The ``embedded`` extra is not installed.
-        EmbeddedStartError: The folder is unusable, Radicale did not start,
-            or the first address book could not be made.
+        EmbeddedStartError: The folder is unusable (not a folder, a symbolic
+            link, another user's, open to others), no port could be bound, or
+            the first address book could not be made.
     """
     try:
+        from radicale import app as radicale_app
+        from radicale import auth as radicale_auth
         from radicale import config as radicale_config
         from radicale import server as radicale_server
     except ImportError:
         raise SettingsError(f"CARDDAV_EMBEDDED=true needs Radicale: {_INSTALL}") from None
     folder = folder or default_folder()
-    if folder.exists() and not folder.is_dir():
-        raise EmbeddedStartError(f"the embedded address-book folder {folder} cannot be used: it is not a folder")
+    for path in (folder, folder / "collection-root"):
+        _make_private(path)
+    password = secrets.token_urlsafe(32)
+    expected = password.encode()
+
+    class OneAccount(radicale_auth.BaseAuth):
+        """The only account, ``me``, with this start's password (constant-time comparison)."""
+
+        def _login(self, login: str, password: str) -> str:
+            user_ok = hmac.compare_digest(login.encode(), USERNAME.encode())
+            password_ok = hmac.compare_digest(password.encode(), expected)
+            return USERNAME if user_ok and password_ok else ""
+
+    configuration = radicale_config.load([])  # built-in defaults, no configuration file
+    configuration.update(
+        {
+            "auth": {"type": OneAccount},
+            "rights": {"type": "owner_only"},
+            "storage": {"filesystem_folder": str(folder)},
+            "web": {"type": "none"},
+        },
+        "carddav-mcp embedded",
+    )
+    configuration.update({"server": {"_internal_server": "True"}}, "carddav-mcp embedded", privileged=True)
+
+    class Handler(radicale_server.RequestHandler):
+        timeout = _IDLE_SECONDS
+
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (folder / "collection-root").mkdir(mode=0o700, exist_ok=True)  # Radicale's tree; made here, quietly
-        with tempfile.TemporaryFile(dir=folder):
-            pass  # the folder takes files
+        http = _Server(("127.0.0.1", 0), Handler)  # listening before the port is told to anyone
     except OSError as exc:
-        raise EmbeddedStartError(f"the embedded address-book folder {folder} cannot be used: {exc.strerror}") from None
-    logging.getLogger("radicale").setLevel(logging.WARNING)
-
-    secrets_dir = Path(tempfile.mkdtemp(prefix="carddav-mcp-"))
+        raise EmbeddedStartError(f"the embedded Radicale found no port on 127.0.0.1: {exc.strerror}") from None
+    http.set_app(radicale_app.Application(configuration))
+    loop = threading.Thread(target=http.serve_forever, name="embedded-radicale", daemon=True)
+    loop.start()
+    settings = CardDavSettings(url=f"http://127.0.0.1:{http.server_address[1]}/", username=USERNAME, password=password)
+    embedded = EmbeddedRadicale(settings, folder, http, loop)
     try:
-        password = secrets.token_urlsafe(32)
-        htpasswd = secrets_dir / "users"
-        htpasswd.touch(mode=0o600)
-        htpasswd.write_text(f"{USERNAME}:{password}\n", encoding="utf-8")
-        for _ in range(_TRIES):
-            port = _unused_port()
-            configuration = radicale_config.load([])  # built-in defaults, no configuration file
-            configuration.update(
-                {
-                    "server": {"hosts": f"127.0.0.1:{port}"},
-                    "auth": {"type": "htpasswd", "htpasswd_filename": str(htpasswd), "htpasswd_encryption": "plain"},
-                    "rights": {"type": "owner_only"},
-                    "storage": {"filesystem_folder": str(folder)},
-                    "web": {"type": "none"},
-                },
-                "carddav-mcp embedded",
-            )
-            stop_signal, radicale_end = socket.socketpair()
-            errors: list[Exception] = []
-            runner = threading.Thread(
-                target=_run, args=(radicale_server.serve, configuration, radicale_end, errors), daemon=True
-            )
-            runner.start()
-            if await _listening(port, runner, ready_timeout):
-                settings = CardDavSettings(url=f"http://127.0.0.1:{port}/", username=USERNAME, password=password)
-                embedded = EmbeddedRadicale(settings, folder, stop_signal, runner, secrets_dir)
-                try:
-                    await _ensure_address_book(settings)
-                except BaseException:
-                    embedded.stop()
-                    raise
-                return embedded
-            stop_signal.close()
-            runner.join(ready_timeout)
-            if not errors:
-                raise EmbeddedStartError(f"the embedded Radicale did not answer within {ready_timeout:g} s")
-            logger.warning("embedded Radicale could not listen on port %d (%s); trying another", port, errors[0])
-        raise EmbeddedStartError("the embedded Radicale found no port to listen on at 127.0.0.1")
+        await _ensure_address_book(settings)
     except BaseException:
-        shutil.rmtree(secrets_dir, ignore_errors=True)
+        embedded.stop()
         raise
+    return embedded
 
 
-def _run(serve: Any, configuration: Any, stop_signal: socket.socket, errors: list[Exception]) -> None:
+class _Server(socketserver.ThreadingMixIn, wsgiref.simple_server.WSGIServer):
+    daemon_threads = True
+    block_on_close = False
+
+
+def _make_private(path: Path) -> None:
+    """Make ``path`` a 0700 folder, or accept an existing one only if it is a private folder of this user's."""
     try:
-        serve(configuration, stop_signal)
-    except Exception as exc:  # start() reads it once this thread has ended
-        errors.append(exc)
-
-
-def _unused_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-async def _listening(port: int, runner: threading.Thread, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while runner.is_alive() and time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
-            # A connection to itself (same port at both ends, possible while nobody listens) is not Radicale.
-            if probe.getsockname() != probe.getpeername():
-                return runner.is_alive()
-        await anyio.sleep(0.02)
-    return False
+        with contextlib.suppress(FileExistsError):  # an existing one is checked below
+            path.mkdir(mode=0o700, parents=True)
+        info = path.lstat()
+    except OSError as exc:
+        raise EmbeddedStartError(f"the embedded address-book folder {path} cannot be used: {exc.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        why = "it is a symbolic link; give the folder it points to"
+    elif not stat.S_ISDIR(info.st_mode):
+        why = "it is not a folder"
+    elif os.name == "posix" and info.st_uid != os.getuid():
+        why = "it belongs to another user"
+    elif os.name == "posix" and info.st_mode & 0o077:
+        why = f"other users have access to it (mode {stat.S_IMODE(info.st_mode):o}); make it private with chmod 700"
+    else:
+        return
+    raise EmbeddedStartError(f"the embedded address-book folder {path} cannot be used: {why}")
 
 
 async def _ensure_address_book(settings: CardDavSettings) -> None:
+    """Make the first address book unless one exists; a MKCOL lost to a second server starting alongside is fine."""
     client = CardDavClient(settings)
     try:
         if not await client.address_books():
-            await client.make_address_book(ADDRESS_BOOK_PATH, _ADDRESS_BOOK_NAME)
+            try:
+                await client.make_address_book(ADDRESS_BOOK_PATH, _ADDRESS_BOOK_NAME)
+            except BackendError:
+                if not await client.address_books():
+                    raise
     except BackendError as exc:
         raise EmbeddedStartError(f"the embedded Radicale could not make the first address book: {exc}") from None
     finally:
