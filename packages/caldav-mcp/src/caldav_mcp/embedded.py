@@ -36,8 +36,10 @@ and is released on its own.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hmac
+import http.client
 import logging
 import os
 import secrets
@@ -47,6 +49,8 @@ import threading
 import wsgiref.simple_server
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]
 
 from approval_core import SettingsError
 
@@ -58,6 +62,16 @@ _CALENDAR_NAME = "Calendar"
 _COMPONENTS = ["VEVENT", "VTODO", "VJOURNAL"]
 _EXTRA_HINT = "install the embedded extra: pip install 'caldav-mcp[embedded]' or uvx --from 'caldav-mcp[embedded]'"
 _SOCKET_TIMEOUT = 30.0  # seconds a connection may stay silent
+_CALDAV = "urn:ietf:params:xml:ns:caldav"
+_XML_TYPE = "application/xml; charset=utf-8"
+_SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+_PROPFIND = '<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><resourcetype/></prop></propfind>'
+_MKCALENDAR = (
+    f'<?xml version="1.0" encoding="utf-8"?><C:mkcalendar xmlns:D="DAV:" xmlns:C="{_CALDAV}"><D:set><D:prop>'
+    f"<D:displayname>{_CALENDAR_NAME}</D:displayname><C:supported-calendar-component-set>"
+    + "".join(f'<C:comp name="{name}"/>' for name in _COMPONENTS)
+    + "</C:supported-calendar-component-set></D:prop></D:set></C:mkcalendar>"
+)
 
 logger = logging.getLogger(__name__)
 
@@ -204,26 +218,40 @@ def _unsafe(info: os.stat_result) -> str | None:
 def _ensure_calendar(server: EmbeddedRadicale) -> None:
     """Give the account its first calendar unless it already has one (any name).
 
-    Two servers starting on one new folder may both find none: the one whose
-    MKCALENDAR loses (405/409) reads the calendars again and takes the other's.
+    Plain HTTP to the Radicale of this process (PROPFIND, then MKCALENDAR per
+    RFC 4791 §5.3.1), so that starting does not wait for the caldav library
+    to import. Two servers starting on one new folder may both find none: the
+    one whose MKCALENDAR loses reads the collections again and takes the other's.
     """
-    from caldav.davclient import DAVClient
-    from caldav.lib import error
+    port = int(server.url.removesuffix("/").rsplit(":", 1)[1])
+    token = base64.b64encode(f"{server.username}:{server.password}".encode()).decode()
 
-    client = DAVClient(url=server.url, username=server.username, password=server.password)
+    def send(method: str, path: str, body: str, headers: dict[str, str]) -> tuple[int, bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=_SOCKET_TIMEOUT)
+        try:
+            connection.request(
+                method,
+                path,
+                body=body.encode(),
+                headers={"Authorization": f"Basic {token}", "Content-Type": _XML_TYPE, **headers},
+            )
+            answer = connection.getresponse()
+            return answer.status, answer.read()
+        finally:
+            connection.close()
+
+    def has_calendar() -> bool:
+        status, body = send("PROPFIND", f"/{USERNAME}/", _PROPFIND, {"Depth": "1"})
+        if status != 207:
+            raise EmbeddedStartError(f"the embedded Radicale answered PROPFIND /{USERNAME}/ with {status}")
+        tree = etree.fromstring(body, _SAFE_XML)
+        return tree.find(f".//{{DAV:}}resourcetype/{{{_CALDAV}}}calendar") is not None
+
     try:
-        principal = client.principal()
-        if not principal.calendars():
-            try:
-                principal.make_calendar(
-                    name=_CALENDAR_NAME,
-                    cal_id=CALENDAR_PATH.strip("/").rsplit("/", 1)[-1],
-                    supported_calendar_component_set=_COMPONENTS,
-                )
-            except error.DAVError:
-                if not principal.calendars():
-                    raise
-    except (error.DAVError, OSError) as exc:
+        if has_calendar():
+            return
+        status, _ = send("MKCALENDAR", CALENDAR_PATH, _MKCALENDAR, {})
+        if status != 201 and not has_calendar():
+            raise EmbeddedStartError(f"the embedded Radicale could not make the first calendar (MKCALENDAR {status})")
+    except (OSError, http.client.HTTPException, etree.XMLSyntaxError) as exc:
         raise EmbeddedStartError(f"the embedded Radicale could not make the first calendar: {exc}") from None
-    finally:
-        client.close()
