@@ -44,7 +44,14 @@ from approval_core.recovery import StateRecovery, install_state_recovery
 from approval_core.results import refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
-from approval_core.startup import announce, configure_logging, load_settings_or_exit, startup_line
+from approval_core.startup import (
+    announce,
+    configure_logging,
+    exit_on_bad_setting,
+    load_settings_or_exit,
+    say,
+    startup_line,
+)
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
 
 __all__ = [
@@ -89,12 +96,14 @@ __all__ = [
     "canonical_json",
     "client_can_show_form",
     "configure_logging",
+    "exit_on_bad_setting",
     "fingerprint",
     "install_state_recovery",
     "judge_answer",
     "load_settings_or_exit",
     "operation",
     "refusal",
+    "say",
     "startup_line",
     "structured",
 ]

@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Mapping
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from approval_core.errors import SettingsError
 from approval_core.settings import ApprovalSettings
 
-__all__ = ["announce", "configure_logging", "load_settings_or_exit", "startup_line"]
+__all__ = ["announce", "configure_logging", "exit_on_bad_setting", "load_settings_or_exit", "say", "startup_line"]
 
 
 def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
@@ -26,6 +26,21 @@ def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
     if settings.elicitation:
         return None
     return f"{server_name}: ELICITATION=false — guarded tools fall back to the two-call token"
+
+
+def say(server_name: str, line: str, stream: TextIO | None = None) -> None:
+    """Write ``<server-name>: <line>`` to ``stream`` (default stderr), flushed at once."""
+    print(f"{server_name}: {line}", file=sys.stderr if stream is None else stream, flush=True)
+
+
+def exit_on_bad_setting(server_name: str, problem: object, stream: TextIO | None = None) -> NoReturn:
+    """Stop a server that is starting: ``<server-name>: <problem>`` on stderr, then exit code 1.
+
+    Raises:
+        SystemExit: always, with code 1, before anything is served.
+    """
+    say(server_name, str(problem), stream)
+    raise SystemExit(1)
 
 
 def announce(server_name: str, settings: ApprovalSettings, stream: TextIO | None = None) -> None:
@@ -52,13 +67,11 @@ def load_settings_or_exit(
         SystemExit: with code 1, when :meth:`ApprovalSettings.from_env` raises
             :class:`SettingsError`.
     """
-    out = sys.stderr if stream is None else stream
     try:
         settings = ApprovalSettings.from_env(environ)
     except SettingsError as exc:
-        print(f"{server_name}: {exc}", file=out, flush=True)
-        raise SystemExit(1) from None
-    announce(server_name, settings, out)
+        exit_on_bad_setting(server_name, exc, stream)
+    announce(server_name, settings, stream)
     return settings
 
 

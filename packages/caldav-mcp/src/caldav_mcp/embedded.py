@@ -40,7 +40,6 @@ import base64
 import contextlib
 import hmac
 import http.client
-import logging
 import os
 import secrets
 import socketserver
@@ -72,8 +71,6 @@ _MKCALENDAR = (
     + "".join(f'<C:comp name="{name}"/>' for name in _COMPONENTS)
     + "</C:supported-calendar-component-set></D:prop></D:set></C:mkcalendar>"
 )
-
-logger = logging.getLogger(__name__)
 
 
 class EmbeddedStartError(RuntimeError):

@@ -11,16 +11,22 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.metadata
-import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, SettingsError, configure_logging, load_settings_or_exit
+from approval_core import (
+    ApprovalGate,
+    ApprovalSettings,
+    SettingsError,
+    configure_logging,
+    exit_on_bad_setting,
+    load_settings_or_exit,
+    say,
+)
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
-from caldav_mcp.embedded import EmbeddedRadicale, EmbeddedStartError
 from caldav_mcp.guards import GUARDS
 from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import calendars, entries, events_read, events_write, freebusy
@@ -79,30 +85,20 @@ def main() -> None:
     settings = load_settings_or_exit(SERVER_NAME)
     try:
         caldav = CalDAVSettings.from_env()
-        backend = _start_embedded(caldav) if caldav.embedded else None
-    except (SettingsError, EmbeddedStartError) as exc:
-        print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
+        backend = embedded.start(caldav.embedded_dir) if caldav.embedded else None  # imports Radicale only then
+    except (SettingsError, embedded.EmbeddedStartError) as exc:
+        exit_on_bad_setting(SERVER_NAME, exc)
     if backend is not None:
         caldav = dataclasses.replace(caldav, url=backend.url, username=backend.username, password=backend.password)
-        print(
-            f"{SERVER_NAME}: embedded Radicale on {backend.url}, calendars kept in {backend.folder}",
-            file=sys.stderr,
-            flush=True,
-        )
+        say(SERVER_NAME, f"embedded Radicale on {backend.url}, calendars kept in {backend.folder}")
     elif missing := caldav.missing():
-        print(
-            f"{SERVER_NAME}: {', '.join(missing)} not set (or CALDAV_EMBEDDED=true for calendars on this "
-            "machine); the tools will say what to set",
-            file=sys.stderr,
-            flush=True,
+        say(
+            SERVER_NAME,
+            f"{', '.join(missing)} not set (or CALDAV_EMBEDDED=true for calendars on this machine); "
+            "the tools will say what to set",
         )
     try:
         build_server(settings, caldav).run("stdio")
     finally:
         if backend is not None:
             backend.stop()
-
-
-def _start_embedded(caldav: CalDAVSettings) -> EmbeddedRadicale:
-    return embedded.start(caldav.embedded_dir)  # Radicale is imported only here, by those who ask for it

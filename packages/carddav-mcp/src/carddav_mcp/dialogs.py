@@ -111,31 +111,14 @@ def update_group_dialog(book: str, before: int, added: int, removed: int, after:
         "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
         "earlier version of the group to go back to."
     )
-    if renamed:
-        return Dialog(
-            operation(
-                "rename a group of {before} contact(s) and change its members: {added} added, {removed} removed, "
-                "{after} after the change",
-                before=before,
-                added=added,
-                removed=removed,
-                after=after,
-            ),
-            consequence,
-            values,
-        )
-    return Dialog(
-        operation(
-            "change the members of a group of {before} contact(s): {added} added, {removed} removed, "
-            "{after} after the change",
-            before=before,
-            added=added,
-            removed=removed,
-            after=after,
-        ),
-        consequence,
-        values,
+    template = (
+        "rename a group of {before} contact(s) and change its members: {added} added, {removed} removed, "
+        "{after} after the change"
+        if renamed
+        else "change the members of a group of {before} contact(s): {added} added, {removed} removed, "
+        "{after} after the change"
     )
+    return Dialog(operation(template, before=before, added=added, removed=removed, after=after), consequence, values)
 
 
 def delete_group_dialog(book: str, members: int) -> Dialog:

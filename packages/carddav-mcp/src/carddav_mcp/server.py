@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sys
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, SettingsError, configure_logging, load_settings_or_exit
+from approval_core import (
+    ApprovalGate,
+    ApprovalSettings,
+    SettingsError,
+    configure_logging,
+    exit_on_bad_setting,
+    load_settings_or_exit,
+    say,
+)
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import NotConfigured
@@ -78,23 +85,19 @@ def main() -> None:
         if carddav.embedded:
             backend = anyio.run(embedded.start, carddav.embedded_dir)
             carddav = dataclasses.replace(backend.settings, addressbooks=carddav.addressbooks)
-            _say(f"embedded Radicale on {carddav.url}, address books kept in {backend.folder}")
+            say(SERVER_NAME, f"embedded Radicale on {carddav.url}, address books kept in {backend.folder}")
         elif carddav.url or carddav.username or carddav.password:
             carddav.require()
         else:
-            _say(
+            say(
+                SERVER_NAME,
                 "CARDDAV_URL is not set (or CARDDAV_EMBEDDED=true for address books on this machine); "
-                "the tools will say what to set"
+                "the tools will say what to set",
             )
     except (SettingsError, NotConfigured, embedded.EmbeddedStartError) as exc:
-        _say(str(exc))
-        raise SystemExit(1) from None
+        exit_on_bad_setting(SERVER_NAME, exc)
     try:
         build_server(settings, carddav).run("stdio")
     finally:
         if backend is not None:
             backend.stop()
-
-
-def _say(line: str) -> None:
-    print(f"{SERVER_NAME}: {line}", file=sys.stderr, flush=True)

@@ -9,7 +9,6 @@ serves over stdio. Nothing is ever written to stdout but the protocol.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import httpx2
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, configure_logging, load_settings_or_exit
+from approval_core import ApprovalGate, ApprovalSettings, configure_logging, exit_on_bad_setting, load_settings_or_exit
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import ConfigError
 from ntfy_mcp.guards import GUARDS
@@ -72,6 +71,5 @@ def main() -> None:
     try:
         ntfy = NtfySettings.from_env()
     except ConfigError as exc:
-        print(f"{SERVER_NAME}: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
+        exit_on_bad_setting(SERVER_NAME, exc)
     build_server(settings, ntfy).run("stdio")
