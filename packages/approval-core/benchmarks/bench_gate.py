@@ -48,7 +48,10 @@ DIALOG = Dialog(
     "A CalDAV server keeps no version history. Once it is gone there is nothing to restore it from.",
     [CallerValue("Calendar", "/calendars/willi/work/")],
 )
-GUARDS = GuardTable({"delete": Guard.when(lambda call: bool(call.arguments["ask"]), "when ask is true")})
+GUARDS = GuardTable(
+    {"delete": Guard.when(lambda call: bool(call.arguments["ask"]), "when ask is true")},
+    unversioned={"delete": "the benchmark's target has no stored version"},
+)
 
 
 class Out(BaseModel):

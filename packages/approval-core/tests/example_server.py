@@ -39,6 +39,7 @@ GUARDS = GuardTable(
         "update_item": Guard.when(lambda call: call.arguments.get("scope") == "all", "only when changing every item"),
     },
     mismatches=[Mismatch("grant", "guarded-not-destructive", "it changes who may reach the items")],
+    unversioned={"grant": "a grant adds a (user, topic) pair; nothing is read before asking, so there is no version"},
 )
 
 
@@ -57,6 +58,7 @@ class Example:
         self.items: set[str] = {"a", "b", "c"}
         self.grants: list[tuple[str, str]] = []
         self.updates = 0
+        self.version = 1  # bumped by every change, as an ETag would be
         self.server: MCPServer[Any] = MCPServer(NAME)
         settings = settings or ApprovalSettings()
         self.gate = ApprovalGate.attach(self.server, GUARDS, settings, strict=strict, **gate)
@@ -88,11 +90,13 @@ class Example:
                 tool="delete_items",
                 target={"book": book, "ids": set(ids)},
                 dialog=dialog,
+                version=str(self.version),
                 confirm_token=confirm_token,
             )
             if isinstance(decision, NotApproved):
                 return decision.result
             self.items -= set(ids)
+            self.version += 1
             return structured(Items(items=sorted(self.items)))
 
         @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=False))
@@ -130,11 +134,13 @@ class Example:
                 target={"scope": scope},
                 dialog=dialog,
                 arguments={"scope": scope},
+                version=str(self.version),
                 confirm_token=confirm_token,
             )
             if isinstance(decision, NotApproved):
                 return decision.result
             self.updates += 1
+            self.version += 1
             return structured(Items(items=sorted(self.items)))
 
 

@@ -263,3 +263,13 @@ async def test_an_answer_of_the_wrong_kind_changes_nothing() -> None:
     assert result.is_error
     assert result.structured_content["approval"]["outcome"] == "invalid_answer"
     assert ex.items == {"a", "b", "c"}
+
+
+async def test_an_answer_given_for_an_older_version_gets_a_fresh_question() -> None:
+    ex = Example()
+    async with connect(ex.server, revision="2026-07-28", answer=accept) as client:
+        first = question_of(await call_once(client, "delete_items", ARGS))
+        ex.version += 1  # someone else changed the items while the person was reading the dialog
+        again = await call_once(client, "delete_items", ARGS, answer=ticked, request_state=first.request_state)
+        question_of(again)
+    assert ex.items == {"a", "b", "c"}

@@ -187,3 +187,24 @@ async def test_the_strict_profile_still_asks_a_capable_client() -> None:
         result = await client.call_tool("delete_items", ARGS)
     assert not result.is_error
     assert ex.items == {"b", "c"}
+
+
+async def test_a_token_for_one_version_is_refused_after_a_change() -> None:
+    ex = Example(OFF)
+    async with connect(ex.server, revision="2026-07-28") as client:
+        token = token_of(await client.call_tool("delete_items", ARGS))
+        ex.version += 1  # someone else changed the items between question and answer
+        changed = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
+    assert changed.is_error
+    assert "issued for a different call" in changed.content[0].text
+    assert ex.items == {"a", "b", "c"}
+
+
+async def test_a_guarded_tool_that_binds_no_version_is_a_programming_error(caplog) -> None:
+    ex = Example(OFF)
+    ex.gate.guards = type(ex.gate.guards)(dict(ex.gate.guards.items()))  # the same rows, nothing unversioned
+    async with connect(ex.server, revision="2026-07-28") as client:
+        result = await client.call_tool("grant", {"username": "u", "topic": "t", "password": "p"})
+    assert result.is_error
+    assert any("grant asks but binds no version" in str(r.exc_info[1].__cause__) for r in caplog.records if r.exc_info)
+    assert ex.grants == []

@@ -72,3 +72,16 @@ def test_annotations_state_all_four_hints() -> None:
 def test_read_only_and_destructive_contradict() -> None:
     with pytest.raises(GuardTableError, match="read-only"):
         annotations(read_only=True, destructive=True, idempotent=True, open_world=False)
+
+
+@pytest.mark.parametrize(
+    ("rows", "unversioned", "match"),
+    [
+        ({"t": Guard.always()}, {"ghost": "r"}, "no guard row"),
+        ({"t": Guard.never()}, {"t": "r"}, "never asks"),
+        ({"t": Guard.always()}, {"t": " "}, "reason"),
+    ],
+)
+def test_unversioned_entries_are_checked(rows, unversioned, match) -> None:
+    with pytest.raises(GuardTableError, match=match):
+        GuardTable(rows, unversioned=unversioned)

@@ -181,6 +181,7 @@ async def test_no_back_channel_on_2025_11_25_falls_back_to_the_token() -> None:
         tool="delete_items",
         target={"ids": {"a"}},
         dialog=dialog,  # pyright: ignore[reportArgumentType]
+        version="1",
     )
     assert not decision.approved
     assert decision.path == "token"
@@ -202,7 +203,7 @@ async def test_an_answer_that_does_not_parse_changes_nothing() -> None:
     ex = Example()
     dialog = approval_core.Dialog(approval_core.operation("delete"), "Gone for good.")
     ctx = _StubContext(session=_GarbleSession())  # pyright: ignore[reportArgumentType]
-    decision = await ex.gate.check(ctx, tool="delete_items", target={"ids": {"a"}}, dialog=dialog)  # pyright: ignore[reportArgumentType]
+    decision = await ex.gate.check(ctx, tool="delete_items", target={"ids": {"a"}}, dialog=dialog, version="1")  # pyright: ignore[reportArgumentType]
     assert not decision.approved
     assert decision.outcome == "invalid_answer"
 

@@ -23,6 +23,7 @@ from approval_core.dialog import (
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
 from approval_core.gate import (
     INPUT_KEY,
+    VERSION_KEY,
     ApprovalGate,
     Approved,
     Decision,
@@ -66,6 +67,7 @@ __all__ = [
     "STATE_TTL",
     "TIMEOUT_ENV",
     "TOKEN_TTL",
+    "VERSION_KEY",
     "ApprovalError",
     "ApprovalGate",
     "ApprovalSettings",

@@ -53,6 +53,7 @@ from pydantic import ValidationError
 from approval_core.audit import audit
 from approval_core.binding import Binding
 from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
+from approval_core.errors import GuardTableError
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.recovery import install_state_recovery
 from approval_core.results import refusal
@@ -62,6 +63,7 @@ from approval_core.tokens import Redemption, TokenStore
 
 __all__ = [
     "INPUT_KEY",
+    "VERSION_KEY",
     "ApprovalGate",
     "Approved",
     "Decision",
@@ -73,6 +75,9 @@ __all__ = [
 
 INPUT_KEY = "approval"
 """The key of the one question in ``InputRequiredResult.input_requests``."""
+
+VERSION_KEY = "@version"
+"""The name under which ``check(version=...)`` enters the binding's target."""
 
 PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict"]
 _NoAskReason = Literal["switched_off", "client_cannot_ask", "no_channel"]
@@ -226,6 +231,7 @@ class ApprovalGate:
         dialog: Dialog,
         arguments: Mapping[str, Any] | None = None,
         facts: Mapping[str, Any] | None = None,
+        version: str | None = None,
         confirm_token: str | None = None,
         exclude: Iterable[str] = (),
     ) -> Decision:
@@ -239,16 +245,29 @@ class ApprovalGate:
                 words, its own counts and the caller's values.
             arguments: The call's arguments, for a ``when`` guard.
             facts: What the server read before asking, for a ``when`` guard.
+            version: The version of what the dialog was built from (an ETag,
+                a message's revision). It is bound into the fingerprint, so an
+                answer or token given for one version never approves another;
+                the write must then carry it (If-Match). Required for every
+                guarded tool not listed in the guard table's ``unversioned``.
             confirm_token: The token from a first call (token path only).
             exclude: Names in ``target`` kept out of the fingerprint.
 
         Raises:
-            GuardTableError: ``tool`` has no guard row.
+            GuardTableError: ``tool`` has no guard row, or it asks, gives no
+                ``version`` and is not listed as unversioned.
             BindingError: ``target`` has no canonical form.
         """
         guard = self.guards.guard(tool)
         if not guard.asks(GuardedCall(tool, arguments or {}, facts or {})):
             return Approved("not_guarded", "")
+        if version is None and tool not in self.guards.unversioned:
+            raise GuardTableError(
+                f"{tool} asks but binds no version of what it read; pass version= (an ETag) or list it, "
+                "with the reason, in the guard table's unversioned"
+            )
+        if version is not None:
+            target = {**target, VERSION_KEY: version}
         binding = Binding(self.server_name, tool, target, frozenset(exclude))
         route = self._route(ctx)
         if route == "input_required":

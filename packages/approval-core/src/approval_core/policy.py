@@ -7,6 +7,13 @@ A server declares one :class:`GuardTable`: a row per tool with a
 guard decides whether a person is asked first. The two are different claims,
 and softening an annotation to make them agree would define a real gap away.
 
+A guarded tool binds the *version* of what it read (an ETag, a message's
+revision) into its approval, so a change made by someone else between the
+question and the answer ends in a fresh question or a refused token, never in
+a write the person did not see. A guarded tool with no version to bind is
+listed in ``unversioned`` with the reason; the gate refuses to ask for any
+other guarded tool that gives no version.
+
 Annotations are built with :func:`annotations`, which insists on all four MCP
 hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint; MCP
 2025-11-25 §Tool annotations), so none is left to a client's default.
@@ -127,13 +134,36 @@ class GuardTable(Mapping[str, Guard]):
 
     Behaves as a read-only mapping from tool name to :class:`Guard`.
 
+    Args:
+        rows: Tool name -> its rule.
+        mismatches: The documented guard / ``destructiveHint`` disagreements.
+        unversioned: Guarded tools whose target has no version to bind
+            (nothing was read before asking, or the backend keeps no version
+            of it), each with the reason. Every other guarded tool must give
+            :meth:`ApprovalGate.check` a ``version``.
+
     Raises:
-        GuardTableError: a mismatch names a tool without a row, a tool is
-            listed twice among the mismatches, or a reason is empty.
+        GuardTableError: a mismatch or unversioned entry names a tool without
+            a row, an unversioned tool never asks, a tool is listed twice
+            among the mismatches, or a reason is empty.
     """
 
-    def __init__(self, rows: Mapping[str, Guard], mismatches: Sequence[Mismatch] = ()) -> None:
+    def __init__(
+        self,
+        rows: Mapping[str, Guard],
+        mismatches: Sequence[Mismatch] = (),
+        *,
+        unversioned: Mapping[str, str] | None = None,
+    ) -> None:
         self._rows = dict(rows)
+        self.unversioned: Mapping[str, str] = dict(unversioned or {})
+        for tool, reason in self.unversioned.items():
+            if tool not in self._rows:
+                raise GuardTableError(f"{tool!r} is listed as unversioned but has no guard row")
+            if not self._rows[tool].may_ask:
+                raise GuardTableError(f"{tool!r} is listed as unversioned but never asks")
+            if not reason.strip():
+                raise GuardTableError(f"the unversioned entry for {tool!r} needs a reason")
         seen: set[str] = set()
         for mismatch in mismatches:
             if mismatch.tool not in self._rows:
