@@ -223,6 +223,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
     modules = {
         "audit",
         "binding",
+        "boundary",
         "dialog",
         "errors",
         "gate",

@@ -10,6 +10,7 @@ shown. See docs/approval.md for the paths and what each one proves.
 
 from approval_core.audit import AUDIT_LOGGER
 from approval_core.binding import Binding, canonical_json, fingerprint
+from approval_core.boundary import Translator, install_error_boundary
 from approval_core.dialog import (
     APPROVE_FIELD,
     APPROVE_TITLE,
@@ -93,6 +94,7 @@ __all__ = [
     "StateRecovery",
     "StateSealer",
     "TokenStore",
+    "Translator",
     "annotations",
     "announce",
     "canonical_json",
@@ -100,6 +102,7 @@ __all__ = [
     "configure_logging",
     "exit_on_bad_setting",
     "fingerprint",
+    "install_error_boundary",
     "install_state_recovery",
     "judge_answer",
     "load_settings_or_exit",

@@ -22,11 +22,13 @@ from approval_core import (
     SettingsError,
     configure_logging,
     exit_on_bad_setting,
+    install_error_boundary,
     load_settings_or_exit,
     say,
 )
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
+from caldav_mcp.errors import CalDAVToolError
 from caldav_mcp.guards import GUARDS
 from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import calendars, entries, events_read, events_write, freebusy
@@ -68,6 +70,7 @@ def build_server(
         SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
+    install_error_boundary(server, CalDAVToolError)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
         module.register(server, app)

@@ -23,12 +23,13 @@ from approval_core import (
     SettingsError,
     configure_logging,
     exit_on_bad_setting,
+    install_error_boundary,
     load_settings_or_exit,
     say,
 )
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
-from carddav_mcp.errors import NotConfigured
+from carddav_mcp.errors import CardDavError, NotConfigured
 from carddav_mcp.guards import GUARDS
 from carddav_mcp.settings import CardDavSettings
 from carddav_mcp.tools import books, grouping, reading, writing
@@ -65,6 +66,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
         ),
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
+    install_error_boundary(server, CardDavError)
     for module in (books, reading, writing, grouping):
         module.register(server, backend, gate)
     return server

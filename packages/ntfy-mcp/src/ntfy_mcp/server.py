@@ -16,9 +16,16 @@ from typing import Any
 import httpx2
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import ApprovalGate, ApprovalSettings, configure_logging, exit_on_bad_setting, load_settings_or_exit
+from approval_core import (
+    ApprovalGate,
+    ApprovalSettings,
+    configure_logging,
+    exit_on_bad_setting,
+    install_error_boundary,
+    load_settings_or_exit,
+)
 from ntfy_mcp.app import NtfyApp
-from ntfy_mcp.errors import ConfigError
+from ntfy_mcp.errors import ConfigError, NtfyMcpError
 from ntfy_mcp.guards import GUARDS
 from ntfy_mcp.settings import NtfySettings
 from ntfy_mcp.tools import admin, info, messages, revise
@@ -57,6 +64,7 @@ def build_server(
 
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=_INSTRUCTIONS, lifespan=lifespan)
     gate = ApprovalGate.attach(server, GUARDS, settings)
+    install_error_boundary(server, NtfyMcpError)
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
     for module in (messages, revise, admin, info):
