@@ -40,7 +40,7 @@ from approval_core import (
     operation,
     structured,
 )
-from approval_core.testing import accept, call_once, connect, ticked
+from approval_core.testing import accept, approval_of, call_once, connect, ticked
 
 TARGET = {"calendar": "/calendars/willi/work/", "uids": {f"uid-{i}@example.org" for i in range(5)}}
 DIALOG = Dialog(
@@ -134,7 +134,7 @@ async def end_to_end() -> dict[str, float]:
 
         async def token() -> None:
             first = await client.call_tool("delete", {"ask": True})
-            token = first.structured_content["approval"]["confirm_token"]  # type: ignore[index]
+            token = approval_of(first)["confirm_token"]
             done = await client.call_tool("delete", {"ask": True, "confirm_token": token})
             assert not done.is_error
 
@@ -167,7 +167,7 @@ async def gate_alone() -> dict[str, float]:
         first = await off.check(modern, tool="delete", target=TARGET, dialog=DIALOG, arguments={"ask": True})  # type: ignore[arg-type]
         assert not first.approved
         assert isinstance(first.result, mt.CallToolResult)
-        value = first.result.structured_content["approval"]["confirm_token"]  # type: ignore[index]
+        value = approval_of(first.result)["confirm_token"]
         done = await off.check(
             modern,
             tool="delete",

@@ -10,6 +10,7 @@ from approval_core.testing import (
     DialogLog,
     accept,
     answer_with,
+    approval_of,
     bad_content,
     cancel,
     client_error,
@@ -76,7 +77,7 @@ async def test_every_answer_but_a_ticked_box_changes_nothing(answer, outcome: st
         result = await client.call_tool("delete_items", ARGS)
     assert result.is_error
     assert ex.items == {"a", "b", "c"}
-    assert result.structured_content == {"approval": {"outcome": outcome, "path": "dialog", "changed": False}}
+    assert approval_of(result) == {"outcome": outcome, "path": "dialog", "changed": False}
     text = result.content[0].text
     assert phrase in text
     assert text.endswith("Nothing was changed.")
@@ -88,7 +89,7 @@ async def test_no_answer_within_the_timeout_abandons_the_change() -> None:
         result = await client.call_tool("delete_items", ARGS)
     assert result.is_error
     assert ex.items == {"a", "b", "c"}
-    assert result.structured_content["approval"]["outcome"] == "timed_out"
+    assert approval_of(result)["outcome"] == "timed_out"
     assert "no answer came within 0.2 seconds" in result.content[0].text
 
 
@@ -121,5 +122,5 @@ async def test_an_answer_the_client_cannot_encode_changes_nothing() -> None:
     async with connect(ex.server, revision="2025-11-25", answer=answer_with(malformed)) as client:
         result = await client.call_tool("delete_items", ARGS)
     assert result.is_error
-    assert result.structured_content["approval"]["outcome"] == "client_error"
+    assert approval_of(result)["outcome"] == "client_error"
     assert ex.items == {"a", "b", "c"}

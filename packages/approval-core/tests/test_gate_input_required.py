@@ -10,6 +10,7 @@ from approval_core import INPUT_KEY, ApprovalSettings
 from approval_core.testing import (
     DialogLog,
     accept,
+    approval_of,
     bad_content,
     call_once,
     cancel,
@@ -63,7 +64,7 @@ async def test_every_answer_but_a_ticked_box_changes_nothing(answer, outcome: st
         result = await client.call_tool("delete_items", ARGS)
     assert result.is_error
     assert ex.items == {"a", "b", "c"}
-    assert result.structured_content == {"approval": {"outcome": outcome, "path": "input_required", "changed": False}}
+    assert approval_of(result) == {"outcome": outcome, "path": "input_required", "changed": False}
 
 
 async def test_the_question_is_one_form_and_nothing_runs_before_the_answer() -> None:
@@ -261,7 +262,7 @@ async def test_an_answer_of_the_wrong_kind_changes_nothing() -> None:
         )
     assert isinstance(result, mt.CallToolResult)
     assert result.is_error
-    assert result.structured_content["approval"]["outcome"] == "invalid_answer"
+    assert approval_of(result)["outcome"] == "invalid_answer"
     assert ex.items == {"a", "b", "c"}
 
 

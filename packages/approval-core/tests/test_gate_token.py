@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from approval_core import ApprovalSettings
-from approval_core.testing import DialogLog, accept, connect
+from approval_core.testing import DialogLog, accept, approval_of, connect
 from example_server import NAME, Example
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +24,7 @@ class FakeClock:
 
 def token_of(result) -> str:
     assert result.is_error
-    approval = result.structured_content["approval"]
+    approval = approval_of(result)
     assert approval["changed"] is False
     assert approval["expires_in_seconds"] == 300
     return approval["confirm_token"]
@@ -44,7 +44,7 @@ async def test_a_client_that_cannot_show_a_form_gets_the_token(revision, elicita
         assert "This client cannot ask the user directly" in text
         assert "proves only that the call was made twice with the same arguments" in text
         assert "does not show that a person approved it" in text
-        assert first.structured_content["approval"]["reason"] == "client_cannot_ask"
+        assert approval_of(first)["reason"] == "client_cannot_ask"
         second = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
     assert not second.is_error
     assert ex.items == {"b", "c"}
@@ -63,7 +63,7 @@ async def test_switched_off_names_this_server_and_never_shows_a_dialog(revision)
             f"{NAME} was started with the approval dialog switched off (ELICITATION=false), so nobody was asked" in text
         )
         assert "cannot ask the user directly" not in text
-        assert first.structured_content["approval"]["reason"] == "switched_off"
+        assert approval_of(first)["reason"] == "switched_off"
         second = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
     assert not second.is_error
     assert log.messages == []
@@ -86,7 +86,7 @@ async def test_a_token_for_one_target_is_refused_for_another_and_is_spent() -> N
         widened = await client.call_tool("delete_items", {"book": "/b/", "ids": ["a", "b"], "confirm_token": token})
         assert widened.is_error
         assert "issued for a different call" in widened.content[0].text
-        assert widened.structured_content["approval"]["outcome"] == "token_refused"
+        assert approval_of(widened)["outcome"] == "token_refused"
         original = await client.call_tool("delete_items", {"book": "/b/", "ids": ["a"], "confirm_token": token})
         assert original.is_error
         assert "not issued by this server process, or it was already used" in original.content[0].text
@@ -163,7 +163,7 @@ async def test_the_strict_profile_refuses_where_no_dialog_can_be_shown(revision)
         with_token = await client.call_tool("delete_items", {**ARGS, "confirm_token": "anything"})
     for refused in (result, with_token):
         assert refused.is_error
-        assert refused.structured_content["approval"] == {
+        assert approval_of(refused) == {
             "outcome": "refused",
             "path": "strict",
             "reason": "client_cannot_ask",
@@ -177,7 +177,7 @@ async def test_the_strict_profile_refuses_when_switched_off() -> None:
     ex = Example(OFF, strict=True)
     async with connect(ex.server, revision="2025-11-25", answer=accept) as client:
         result = await client.call_tool("delete_items", ARGS)
-    assert result.structured_content["approval"]["reason"] == "switched_off"
+    assert approval_of(result)["reason"] == "switched_off"
     assert ex.items == {"a", "b", "c"}
 
 

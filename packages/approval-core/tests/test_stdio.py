@@ -10,10 +10,9 @@ from pathlib import Path
 
 import mcp_types as mt
 import pytest
-from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from approval_core.testing import DialogLog, accept, call_once, ticked
+from approval_core.testing import DialogLog, accept, approval_of, call_once, connect, ticked
 
 pytestmark = [pytest.mark.anyio, pytest.mark.stdio]
 
@@ -42,13 +41,11 @@ def test_a_bad_flag_stops_the_server_with_code_1(value: str) -> None:
 
 async def test_switched_off_prints_one_line_and_falls_back_to_the_token() -> None:
     with tempfile.TemporaryFile("w+") as errlog:
-        async with Client(
-            stdio_client(params(ELICITATION="false"), errlog=errlog),
-            mode="legacy",
-            elicitation_callback=accept,
+        async with connect(
+            stdio_client(params(ELICITATION="false"), errlog=errlog), revision="2025-11-25", answer=accept
         ) as client:
             first = await client.call_tool("delete_items", ARGS)
-            token = first.structured_content["approval"]["confirm_token"]
+            token = approval_of(first)["confirm_token"]
             second = await client.call_tool("delete_items", {**ARGS, "confirm_token": token})
             listed = await client.call_tool("list_items", {})
         errlog.seek(0)
@@ -62,7 +59,7 @@ async def test_switched_off_prints_one_line_and_falls_back_to_the_token() -> Non
 
 async def test_the_pushed_dialog_over_stdio() -> None:
     log = DialogLog(accept)
-    async with Client(params(), mode="legacy", elicitation_callback=log) as client:
+    async with connect(params(), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool("delete_items", ARGS)
     assert not result.is_error
     assert result.structured_content == {"items": ["b", "c"]}
@@ -70,10 +67,10 @@ async def test_the_pushed_dialog_over_stdio() -> None:
 
 
 async def test_a_state_from_before_a_restart_is_asked_again_not_an_error() -> None:
-    async with Client(params(), mode="2026-07-28", elicitation_callback=accept) as client:
+    async with connect(params(), revision="2026-07-28", answer=accept) as client:
         first = await call_once(client, "delete_items", ARGS)
     assert isinstance(first, mt.InputRequiredResult)
-    async with Client(params(), mode="2026-07-28", elicitation_callback=accept) as client:
+    async with connect(params(), revision="2026-07-28", answer=accept) as client:
         again = await call_once(client, "delete_items", ARGS, answer=ticked, request_state=first.request_state)
         assert isinstance(again, mt.InputRequiredResult)
         listed = await client.call_tool("list_items", {})

@@ -20,7 +20,7 @@ from approval_core import (
     client_can_show_form,
     install_state_recovery,
 )
-from approval_core.testing import accept, call_once, connect, ticked
+from approval_core.testing import accept, approval_of, call_once, connect, ticked
 from example_server import Example
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +40,7 @@ async def test_each_decision_is_one_audit_line_without_argument_values(caplog) -
     off = Example(ApprovalSettings(elicitation=False))
     async with connect(off.server, revision="2026-07-28") as client:
         first = await client.call_tool("delete_items", {"book": SECRET_BOOK, "ids": ["a"]})
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         await client.call_tool("delete_items", {"book": SECRET_BOOK, "ids": ["a"], "confirm_token": "bogus"})
         await client.call_tool("delete_items", {"book": SECRET_BOOK, "ids": ["a"], "confirm_token": token})
     records = audit_records(caplog)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from approval_core import CALLER_VALUES_HEADING, ApprovalSettings
-from approval_core.testing import REVISIONS, DialogLog, accept, connect, decline
+from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
 from caldav_helpers import HOSTILE, hostile_series, ics, structured, vevent
 
 pytestmark = pytest.mark.anyio
@@ -45,8 +45,7 @@ async def test_a_hostile_entry_never_reaches_the_dialog_and_a_decline_changes_no
         result = await client.call_tool(tool, guarded_calls(account)[tool])
         after = await entries(client, account)
     assert result.is_error
-    assert result.structured_content is not None, result.content[0].text
-    assert result.structured_content["approval"]["outcome"] == "declined"
+    assert approval_of(result)["outcome"] == "declined"
     assert after == [HOSTILE] * 3
     (message,) = log.messages
     assert HOSTILE not in message
@@ -134,7 +133,7 @@ async def test_the_token_path_for_every_guarded_tool(account, revision) -> None:
             assert first.is_error, tool
             assert "caldav-mcp was started with the approval dialog switched off" in first.content[0].text
             assert HOSTILE not in first.content[0].text
-            token = first.structured_content["approval"]["confirm_token"]
+            token = approval_of(first)["confirm_token"]
             structured(await client.call_tool(tool, {**args, "confirm_token": token}))
             if tool == "move_event":
                 structured(
@@ -144,7 +143,7 @@ async def test_the_token_path_for_every_guarded_tool(account, revision) -> None:
                             "calendar": account.home,
                             "id": SERIES_ID,
                             "destination": account.work,
-                            "confirm_token": (
+                            "confirm_token": approval_of(
                                 await client.call_tool(
                                     "move_event",
                                     {
@@ -153,12 +152,12 @@ async def test_the_token_path_for_every_guarded_tool(account, revision) -> None:
                                         "destination": account.work,
                                     },
                                 )
-                            ).structured_content["approval"]["confirm_token"],
+                            )["confirm_token"],
                         },
                     )
                 )
         first = await client.call_tool("delete_event", guarded_calls(account)["delete_event"])
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         widened = await client.call_tool(
             "delete_event",
             {"calendar": account.work, "id": OCCURRENCE_ID, "scope": "occurrence", "confirm_token": token},
@@ -250,12 +249,12 @@ async def test_the_token_path_deletes_tasks_and_journal_entries(account, revisio
         for tool, (first_uid, second_uid) in made.items():
             first = await client.call_tool(tool, {"calendar": account.work, "uid": first_uid})
             assert first.is_error
-            token = first.structured_content["approval"]["confirm_token"]
+            token = approval_of(first)["confirm_token"]
             other = await client.call_tool(tool, {"calendar": account.work, "uid": second_uid, "confirm_token": token})
             assert other.is_error
             assert "issued for a different call" in other.content[0].text
             fresh = await client.call_tool(tool, {"calendar": account.work, "uid": first_uid})
-            token = fresh.structured_content["approval"]["confirm_token"]
+            token = approval_of(fresh)["confirm_token"]
             structured(
                 await client.call_tool(tool, {"calendar": account.work, "uid": first_uid, "confirm_token": token})
             )

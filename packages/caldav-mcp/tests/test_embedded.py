@@ -15,7 +15,6 @@ from pathlib import Path
 import caldav
 import pytest
 from caldav.lib import error as caldav_error
-from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings, SettingsError
@@ -258,7 +257,7 @@ async def test_caldav_embedded_over_stdio_keeps_calendars_across_restarts(tmp_pa
 
     async def run(*calls: tuple[str, dict[str, object]]) -> tuple[list[dict[str, object]], str]:
         with tempfile.TemporaryFile("w+") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode="2026-07-28") as client:
+            async with connect(stdio_client(params, errlog=errlog), revision="2026-07-28") as client:
                 results = [structured(await client.call_tool(name, arguments)) for name, arguments in calls]
             errlog.seek(0)
             return results, errlog.read()

@@ -8,11 +8,10 @@ import sys
 import tempfile
 
 import pytest
-from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings
-from approval_core.testing import connect
+from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, structured, vevent
 from caldav_mcp.server import build_server, main
 from caldav_mcp.settings import CalDAVSettings
@@ -169,14 +168,14 @@ async def test_end_to_end_over_stdio(account) -> None:
     }
     params = StdioServerParameters(command=sys.executable, args=["-m", "caldav_mcp"], env=env)
     errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 - read after the server has ended
-    async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+    async with connect(stdio_client(params, errlog=errlog), revision="2025-11-25") as client:
         created = structured(
             await client.call_tool(
                 "create_event", {"calendar": account.work, "summary": "Over stdio", "start": "2026-12-03T10:00:00Z"}
             )
         )
         first = await client.call_tool("delete_event", {"calendar": account.work, "id": created["id"]})
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         structured(
             await client.call_tool(
                 "delete_event", {"calendar": account.work, "id": created["id"], "confirm_token": token}

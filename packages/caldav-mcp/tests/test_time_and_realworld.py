@@ -9,7 +9,7 @@ from pathlib import Path
 import icalendar
 import pytest
 
-from approval_core.testing import connect
+from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, structured, vevent
 
 pytestmark = pytest.mark.anyio
@@ -121,7 +121,7 @@ async def test_an_edit_keeps_every_property_it_did_not_touch(account, name) -> N
             args.update(id=event["uid"], scope="series")
         result = await client.call_tool("update_event", {**args, "confirm_token": None})
         if result.is_error:  # the series edit asks; this client has no dialog, so use the token
-            token = result.structured_content["approval"]["confirm_token"]
+            token = approval_of(result)["confirm_token"]
             result = await client.call_tool("update_event", {**args, "confirm_token": token})
         structured(result)
     _, after = account.get(account.work, name)

@@ -11,7 +11,7 @@ import pytest
 from carddav_conftest import Dav, vcard
 
 from approval_core import ApprovalSettings
-from approval_core.testing import DialogLog, accept, call_once, connect, decline, ticked
+from approval_core.testing import DialogLog, accept, approval_of, call_once, connect, decline, ticked
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +68,7 @@ async def test_a_declined_dialog_changes_nothing_and_never_shows_card_text(
     async with connect(book.dav.server(), revision=revision, answer=log) as client:
         result = await client.call_tool(tool, args)
     assert result.is_error
-    assert result.structured_content["approval"]["outcome"] == "declined"
+    assert approval_of(result)["outcome"] == "declined"
     assert not changed()
     assert len(log.messages) == 1
     assert MARK not in log.messages[0]
@@ -132,7 +132,7 @@ async def test_the_token_path_needs_the_same_call_twice(
         text = first.content[0].text
         assert MARK not in text
         assert why in text
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         second = await client.call_tool(tool, {**args, "confirm_token": token})
     assert not second.is_error, second.content
     assert changed()
@@ -175,7 +175,7 @@ async def test_a_raw_card_replacement_says_everything_else_goes_photo_included(d
 async def token_for(client: Any, tool: str, args: dict[str, Any]) -> str:
     first = await client.call_tool(tool, args)
     assert first.is_error
-    return first.structured_content["approval"]["confirm_token"]
+    return approval_of(first)["confirm_token"]
 
 
 async def test_a_token_for_changing_the_title_does_not_clear_everything_else(book: Book) -> None:
@@ -187,7 +187,7 @@ async def test_a_token_for_changing_the_title_does_not_clear_everything_else(boo
             "update_contact", {"contact_id": book.ada, "changes": widened, "confirm_token": token}
         )
     assert result.is_error
-    assert result.structured_content["approval"]["outcome"] == "token_refused"
+    assert approval_of(result)["outcome"] == "token_refused"
     assert book.card(book.ada) == before
 
 

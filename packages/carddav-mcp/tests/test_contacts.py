@@ -9,7 +9,7 @@ import pytest
 from carddav_conftest import Dav, vcard
 
 from approval_core import ApprovalSettings
-from approval_core.testing import DialogLog, accept, connect
+from approval_core.testing import DialogLog, accept, approval_of, connect
 from carddav_mcp.settings import CardDavSettings
 from carddav_mcp.vcard import Card
 
@@ -171,7 +171,7 @@ async def test_an_update_keeps_every_property_it_did_not_touch(dav: Dav) -> None
     server = dav.server(ApprovalSettings(elicitation=False))
     async with connect(server, revision="2026-07-28") as client:
         args = {"contact_id": href, "changes": {"title": "New"}}
-        token = (await client.call_tool("update_contact", args)).structured_content["approval"]["confirm_token"]
+        token = approval_of(await client.call_tool("update_contact", args))["confirm_token"]
         done = await client.call_tool("update_contact", {**args, "confirm_token": token})
     assert not done.is_error
     after = Card.parse(dav.get(href)).props

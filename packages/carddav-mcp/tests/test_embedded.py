@@ -14,7 +14,6 @@ from typing import Any
 import anyio
 import httpx2 as httpx
 import pytest
-from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings, SettingsError
@@ -255,7 +254,7 @@ async def test_carddav_embedded_over_stdio_keeps_contacts_across_restarts(tmp_pa
 
     async def run(name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
         with tempfile.TemporaryFile("w+") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode="2026-07-28") as client:
+            async with connect(stdio_client(params, errlog=errlog), revision="2026-07-28") as client:
                 result = await client.call_tool(name, arguments)
             errlog.seek(0)
             assert not result.is_error, result.content

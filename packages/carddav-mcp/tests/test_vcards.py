@@ -13,7 +13,7 @@ import pytest
 from carddav_conftest import Dav
 
 from approval_core import ApprovalSettings
-from approval_core.testing import connect
+from approval_core.testing import approval_of, connect
 from carddav_mcp.fields import photo_info, to_contact
 from carddav_mcp.search import normalise_phone
 from carddav_mcp.vcard import Card
@@ -136,7 +136,7 @@ async def test_an_update_round_trips_every_untouched_property(dav: Dav, name: st
     server = dav.server(ApprovalSettings(elicitation=False))
     async with connect(server, revision="2026-07-28") as client:
         args = {"contact_id": href, "changes": {"title": "Changed title"}}
-        token = (await client.call_tool("update_contact", args)).structured_content["approval"]["confirm_token"]
+        token = approval_of(await client.call_tool("update_contact", args))["confirm_token"]
         result = await client.call_tool("update_contact", {**args, "confirm_token": token})
     assert not result.is_error, result.content
     after = Card.parse(dav.get(href))

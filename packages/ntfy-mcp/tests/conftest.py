@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from ntfy_server import NtfyServer, ntfy_server
 
 from approval_core import ApprovalSettings
-from approval_core.testing import DialogLog, accept, connect
+from approval_core.testing import DialogLog, accept, approval_of, connect
 from ntfy_mcp import build_server
 from ntfy_mcp.settings import NtfySettings
 from standin import NtfyStandIn
@@ -88,7 +88,7 @@ async def call_guarded(
             return await client.call_tool(tool, args), log.messages
         first = await client.call_tool(tool, args)
         assert first.is_error
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         second = await client.call_tool(tool, {**args, "confirm_token": token})
         return second, [first.content[0].text, *log.messages]
 

@@ -11,7 +11,7 @@ import pytest
 from ntfy_conftest import PATHS, call_guarded, real_server
 from ntfy_server import NtfyServer
 
-from approval_core.testing import DialogLog, call_once, cancel, connect, decline, ticked, unticked
+from approval_core.testing import DialogLog, approval_of, call_once, cancel, connect, decline, ticked, unticked
 
 pytestmark = pytest.mark.anyio
 _n = itertools.count()
@@ -94,7 +94,7 @@ async def test_on_the_token_path_a_token_for_one_password_works_with_another(ntf
     name = fresh("tok")
     async with connect(real_server(ntfy, elicitation=False), revision="2025-11-25") as client:
         first = await client.call_tool("create_user", {"username": name, "password": "first-password"})
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         other = await client.call_tool(
             "create_user", {"username": name, "password": "second-password", "confirm_token": token}
         )
@@ -162,14 +162,14 @@ async def test_the_access_binding_is_ordered_a_token_for_one_pair_does_not_fit_t
     async with connect(real_server(ntfy, elicitation=False), revision="2025-11-25") as client:
         args = {"username": alice, "topic": deploy, "permission": "read-only"}
         first = await client.call_tool("manage_user_access", args)
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         reverse = {"username": deploy, "topic": alice, "permission": "read-only", "confirm_token": token}
         swapped = await client.call_tool("manage_user_access", reverse)
         other_permission = await client.call_tool(
             "manage_user_access", {**args, "permission": "read-write", "confirm_token": token}
         )
     assert swapped.is_error
-    assert swapped.structured_content["approval"]["outcome"] == "token_refused"
+    assert approval_of(swapped)["outcome"] == "token_refused"
     assert other_permission.is_error
     assert grants(ntfy, alice) == []
     assert grants(ntfy, deploy) == []

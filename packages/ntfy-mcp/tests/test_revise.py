@@ -15,7 +15,7 @@ import pytest
 from ntfy_conftest import HOSTILE, PATHS, call_guarded, real_server, standin_server
 from ntfy_server import NtfyServer
 
-from approval_core.testing import DialogLog, connect, decline
+from approval_core.testing import DialogLog, approval_of, connect, decline
 from standin import NtfyStandIn
 
 pytestmark = pytest.mark.anyio
@@ -123,13 +123,13 @@ async def test_the_delete_binding_is_the_exact_set_of_ids() -> None:
     server = standin_server(standin, elicitation=False)
     async with connect(server, revision="2025-11-25") as client:
         first = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [a]})
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         widened = await client.call_tool(
             "delete_messages", {"topic": TOPIC, "sequence_ids": [a, b], "confirm_token": token}
         )
-        assert widened.structured_content["approval"]["outcome"] == "token_refused"
+        assert approval_of(widened)["outcome"] == "token_refused"
         pair = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [a, b]})
-        token = pair.structured_content["approval"]["confirm_token"]
+        token = approval_of(pair)["confirm_token"]
         reordered = await client.call_tool(
             "delete_messages", {"topic": TOPIC, "sequence_ids": [b, a], "confirm_token": token}
         )
@@ -204,9 +204,9 @@ async def test_the_update_binding_covers_all_new_content_actions_included() -> N
     button = [{"action": "http", "label": "Go", "url": "https://example.org/x"}]
     async with connect(server, revision="2025-11-25") as client:
         first = await client.call_tool("update_message", base)
-        token = first.structured_content["approval"]["confirm_token"]
+        token = approval_of(first)["confirm_token"]
         with_button = await client.call_tool("update_message", {**base, "actions": button, "confirm_token": token})
-    assert with_button.structured_content["approval"]["outcome"] == "token_refused"
+    assert approval_of(with_button)["outcome"] == "token_refused"
     assert [e["message"] for e in standin.messages(TOPIC)] == ["typo"]
 
 

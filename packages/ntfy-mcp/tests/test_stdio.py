@@ -8,11 +8,10 @@ import tempfile
 
 import httpx2
 import pytest
-from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from ntfy_server import NtfyServer
 
-from approval_core.testing import DialogLog, accept
+from approval_core.testing import DialogLog, accept, connect
 
 pytestmark = [pytest.mark.anyio, pytest.mark.stdio]
 LINE = "ntfy-mcp: ELICITATION=false — guarded tools fall back to the two-call token"
@@ -33,7 +32,7 @@ def params(ntfy: NtfyServer, topic: str, **env: str) -> StdioServerParameters:
 
 async def test_publish_read_and_a_guarded_call_over_stdio(ntfy: NtfyServer, topic: str) -> None:
     log = DialogLog(accept)
-    async with Client(params(ntfy, topic), mode="legacy", elicitation_callback=log) as client:
+    async with connect(params(ntfy, topic), revision="2025-11-25", answer=log) as client:
         tools = (await client.list_tools()).tools
         sent = await client.call_tool("publish_message", {"message": "over stdio", "priority": 2})
         listed = await client.call_tool("list_messages", {})
@@ -49,8 +48,8 @@ async def test_publish_read_and_a_guarded_call_over_stdio(ntfy: NtfyServer, topi
 
 async def test_switched_off_prints_one_line_and_takes_the_token_path(ntfy: NtfyServer, topic: str) -> None:
     with tempfile.TemporaryFile("w+") as errlog:
-        async with Client(
-            stdio_client(params(ntfy, topic, ELICITATION="false"), errlog=errlog), mode="2026-07-28"
+        async with connect(
+            stdio_client(params(ntfy, topic, ELICITATION="false"), errlog=errlog), revision="2026-07-28"
         ) as client:
             first = await client.call_tool("create_user", {"username": topic, "password": "stdio-password"})
         errlog.seek(0)

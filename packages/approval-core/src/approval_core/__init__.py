@@ -43,7 +43,7 @@ from approval_core.policy import (
     annotations,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
-from approval_core.results import refusal, structured
+from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
 from approval_core.startup import (
@@ -57,6 +57,7 @@ from approval_core.startup import (
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
 
 __all__ = [
+    "APPROVAL_META_KEY",
     "APPROVE_FIELD",
     "APPROVE_TITLE",
     "AUDIT_LOGGER",
@@ -97,6 +98,7 @@ __all__ = [
     "Translator",
     "annotations",
     "announce",
+    "approval_outcome",
     "canonical_json",
     "client_can_show_form",
     "configure_logging",

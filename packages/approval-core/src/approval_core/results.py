@@ -5,6 +5,17 @@ the SDK derives the output schema from ``Model`` and passes an
 ``InputRequiredResult`` through untouched, so a tool can return the gate's
 result, or its own, from one signature. :func:`structured` builds the success
 result; the gate builds refusals with :func:`refusal`.
+
+A refusal carries no ``structuredContent``. MCP 2025-11-25 (Tools, "Output
+Schema") says a client SHOULD validate structured results against the tool's
+``outputSchema``, and the TypeScript SDK client 1.x does so for every result
+that has ``structuredContent``, error or not: a refusal shaped
+``{"approval": ...}`` fails the check and the client throws -32602, so neither
+the person nor the model sees the refusal or its confirm token. The same
+client accepts an ``isError`` result without ``structuredContent``. So a
+refusal says everything in its text (including the confirm token), and puts
+the machine-readable outcome in the result's ``_meta`` under
+:data:`APPROVAL_META_KEY`.
 """
 
 from __future__ import annotations
@@ -15,7 +26,18 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-__all__ = ["refusal", "structured"]
+__all__ = ["APPROVAL_META_KEY", "approval_outcome", "refusal", "structured"]
+
+APPROVAL_META_KEY = "approval-core/approval"
+"""The ``_meta`` key of a refusal's machine-readable outcome.
+
+MCP 2025-11-25 (Basic, "General fields", ``_meta``): a key is an optional
+prefix of dot-separated labels followed by ``/``, then a name; prefixes whose
+second label is ``modelcontextprotocol`` or ``mcp`` are reserved. The prefix
+is the library's name as a single label: this project owns no domain to write
+in reverse DNS, and a single label cannot collide with a reverse-DNS prefix
+(those have two labels or more).
+"""
 
 
 def structured(model: BaseModel) -> CallToolResult:
@@ -30,15 +52,27 @@ def structured(model: BaseModel) -> CallToolResult:
 
 
 def refusal(text: str, approval: dict[str, Any]) -> CallToolResult:
-    """A result that ends the call with nothing changed (``isError: true``).
+    """A result that ends the call with nothing changed (``isError: true``, no ``structuredContent``).
 
     Args:
-        text: What happened and what to do, for the model and a person.
-        approval: Machine-readable details, returned as
-            ``structuredContent = {"approval": approval}``.
+        text: What happened and what to do, for the model and a person; a
+            confirm token, when one was issued, must be in it.
+        approval: Machine-readable details (``outcome``, ``path``,
+            ``changed``, and on the token path ``confirm_token`` and
+            ``expires_in_seconds``), returned as
+            ``_meta[APPROVAL_META_KEY]``.
     """
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content={"approval": approval},
         is_error=True,
+        _meta={APPROVAL_META_KEY: approval},
     )
+
+
+def approval_outcome(result: CallToolResult) -> dict[str, Any] | None:
+    """The machine-readable outcome of a refusal built by :func:`refusal`, or None for any other result."""
+    meta = result.meta or {}
+    found: object = meta.get(APPROVAL_META_KEY)
+    if not isinstance(found, dict):
+        return None
+    return dict(found)  # pyright: ignore[reportUnknownArgumentType]

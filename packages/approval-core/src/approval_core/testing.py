@@ -7,6 +7,12 @@ url-only or no elicitation at all::
     async with connect(server, revision="2026-07-28", answer=decline) as client:
         result = await client.call_tool("delete_event", {...})
 
+Every client :func:`connect` returns is as strict as the strictest client
+the family has met: each ``tools/call`` result is checked against the tool's
+listed ``outputSchema`` with a JSON Schema Draft 2020-12 validator, formats
+included (:func:`check_result`), so a result a strict client would refuse
+fails the test that produced it.
+
 :class:`DialogLog` records every dialog a client was shown, so a test can
 assert that backend text never reaches one. :func:`call_once` drives one
 round of a 2026-07-28 call by hand, for tampering and replay tests.
@@ -17,19 +23,24 @@ from __future__ import annotations
 import math
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
 import mcp_types as types
+from jsonschema import Draft202012Validator, ValidationError
 from mcp.client import Client
+from mcp.client._transport import Transport
 from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
+from mcp.client.stdio import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.dispatcher import ProgressFnT
 
 from approval_core.dialog import APPROVE_FIELD
 from approval_core.gate import INPUT_KEY
+from approval_core.results import approval_outcome
 
 __all__ = [
     "REVISIONS",
@@ -44,6 +55,7 @@ __all__ = [
     "bad_content",
     "call_once",
     "cancel",
+    "check_result",
     "client_error",
     "connect",
     "decline",
@@ -143,9 +155,46 @@ class _DeclaringSession(ClientSession):
         return capabilities.model_copy(update={"elicitation": self.declared})
 
 
+def check_result(tool: types.Tool, result: types.CallToolResult) -> None:
+    """Fail when a strict client would refuse ``result`` of ``tool``.
+
+    The rules of the strictest client met (the TypeScript SDK client 1.x,
+    ``Client.callTool``), checked with JSON Schema Draft 2020-12 (MCP
+    2025-11-25, Basic, "JSON Schema Usage": the default dialect) and its
+    format checks (that client validates formats too):
+
+    * the tool's ``outputSchema`` is itself a valid 2020-12 schema;
+    * a result that is not an error carries ``structuredContent`` that
+      validates against it;
+    * an error result carries no ``structuredContent``, or one that
+      validates (that client validates whatever is present, error or not).
+
+    Raises:
+        AssertionError: naming the tool and the first failure.
+    """
+    schema = tool.output_schema
+    if schema is None:
+        return
+    Draft202012Validator.check_schema(schema)
+    data = result.structured_content
+    if data is None:
+        assert result.is_error, f"{tool.name}: a result that is not an error has no structuredContent"
+        return
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    found: list[ValidationError] = list(validator.iter_errors(data))  # pyright: ignore[reportUnknownMemberType]
+    errors = sorted(found, key=lambda error: [str(part) for part in error.path])
+    assert not errors, (
+        f"{tool.name}: {'error ' if result.is_error else ''}structuredContent does not match the outputSchema: "
+        f"{errors[0].message} (at {list(errors[0].path)})"
+    )
+
+
 @dataclass
 class _DeclaringClient(Client):
+    """A client that declares exactly the given elicitation modes and checks every tool result it receives."""
+
     declared: types.ElicitationCapability | None = None
+    _listed: dict[str, types.Tool] = field(default_factory=lambda: {}, init=False, repr=False)
 
     async def _build_session(self, exit_stack: Any) -> ClientSession:
         session = await super()._build_session(exit_stack)
@@ -153,18 +202,65 @@ class _DeclaringClient(Client):
         session.declared = self.declared  # pyright: ignore[reportAttributeAccessIssue]
         return session
 
+    async def listed_tool(self, name: str) -> types.Tool:
+        """The tool ``name`` as the server lists it now (listed once per client, again when unknown)."""
+        if name not in self._listed:
+            cursor: str | None = None
+            while True:
+                page = await self.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                self._listed.update((tool.name, tool) for tool in page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        assert name in self._listed, f"{name} is not a tool the server lists"
+        return self._listed[name]
+
+    async def check(self, name: str, result: types.CallToolResult | types.InputRequiredResult) -> None:
+        """Apply :func:`check_result` to a final result of tool ``name`` (an input_required round passes)."""
+        if isinstance(result, types.CallToolResult):
+            check_result(await self.listed_tool(name), result)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+        *,
+        input_responses: types.InputResponses | None = None,
+        request_state: str | None = None,
+        meta: types.RequestParamsMeta | None = None,
+    ) -> types.CallToolResult:
+        """``Client.call_tool``, then :func:`check_result` on what came back."""
+        result = await super().call_tool(
+            name,
+            arguments,
+            read_timeout_seconds,
+            progress_callback,
+            input_responses=input_responses,
+            request_state=request_state,
+            meta=meta,
+        )
+        await self.check(name, result)
+        return result
+
 
 def connect(
-    server: MCPServer[Any],
+    server: MCPServer[Any] | Transport | StdioServerParameters,
     *,
     revision: Revision,
     answer: Answer | None = None,
     elicitation: ElicitationSupport | None = None,
 ) -> AbstractAsyncContextManager[Client]:
-    """An in-process client for ``server`` on one protocol revision.
+    """A client for ``server`` on one protocol revision that checks every tool result it receives.
+
+    Each ``call_tool`` result (and each final round :func:`call_once` drives)
+    goes through :func:`check_result` against the tool's listed
+    ``outputSchema``; a failure raises ``AssertionError``.
 
     Args:
-        server: The server under test.
+        server: The server under test: in process, or a transport such as
+            ``stdio_client(params, errlog=...)``, or stdio parameters.
         revision: ``2025-11-25`` (initialize handshake, pushed dialogs) or
             ``2026-07-28`` (per-request, input_required).
         answer: How the client answers a dialog; None for a client with no
@@ -196,24 +292,29 @@ async def call_once(
         request_state: The state to echo, if any (tamper with it freely).
     """
     responses: types.InputResponses | None = {INPUT_KEY: answer} if answer is not None else None
-    return await client.session.call_tool(
+    result = await client.session.call_tool(
         tool, arguments, input_responses=responses, request_state=request_state, allow_input_required=True
     )
+    if isinstance(client, _DeclaringClient):
+        await client.check(tool, result)
+    return result
 
 
 def approval_of(result: types.CallToolResult) -> dict[str, Any]:
     """The machine-readable approval outcome of a refused call (``outcome``, ``path``, ``confirm_token``...).
 
     Tests read the outcome through this one function, so the place a result
-    carries it is decided in one spot.
+    carries it is decided in one spot: ``_meta[APPROVAL_META_KEY]`` of an
+    ``isError`` result (see :mod:`approval_core.results`).
 
     Raises:
-        AssertionError: ``result`` carries no approval outcome.
+        AssertionError: ``result`` carries no approval outcome, or carries one
+            without being an error.
     """
-    data = result.structured_content or {}
-    approval = data.get("approval")
-    assert isinstance(approval, dict), f"no approval outcome in {result!r}"
-    return approval  # pyright: ignore[reportUnknownVariableType]
+    approval = approval_outcome(result)
+    assert approval is not None, f"no approval outcome in {result!r}"
+    assert result.is_error, f"an approval outcome on a result that is not an error: {result!r}"
+    return approval
 
 
 @dataclass
@@ -230,7 +331,7 @@ class Listener:
 
 
 @contextmanager
-def listening() -> Iterator[Listener]:
+def listening() -> Generator[Listener]:
     """A :class:`Listener` on a free 127.0.0.1 port, closed on exit.
 
     For confinement tests: point hostile ids at ``listener.port`` and assert
