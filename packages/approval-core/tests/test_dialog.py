@@ -61,6 +61,60 @@ def test_a_caller_value_cannot_draw_lines_into_the_dialog() -> None:
     )
 
 
+INVISIBLE = {
+    "\u00a0": "NO-BREAK SPACE (Zs)",
+    "\u2007": "FIGURE SPACE (Zs)",
+    "\u3000": "IDEOGRAPHIC SPACE (Zs)",
+    "\u200b": "ZERO WIDTH SPACE (Cf)",
+    "\u200d": "ZERO WIDTH JOINER (Cf)",
+    "\u2060": "WORD JOINER (Cf)",
+    "\ufeff": "ZERO WIDTH NO-BREAK SPACE (Cf)",
+    "\u00ad": "SOFT HYPHEN (Cf)",
+    "\u2066": "LEFT-TO-RIGHT ISOLATE (Cf)",
+    "\U000e0041": "TAG LATIN CAPITAL LETTER A (Cf)",
+    "\ue000": "a private-use character (Co)",
+    "\ud800": "a lone surrogate (Cs)",
+    "\u2028": "LINE SEPARATOR (Zl)",
+    "\u2029": "PARAGRAPH SEPARATOR (Zp)",
+    "\x85": "NEXT LINE (Cc)",
+    "\u3164": "HANGUL FILLER (Lo)",
+    "\u2800": "BRAILLE PATTERN BLANK (So)",
+    "\u115f": "HANGUL CHOSEONG FILLER (Lo)",
+    "\u1160": "HANGUL JUNGSEONG FILLER (Lo)",
+    "\uffa0": "HALFWIDTH HANGUL FILLER (Lo)",
+    "\u180e": "MONGOLIAN VOWEL SEPARATOR",
+    "\u17b4": "KHMER VOWEL INHERENT AQ (Mn)",
+    "\u034f": "COMBINING GRAPHEME JOINER (Mn)",
+    "\ufe0f": "VARIATION SELECTOR-16 (Mn)",
+    "\U000e0100": "VARIATION SELECTOR-17 (Mn)",
+    "\U0001d159": "MUSICAL SYMBOL NULL NOTEHEAD (So)",
+}
+
+
+@pytest.mark.parametrize("char", sorted(INVISIBLE), ids=lambda c: f"U+{ord(c):04X}")
+def test_every_invisible_character_in_a_caller_value_is_escaped(char: str) -> None:
+    value = f"ok{char}ok"
+    text = Dialog(operation("delete an event"), "No history is kept.", [CallerValue("Calendar", value)]).render()
+    code = ord(char)
+    escaped = f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    assert text.splitlines()[-1] == f"  Calendar: ok{escaped}ok", INVISIBLE[char]
+    assert char not in text
+
+
+def test_a_value_made_only_of_invisible_characters_shows_every_one_of_them() -> None:
+    value = "".join(sorted(INVISIBLE))
+    line = Dialog(operation("delete an event"), "x.", [CallerValue("Calendar", value)]).render().splitlines()[-1]
+    shown = line.removeprefix("  Calendar: ")
+    assert shown.isascii()
+    assert shown.isprintable()
+    assert shown.count("\\") == len(INVISIBLE)
+
+
+def test_the_plain_space_and_visible_text_are_kept() -> None:
+    text = Dialog(operation("delete an event"), "x.", [CallerValue("Title", "Team meeting ❤ at 10")]).render()
+    assert text.endswith("  Title: Team meeting ❤ at 10")
+
+
 def test_a_long_caller_value_is_cut_and_the_rest_counted() -> None:
     dialog = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "x" * 4100 + "ü")])
     last = dialog.render().splitlines()[-1]

@@ -12,9 +12,13 @@ from a backend (an event summary, a contact's name, a notification body):
 
 ``LiteralString`` (PEP 675) makes a type checker reject a template, label or
 consequence assembled at run time; the constructor checks the rest at run
-time. Caller values are shown on one line each: control characters, line and
-paragraph separators and bidirectional overrides are escaped (``\\n``,
-``\\u202e``), so a value cannot draw extra lines or headings into the dialog.
+time. Caller values are shown on one line each, and every character a person
+cannot see is escaped (``\\n``, ``\\u202e``, ``\\u3164``): control and format
+characters, private-use, surrogate and unassigned code points, line and
+paragraph separators, every space but U+0020, and the letters and symbols
+that render blank (:data:`BLANK_FILLERS`). So a value cannot draw extra lines
+or headings into the dialog, reorder what it shows, or carry text a person
+reading it cannot see.
 A value longer than ``value_limit`` characters is cut, and the dialog says how
 many characters were left out (seed 004 shows 4,000).
 """
@@ -32,6 +36,7 @@ from approval_core.errors import DialogError
 __all__ = [
     "APPROVE_FIELD",
     "APPROVE_TITLE",
+    "BLANK_FILLERS",
     "CALLER_VALUES_HEADING",
     "DEFAULT_VALUE_LIMIT",
     "CallerValue",
@@ -45,8 +50,34 @@ DEFAULT_VALUE_LIMIT = 4000
 APPROVE_FIELD = "approve"
 APPROVE_TITLE = "Make this change"
 _APPROVE_DESCRIPTION = "Tick to let this change go ahead. Nothing changes unless it is ticked and confirmed."
-_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+BLANK_FILLERS: frozenset[str] = frozenset(
+    {
+        "\u034f",  # COMBINING GRAPHEME JOINER (Mn)
+        "\u115f",  # HANGUL CHOSEONG FILLER (Lo)
+        "\u1160",  # HANGUL JUNGSEONG FILLER (Lo)
+        "\u17b4",  # KHMER VOWEL INHERENT AQ (Mn)
+        "\u17b5",  # KHMER VOWEL INHERENT AA (Mn)
+        "\u180e",  # MONGOLIAN VOWEL SEPARATOR (Cf since Unicode 6.3, Zs before)
+        "\u2800",  # BRAILLE PATTERN BLANK (So)
+        "\u3164",  # HANGUL FILLER (Lo)
+        "\uffa0",  # HALFWIDTH HANGUL FILLER (Lo)
+        "\U0001d159",  # MUSICAL SYMBOL NULL NOTEHEAD (So)
+        "\U00016fe4",  # KHITAN SMALL SCRIPT FILLER (Mn)
+        *(chr(code) for code in range(0xFE00, 0xFE10)),  # VARIATION SELECTOR-1..16 (Mn)
+        *(chr(code) for code in range(0xE0100, 0xE01F0)),  # VARIATION SELECTOR-17..256 (Mn)
+    }
+)
+"""Characters outside the escaped categories that render as nothing or as blank space.
+
+Unicode gives them a letter, mark or symbol category, so a category test
+lets them through; each is escaped in caller values like a control character.
+The letters and marks are Default_Ignorable_Code_Point in the Unicode
+Character Database (``DerivedCoreProperties.txt``); U+2800 and U+1D159 are
+symbols whose glyph is empty.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +148,9 @@ def _escape(text: str) -> str:
     for ch in text:
         if ch in _SHORT_ESCAPES:
             out.append(_SHORT_ESCAPES[ch])
-        elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
-            out.append(f"\\u{ord(ch):04x}")
+        elif ch != " " and (unicodedata.category(ch) in _ESCAPED_CATEGORIES or ch in BLANK_FILLERS):
+            code = ord(ch)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
         else:
             out.append(ch)
     return "".join(out)
