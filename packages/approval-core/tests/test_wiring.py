@@ -224,6 +224,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "audit",
         "binding",
         "boundary",
+        "capabilities",
         "dialog",
         "errors",
         "gate",

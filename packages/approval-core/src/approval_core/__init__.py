@@ -11,6 +11,7 @@ shown. See docs/approval.md for the paths and what each one proves.
 from approval_core.audit import AUDIT_LOGGER
 from approval_core.binding import Binding, canonical_json, fingerprint
 from approval_core.boundary import Translator, install_error_boundary
+from approval_core.capabilities import install_one_capability_set
 from approval_core.dialog import (
     APPROVE_FIELD,
     APPROVE_TITLE,
@@ -105,6 +106,7 @@ __all__ = [
     "exit_on_bad_setting",
     "fingerprint",
     "install_error_boundary",
+    "install_one_capability_set",
     "install_state_recovery",
     "judge_answer",
     "load_settings_or_exit",

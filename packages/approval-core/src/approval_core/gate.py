@@ -52,6 +52,7 @@ from pydantic import ValidationError
 
 from approval_core.audit import audit
 from approval_core.binding import Binding
+from approval_core.capabilities import install_one_capability_set
 from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
 from approval_core.errors import GuardTableError
 from approval_core.policy import GuardedCall, GuardTable
@@ -216,10 +217,13 @@ class ApprovalGate:
 
         Installs :func:`approval_core.install_state_recovery` on ``server``
         so that a ``requestState`` the SDK refuses (for example one minted
-        before a restart) becomes a fresh question instead of error -32602.
-        The other arguments are as for the constructor.
+        before a restart) becomes a fresh question instead of error -32602,
+        and :func:`approval_core.install_one_capability_set`, so that both
+        protocol revisions are told the same capabilities. The other
+        arguments are as for the constructor.
         """
         install_state_recovery(server)
+        install_one_capability_set(server)
         return cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key)
 
     async def check(

@@ -9,6 +9,7 @@ serves over stdio. Nothing is ever written to stdout but the protocol.
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -62,7 +63,9 @@ def build_server(
         async with holder["app"].running():
             yield
 
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=_INSTRUCTIONS, lifespan=lifespan)
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME, instructions=_INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
+    )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, NtfyMcpError)
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
