@@ -9,6 +9,7 @@ from typing import Any
 
 import mcp_types as mt
 import pytest
+from mcp.client import Client
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 
@@ -18,6 +19,7 @@ from approval_core import (
     ApprovalSettings,
     StateRecovery,
     client_can_show_form,
+    install_one_capability_set,
     install_state_recovery,
 )
 from approval_core.testing import accept, approval_of, call_once, connect, ticked
@@ -238,3 +240,13 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "testing",
     }
     assert public - modules == set(names)
+
+
+async def test_both_revisions_are_told_the_same_capabilities() -> None:
+    ex = Example()
+    install_one_capability_set(ex.server)  # a second install changes nothing
+    async with Client(ex.server, mode="legacy") as legacy, Client(ex.server, mode="auto") as modern:
+        assert (legacy.protocol_version, modern.protocol_version) == ("2025-11-25", "2026-07-28")
+        assert modern.server_capabilities == legacy.server_capabilities
+        assert modern.server_capabilities.tools is not None
+        assert modern.server_capabilities.tools.list_changed is False
