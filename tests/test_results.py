@@ -255,6 +255,7 @@ async def carddav_refusal(dav: DavServer) -> tuple[Any, str, dict[str, Any]]:
 
 # ---------------------------------------------------------------- ntfy-mcp
 
+
 class AccountsStandIn(NtfyStandIn):
     """The ntfy STAND-IN (a double, not ntfy) plus the admin routes ntfy-mcp uses that it lacks.
 
