@@ -13,7 +13,8 @@ confirm token).
 Backends: caldav-mcp and carddav-mcp talk to a real Radicale on 127.0.0.1.
 ntfy-mcp talks to the in-process ntfy STAND-IN of its package's tests (a
 double: the real ntfy cannot be built where the Go module proxy refuses it);
-with ``-m real_ntfy`` the same scenario runs against the real ntfy too.
+with ``-m real_ntfy`` (``nox -s integration``) the same scenario runs against
+the real ntfy too.
 The stand-in gains the account-administration routes it lacks
 (:class:`AccountsStandIn`), so every tool reaches a successful result.
 """
@@ -335,6 +336,29 @@ async def test_every_tool_answers_a_strict_client(name: str, revision: str, dav:
     async with connect(make(dav), revision=revision, answer=accept) as client:
         driver = Driver(client)
         await scenario(driver, dav)
+        listed = await driver.listed()
+    assert driver.called == listed, f"not driven: {sorted(listed - driver.called)}"
+
+
+@pytest.fixture(scope="module")
+def real_ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The real ntfy (testing/ntfy_server.py): built from its Go module on first use, fails with the reason."""
+    from ntfy_server import ntfy_server
+
+    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+        yield server
+
+
+@pytest.mark.real_ntfy
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_every_ntfy_tool_answers_a_strict_client_on_the_real_ntfy(revision: str, real_ntfy: Any) -> None:
+    from ntfy_mcp import build_server
+    from ntfy_mcp.settings import NtfySettings
+
+    settings = NtfySettings(url=real_ntfy.url, username=real_ntfy.admin_user, password=real_ntfy.admin_password)
+    async with connect(build_server(ApprovalSettings(), settings), revision=revision, answer=accept) as client:
+        driver = Driver(client)
+        await ntfy_scenario(driver, real_ntfy)
         listed = await driver.listed()
     assert driver.called == listed, f"not driven: {sorted(listed - driver.called)}"
 

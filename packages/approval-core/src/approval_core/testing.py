@@ -31,8 +31,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 from jsonschema import Draft202012Validator, ValidationError
-from mcp.client import Client
-from mcp.client._transport import Transport
+from mcp.client import Client, Transport
 from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
