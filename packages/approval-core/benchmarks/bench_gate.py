@@ -116,7 +116,7 @@ class StandInContext:
 async def end_to_end() -> dict[str, float]:
     figures: dict[str, float] = {}
     server = build(ApprovalSettings())
-    async with connect(server, revision="2026-07-28", answer=accept) as client:
+    async with connect(server, revision="2026-07-28", answer=accept, check=False) as client:
 
         async def unguarded() -> None:
             await client.call_tool("delete", {"ask": False})
@@ -130,7 +130,7 @@ async def end_to_end() -> dict[str, float]:
 
         figures["e2e unguarded (1 round)"] = await per_call_us(unguarded, 1)
         figures["e2e input_required (2 rounds)"] = await per_call_us(input_required, 2)
-    async with connect(build(ApprovalSettings(elicitation=False)), revision="2026-07-28") as client:
+    async with connect(build(ApprovalSettings(elicitation=False)), revision="2026-07-28", check=False) as client:
 
         async def token() -> None:
             first = await client.call_tool("delete", {"ask": True})

@@ -140,3 +140,16 @@ async def test_every_client_connect_returns_checks_each_result_against_the_liste
             assert listed.structured_content == {"items": ["a", "b", "c"]}
             with pytest.raises(AssertionError, match="old_refusal: error structuredContent does not match"):
                 await client.call_tool("old_refusal", {})
+
+
+async def test_a_client_made_with_check_false_does_not_check() -> None:
+    ex = Example()
+
+    @ex.server.tool()
+    async def old_refusal() -> Annotated[mt.CallToolResult, Items]:
+        """Refuses the way refusals used to look."""
+        return mt.CallToolResult(content=[], structured_content={"approval": {}}, is_error=True)
+
+    async with connect(ex.server, revision="2025-11-25", check=False) as client:
+        result = await client.call_tool("old_refusal", {})
+    assert result.structured_content == {"approval": {}}
