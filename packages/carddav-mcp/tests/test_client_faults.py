@@ -32,7 +32,7 @@ def stand_in(status: int, body: str = "", error: Exception | None = None) -> htt
     def answer(request: httpx.Request) -> httpx.Response:
         if error is not None:
             raise error
-        return httpx.Response(status, text=body)
+        return httpx.Response(status, content=body.encode())
 
     return httpx.MockTransport(answer)
 
@@ -121,7 +121,7 @@ def partial_server() -> httpx.MockTransport:
                 "</d:propstat></d:response>"
             )
         xml = f'<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">{inner}</d:multistatus>'
-        return httpx.Response(207, text=xml)
+        return httpx.Response(207, content=xml.encode(), headers={"Content-Type": "text/xml; charset=utf-8"})
 
     return httpx.MockTransport(answer)
 
