@@ -146,3 +146,14 @@ async def test_a_redirect_to_another_origin_is_not_followed_with_the_credentials
         assert f"redirected to another server (http://127.0.0.1:{listener.port})" in text
         assert "did not follow" in text
         assert "hunter2" not in text
+
+
+async def test_a_same_origin_redirect_is_followed(dav: Dav) -> None:
+    """RFC 6764 §5: /.well-known/carddav redirects (Radicale 301, Xandikos 302) to where the service is."""
+    assert dav.settings.url is not None
+    root = dav.settings.url.split("/willi/")[0]
+    async with connect(dav.server(OFF, url=f"{root}/.well-known/carddav"), revision="2025-11-25") as client:
+        books = await client.call_tool("list_address_books", {})
+    assert not books.is_error, books.content[0].text
+    assert books.structured_content is not None
+    assert sorted(b["id"] for b in books.structured_content["address_books"]) == sorted([dav.book, dav.other])

@@ -387,9 +387,17 @@ class Backend:
             raise BackendError(f"{field}: the card at {href} is not a readable vCard ({exc}).") from exc
 
     async def hrefs_with_uid(self, book: str, uid: str) -> list[str]:
-        """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query)."""
-        found = await self.client().query(book, [("UID", uid)])
-        return [c.href for c in found if (Card.parse(c.text).uid or "") == uid]
+        """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query); unreadable cards are left out, logged."""
+        hrefs: list[str] = []
+        for data in await self.client().query(book, [("UID", uid)]):
+            try:
+                card = Card.parse(data.text)
+            except ValueError as exc:
+                log.warning("skipping an unreadable card at %s: %s", data.href, exc)
+                continue
+            if card.uid == uid:
+                hrefs.append(data.href)
+        return hrefs
 
 
 def _folder(path: str) -> str:
