@@ -30,19 +30,39 @@ async def test_listings_follow_changes_and_survive_a_token_the_server_refuses(da
         await backend.aclose()
 
 
-def test_ids_are_decoded_and_scoped(dav: Dav) -> None:
+async def test_ids_are_decoded_and_scoped(dav: Dav) -> None:
     backend = Backend(dav.settings)
-    assert backend.card_id("contact_id", f"{dav.book}x.vcf") == (f"{dav.book}x.vcf", dav.book)
-    assert backend.book_id("address_book", dav.book.rstrip("/")) == dav.book
-    dotted = [f"{dav.book}../x.vcf", f"{dav.book}%2e%2e/x.vcf", f"{dav.book}%2E./x.vcf"]
-    for bad in ["x.vcf", *dotted, f"{dav.book}", "/x.vcf"]:
-        with pytest.raises(InvalidInput, match="contact_id"):
-            backend.card_id("contact_id", bad)
-    for bad_book in [f"{dav.book}%2e%2e/other/", f"{dav.book}./"]:
-        with pytest.raises(InvalidInput, match="address_book"):
-            backend.book_id("address_book", bad_book)
-    with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
-        backend.card_id("contact_id", "/willi/elsewhere/x.vcf")
+    try:
+        assert await backend.card_id("contact_id", f"{dav.book}x.vcf") == (f"{dav.book}x.vcf", dav.book)
+        assert await backend.book_id("address_book", dav.book.rstrip("/")) == dav.book
+        dotted = [f"{dav.book}../x.vcf", f"{dav.book}%2e%2e/x.vcf", f"{dav.book}%2E./x.vcf"]
+        for bad in ["x.vcf", *dotted, f"{dav.book}", "/x.vcf"]:
+            with pytest.raises(InvalidInput, match="contact_id"):
+                await backend.card_id("contact_id", bad)
+        for bad_book in [f"{dav.book}%2e%2e/other/", f"{dav.book}./"]:
+            with pytest.raises(InvalidInput, match="address_book"):
+                await backend.book_id("address_book", bad_book)
+        with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
+            await backend.card_id("contact_id", "/willi/elsewhere/x.vcf")
+        # The whole path is compared: a book elsewhere whose last segment is an allowed name is still outside.
+        name = dav.book.rstrip("/").rsplit("/", 1)[-1]
+        with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
+            await backend.card_id("contact_id", f"/someone-else/{name}/x.vcf")
+        with pytest.raises(NotAllowed, match="CARDDAV_ADDRESSBOOKS"):
+            await backend.book_id("address_book", f"/{name}/")
+    finally:
+        await backend.aclose()
+
+
+async def test_without_a_limit_ids_stay_in_the_accounts_home(dav: Dav) -> None:
+    backend = Backend(CardDavSettings(**{**dav.settings.__dict__, "addressbooks": frozenset()}))
+    try:
+        assert await backend.book_id("address_book", dav.other) == dav.other
+        for outside in ["/someone-else/book/", "/"]:
+            with pytest.raises(NotAllowed, match="outside this account's address books"):
+                await backend.book_id("address_book", outside)
+    finally:
+        await backend.aclose()
 
 
 async def test_the_client_makes_an_address_book_with_extended_mkcol(dav: Dav) -> None:

@@ -32,7 +32,7 @@ def stand_in(status: int, body: str = "", error: Exception | None = None) -> htt
     def answer(request: httpx.Request) -> httpx.Response:
         if error is not None:
             raise error
-        return httpx.Response(status, text=body)
+        return httpx.Response(status, content=body.encode())
 
     return httpx.MockTransport(answer)
 
@@ -121,7 +121,7 @@ def partial_server() -> httpx.MockTransport:
                 "</d:propstat></d:response>"
             )
         xml = f'<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">{inner}</d:multistatus>'
-        return httpx.Response(207, text=xml)
+        return httpx.Response(207, content=xml.encode(), headers={"Content-Type": "text/xml; charset=utf-8"})
 
     return httpx.MockTransport(answer)
 
@@ -142,3 +142,55 @@ async def test_a_listing_asks_for_summary_properties_and_a_search_then_reads_who
     assert listed.card.all("NICKNAME") == []
     assert not whole.partial
     assert whole.card.text_of("NICKNAME") == "Enchantress"
+
+
+async def test_paths_off_the_configured_origin_are_refused_before_anything_is_sent() -> None:
+    """Server-given hrefs pass through the client too: a path or URL naming another origin is never requested."""
+    from carddav_mcp.errors import OffOrigin
+
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"")
+
+    client = CardDavClient(SETTINGS, transport=httpx.MockTransport(answer))
+    try:
+        for path in ["//evil.example/u/b/a.vcf", "http://evil.example/a", "https://dav.example.org:8443/a",
+                     "http://dav.example.org/a", "https://u@dav.example.org/a", "\\\\evil\\a", "a.vcf"]:  # fmt: skip
+            with pytest.raises(OffOrigin, match="not a path on the configured CardDAV server"):
+                await client.get(path)
+        with pytest.raises(OffOrigin):
+            await client.move("/u/b/a.vcf", "//evil.example/u/b/a.vcf", '"1"')
+        assert seen == []
+        await client.get("https://dav.example.org:443/u/b/a.vcf")  # the same origin, spelled with its port
+        await client._http.get("https://elsewhere.example/")  # even a direct request elsewhere carries nothing
+    finally:
+        await client.aclose()
+    assert seen[0].headers["Authorization"].startswith("Basic ")
+    assert "Authorization" not in seen[1].headers
+
+
+async def test_an_unreadable_card_in_a_uid_search_is_left_out() -> None:
+    """A double answers the addressbook-query with one broken card and one good one."""
+    from carddav_mcp.backend import Backend
+
+    good = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:a\r\nFN:A\r\nEND:VCARD\r\n"
+    cards = {"/u/b/broken.vcf": "BEGIN:VCARD\r\nthis is no content line\r\n", "/u/b/good.vcf": good}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        inner = "".join(
+            f'<d:response><d:href>{href}</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag>'
+            f"<c:address-data>{text}</c:address-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>"
+            "</d:response>"
+            for href, text in cards.items()
+        )
+        xml = f'<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">{inner}</d:multistatus>'
+        return httpx.Response(207, content=xml.encode(), headers={"Content-Type": "application/xml"})
+
+    backend = Backend(SETTINGS)
+    backend._client = CardDavClient(SETTINGS, transport=httpx.MockTransport(answer))
+    try:
+        assert await backend.hrefs_with_uid("/u/b/", "a") == ["/u/b/good.vcf"]
+    finally:
+        await backend.aclose()

@@ -1,8 +1,17 @@
-"""What the tools share: the client, the CARDDAV_ADDRESSBOOKS scope, and a card cache.
+"""What the tools share: the client, the scope of ids, and a card cache.
 
-Every id a tool receives is decoded here, and the address-book limit is
-enforced in the same step, so no tool can reach a book outside it (group
-members included: they are decoded through :meth:`Backend.card_id`).
+Every address-book id, contact id and group id a tool receives is resolved
+here and nowhere else (:func:`resolve_path`, then :meth:`Backend.book_id` /
+:meth:`Backend.card_id`): fully percent-decoded, refused when it holds an
+encoded slash, a dot segment (RFC 3986 §5.2.4), a backslash, a scheme, a
+host, a query or fragment, a control character or a second layer of
+percent-encoding, and re-encoded into one canonical path. That path is then
+checked whole against the scope: the address books of
+``CARDDAV_ADDRESSBOOKS`` (each compared as a complete path) when it is set,
+else the account's address-book home (RFC 6352 §7.1.1). The client then sends
+it only to the scheme, host and port of ``CARDDAV_URL``
+(:meth:`CardDavClient.url`), so no id can lead a request or a credential to
+another server.
 
 Bulk reads (listings, search, groups) go through a cache keyed on each
 card's ETag: a PROPFIND lists the ETags, and only cards whose ETag changed
@@ -13,11 +22,12 @@ they read the card fresh with GET and write with its ETag.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from carddav_mcp.client import BookInfo, CardData, CardDavClient
-from carddav_mcp.davxml import norm_href
+from carddav_mcp.davxml import HREF_SAFE, norm_href
 from carddav_mcp.errors import (
     AuthenticationFailed,
     BackendError,
@@ -30,9 +40,78 @@ from carddav_mcp.errors import (
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from carddav_mcp.vcard import Card
 
-__all__ = ["Backend", "Entry"]
+__all__ = ["MAX_ID_LENGTH", "Backend", "Entry", "resolve_path"]
 
 log = logging.getLogger("carddav_mcp")
+
+MAX_ID_LENGTH = 1000
+"""Characters in an id, as the tools' input schemas also say."""
+_ENCODED = re.compile("%[0-9A-Fa-f]{2}")
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def resolve_path(field: str, value: str, rule: str) -> str:
+    """An id decoded into the one canonical, percent-encoded server path it names.
+
+    The value must be an absolute path (``/user/book/card.vcf``) as this
+    server hands ids out. It is percent-decoded (RFC 3986 §2.1) and refused
+    when it has a ``?`` or ``#`` (a query or fragment), when the decoded
+    path starts with ``//`` or has an empty segment, a ``.`` or ``..``
+    segment (so there is nothing for dot-segment removal, RFC 3986 §5.2.4,
+    to change), a backslash or a control character, when a ``%2F`` encodes
+    a slash (it would move a segment boundary), or when it still holds a
+    percent-escape after decoding (a double encoding). An encoded ``%3F`` or
+    ``%23`` is kept, re-encoded, as part of a name. The result is re-encoded with :func:`norm_href`'s rule.
+
+    Args:
+        field: The argument's name, for the error.
+        value: The id as given.
+        rule: What the field must be, for the error (``"a contact id ..."``).
+
+    Raises:
+        InvalidInput: any of the above, naming ``field``.
+    """
+
+    def refuse(why: str) -> InvalidInput:
+        return InvalidInput(field, f"must be {rule}; {why}")
+
+    if len(value) > MAX_ID_LENGTH:
+        raise refuse(f"this one is longer than {MAX_ID_LENGTH} characters")
+    if not value.startswith("/") or value.startswith("//"):
+        raise refuse("ids are paths on the configured server starting with a single '/', never a URL or a host")
+    try:
+        decoded = unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        raise refuse("its percent-escapes do not decode to UTF-8") from None
+    if decoded.count("/") != value.count("/"):
+        raise refuse("an encoded slash (%2F) is not allowed")
+    if "?" in value or "#" in value:
+        raise refuse("a query ('?') or fragment ('#') is not allowed")
+    if _FORBIDDEN.search(decoded):
+        raise refuse("backslashes and control characters are not allowed")
+    if _ENCODED.search(decoded):
+        raise refuse("it is percent-encoded twice")
+    segments = decoded.split("/")[1:]
+    if any(s in {".", ".."} for s in segments):
+        raise refuse("'.' and '..' segments are not allowed")
+    if any(s == "" for s in segments[:-1]):
+        raise refuse("empty segments ('//') are not allowed")
+    return quote(decoded, safe=HREF_SAFE)
+
+
+_BOOK_RULE = "an address book's id (its path) as list_address_books returns it, e.g. /user/work/"
+_CARD_RULE = "a contact id (a card's path, as list_contacts returns it), e.g. /user/work/ada.vcf"
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Which address books ids may name: exact book paths (the limit), or everything under some roots (home)."""
+
+    books: frozenset[str]
+    roots: tuple[str, ...]
+
+    def admits(self, book: str) -> bool:
+        return book in self.books or any(book.startswith(root) for root in self.roots)
 
 
 @dataclass(frozen=True)
@@ -61,6 +140,8 @@ class Backend:
         self._client: CardDavClient | None = None
         self._cache: dict[str, dict[str, Entry]] = {}
         self._rows: dict[str, tuple[str | None, dict[str, str | None]]] = {}
+        self._scope: _Scope | None = None
+        self._listed = False  # whether the scope has looked for name entries among the listed books
 
     def client(self) -> CardDavClient:
         """The CardDAV client, made on first use.
@@ -80,54 +161,116 @@ class Backend:
 
     # ---------------------------------------------------------------- ids and scope
 
-    def allowed(self, book: str) -> bool:
-        """Whether ``CARDDAV_ADDRESSBOOKS`` lets this server use ``book`` (a normalised path)."""
-        limit = self.settings.addressbooks
-        if not limit:
-            return True
-        last = book.rstrip("/").rsplit("/", 1)[-1]
-        return book in limit or book.rstrip("/") in limit or last in limit
+    async def scope(self, *, refresh: bool = False) -> _Scope:
+        """The address books ids may name, worked out once (again with ``refresh``).
 
-    def book_id(self, field: str, value: str) -> str:
-        """Decode an address-book id (its path) and check it is in scope.
+        The home is the account's ``addressbook-home-set`` (RFC 6352 §7.1.1),
+        or, when the server publishes none, the path of ``CARDDAV_URL``.
+        With ``CARDDAV_ADDRESSBOOKS``: each entry that is a path is one book
+        (resolved like an id); each entry that is a name is the book of that
+        name in the home and, once an id missed (``refresh``), every listed
+        book whose last segment is that name. Without it: every path under
+        the home.
+        """
+        if self._scope is not None and not refresh:
+            return self._scope
+        limit = self.settings.addressbooks
+        client = self.client()
+        principal = await client.principal()
+        home = await client.home(principal) if principal else None
+        if not home or not home.startswith("/") or home.startswith("//"):
+            home = norm_href(client.base_url)
+        home = _folder(home)
+        if limit:
+            paths = {_folder(resolve_path(ADDRESSBOOKS_ENV, e, _BOOK_RULE)) for e in limit if e.startswith("/")}
+            names = {e.strip("/") for e in limit if not e.startswith("/")}
+            paths |= {_folder(resolve_path(ADDRESSBOOKS_ENV, home + quote(n, safe=""), _BOOK_RULE)) for n in names}
+            if names and refresh:  # a book of that name elsewhere (shared with the account), looked for on a miss
+                listed = await client.address_books()
+                paths |= {b.path for b in listed if b.path.rstrip("/").rsplit("/", 1)[-1] in names}
+            self._scope = _Scope(frozenset(paths), ())
+        else:
+            self._scope = _Scope(frozenset(), (home,))
+        return self._scope
+
+    async def allowed(self, book: str) -> bool:
+        """Whether ``book`` (a canonical path ending in ``/``) is in scope.
+
+        On the first miss, when ``CARDDAV_ADDRESSBOOKS`` names books by name,
+        the books are listed once to find books of those names outside the home.
+        """
+        if (await self.scope()).admits(book):
+            return True
+        if not self._listed and any(not e.startswith("/") for e in self.settings.addressbooks):
+            self._listed = True
+            return (await self.scope(refresh=True)).admits(book)
+        return False
+
+    async def book_id(self, field: str, value: str) -> str:
+        """Resolve an address-book id (its path) and check it is in scope.
+
+        Returns:
+            The book's canonical path, ending in ``/``.
 
         Raises:
-            InvalidInput: not a path starting with ``/``.
-            NotAllowed: outside ``CARDDAV_ADDRESSBOOKS``.
+            InvalidInput: not a path this server hands out (see :func:`resolve_path`).
+            NotAllowed: outside ``CARDDAV_ADDRESSBOOKS``, or outside the account's home.
         """
-        if not value.startswith("/") or "#" in value or _dot_segment(value):
-            raise InvalidInput(
-                field, "must be an address book's path as list_address_books returns it, e.g. /user/work/"
-            )
-        path = norm_href(value)
-        path = path if path.endswith("/") else path + "/"
-        if not self.allowed(path):
-            raise NotAllowed(
-                f"{field}: {path} is not one of the address books this server is limited to ({ADDRESSBOOKS_ENV})."
-            )
+        path = _folder(resolve_path(field, value, _BOOK_RULE))
+        if not await self.allowed(path):
+            raise NotAllowed(self._outside(field, path))
         return path
 
-    def card_id(self, field: str, value: str) -> tuple[str, str]:
-        """Decode a contact id (a card's path) into (href, address-book path), checking the scope.
+    def card_path(self, field: str, value: str) -> tuple[str, str]:
+        """Resolve a contact id into (href, address-book path), checked against the scope already worked out.
+
+        For synchronous code whose ids must also lie in a book this call has
+        already resolved (group members in their group's book); everywhere
+        else use :meth:`card_id`. Before the scope is known (no book resolved
+        yet) only the form of the id is checked.
 
         Raises:
             InvalidInput: not a card path (``/user/book/card.vcf``).
-            NotAllowed: its address book is outside ``CARDDAV_ADDRESSBOOKS``.
+            NotAllowed: its book is outside the scope worked out so far.
         """
-        if not value.startswith("/") or value.endswith("/") or "#" in value or _dot_segment(value):
-            raise InvalidInput(field, "must be a contact id (a card's path, as list_contacts returns it)")
-        href = norm_href(value)
+        if value.endswith("/"):
+            raise InvalidInput(field, f"must be {_CARD_RULE}; this one names a collection")
+        href = resolve_path(field, value, _CARD_RULE)
         book = href.rsplit("/", 1)[0] + "/"
         if book.count("/") < 2:
-            raise InvalidInput(field, "must be a contact id (a card's path, as list_contacts returns it)")
-        self.book_id(field, book)
+            raise InvalidInput(field, f"must be {_CARD_RULE}")
+        if self._scope is not None and not self._scope.admits(book):
+            raise NotAllowed(self._outside(field, book))
         return href, book
+
+    async def card_id(self, field: str, value: str) -> tuple[str, str]:
+        """Resolve a contact or group id into (href, address-book path) and check its book is in scope.
+
+        Raises:
+            InvalidInput: not a card path (``/user/book/card.vcf``).
+            NotAllowed: its address book is outside the scope.
+        """
+        href, book = self.card_path(field, value)
+        if not await self.allowed(book):
+            raise NotAllowed(self._outside(field, book))
+        return href, book
+
+    def _outside(self, field: str, path: str) -> str:
+        if self.settings.addressbooks:
+            return f"{field}: {path} is not one of the address books this server is limited to ({ADDRESSBOOKS_ENV})."
+        return f"{field}: {path} is outside this account's address books; list_address_books shows them."
 
     # ---------------------------------------------------------------- reading
 
     async def books(self) -> list[BookInfo]:
         """The address books in scope."""
-        return [b for b in await self.client().address_books() if self.allowed(b.path)]
+        listed = await self.client().address_books()
+        scope = await self.scope()
+        names = {e.strip("/") for e in self.settings.addressbooks if not e.startswith("/")}
+        named = {b.path for b in listed if b.path.rstrip("/").rsplit("/", 1)[-1] in names}
+        if not named <= scope.books:
+            self._scope = scope = _Scope(scope.books | named, scope.roots)
+        return [b for b in listed if scope.admits(b.path)]
 
     async def book(self, field: str, value: str) -> BookInfo:
         """The address book a field names: decoded, in scope, existing, and an address book.
@@ -136,7 +279,7 @@ class Backend:
             InvalidInput / NotAllowed: see :meth:`book_id`.
             NotFound: nothing there, or it is not an address book.
         """
-        path = self.book_id(field, value)
+        path = await self.book_id(field, value)
         try:
             info = await self.client().book(path)
         except NotFound:
@@ -244,11 +387,18 @@ class Backend:
             raise BackendError(f"{field}: the card at {href} is not a readable vCard ({exc}).") from exc
 
     async def hrefs_with_uid(self, book: str, uid: str) -> list[str]:
-        """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query)."""
-        found = await self.client().query(book, [("UID", uid)])
-        return [c.href for c in found if (Card.parse(c.text).uid or "") == uid]
+        """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query); unreadable cards are left out, logged."""
+        hrefs: list[str] = []
+        for data in await self.client().query(book, [("UID", uid)]):
+            try:
+                card = Card.parse(data.text)
+            except ValueError as exc:
+                log.warning("skipping an unreadable card at %s: %s", data.href, exc)
+                continue
+            if card.uid == uid:
+                hrefs.append(data.href)
+        return hrefs
 
 
-def _dot_segment(path: str) -> bool:
-    """Whether ``path`` has a ``.`` or ``..`` segment, percent-encoded ones (``%2e%2e``) included (RFC 3986 §5.2.4)."""
-    return any(segment in {".", ".."} for segment in unquote(path).split("/"))
+def _folder(path: str) -> str:
+    return path if path.endswith("/") else path + "/"

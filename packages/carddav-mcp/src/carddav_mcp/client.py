@@ -13,10 +13,11 @@ changed since it was read, and a blind retry would overwrite that change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import base64
+from collections.abc import AsyncGenerator, Generator, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin
 
+import anyio
 import httpx2 as httpx
 
 from carddav_mcp import davxml
@@ -28,15 +29,24 @@ from carddav_mcp.errors import (
     Conflict,
     Forbidden,
     NotFound,
+    OffOrigin,
     PreconditionFailed,
+    ResponseTooLarge,
     Unreachable,
 )
 from carddav_mcp.settings import CardDavSettings
 
-__all__ = ["BookInfo", "CardData", "CardDavClient", "SyncResult"]
+__all__ = ["MAX_REDIRECTS", "Answer", "BookInfo", "CardData", "CardDavClient", "SyncResult"]
 
 MULTIGET_BATCH = 250
 """Hrefs per addressbook-multiget REPORT."""
+MAX_REDIRECTS = 5
+"""Same-origin redirects followed for one request before it counts as a loop."""
+_REDIRECTS = {301, 302, 303, 307, 308}
+_ERROR_BODY_BYTES = 65_536
+"""How much of an error answer is read (for its precondition element); the rest is dropped."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_VCARD_TYPES = {"text/vcard", "text/x-vcard", "text/directory"}
 
 _WRITE_PRIVILEGES = {"write", "write-content", "bind", "all"}
 _BOOK_PROPS = [
@@ -83,12 +93,111 @@ class SyncResult:
     deleted: list[str]
 
 
-def _book_info(response: DavResponse) -> BookInfo:
+@dataclass(frozen=True)
+class Answer:
+    """A whole answer, read within the size limit: status, headers and body bytes."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def media_type(self) -> str:
+        """The Content-Type without parameters, lower case ("" when absent)."""
+        return self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def text(self) -> str:
+        """The body decoded with the Content-Type's charset (default UTF-8; undecodable bytes replaced)."""
+        charset = "utf-8"
+        for param in self.headers.get("Content-Type", "").split(";")[1:]:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "charset" and value.strip():
+                charset = value.strip().strip('"')
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int]:
+    """(scheme, host, port) of ``url``, the port made explicit (RFC 6454 §4)."""
+    scheme = url.scheme.lower()
+    return scheme, url.host.lower(), url.port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+def _shown(value: str) -> str:
+    """A caller's value, quoted and cut to 80 characters, for an error text."""
+    return repr(value if len(value) <= 80 else value[:77] + "...")
+
+
+class _OriginAuth(httpx.Auth):
+    """Attach the account's credentials (and header credentials) only to requests for one origin."""
+
+    def __init__(self, origin: tuple[str, str, int], credentials: Mapping[str, str]) -> None:
+        self._origin = origin
+        self._credentials = dict(credentials)
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+        if _origin(request.url) == self._origin:
+            request.headers.update(self._credentials)
+        yield request
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if _origin(request.url) == self._origin:
+            request.headers.update(self._credentials)
+        yield request
+
+
+def _raise_for_status(answer: Answer, what: str) -> None:
+    """Translate an error status (RFC 9110 §15) into the error a tool shows.
+
+    Raises:
+        AuthenticationFailed: 401 (bad credentials).
+        Forbidden: 403 (the credentials were accepted; the action is not allowed).
+        NotFound: 404, 410.  Conflict: 409, or a UID conflict.
+        PreconditionFailed: 412 without a CardDAV precondition element (never retried).
+        CardRejected: 400, 415, 422, or 412 naming valid-address-data / supported-address-data.
+        BackendError: anything else, a 3xx without a Location included.
+    """
+    status = answer.status_code
+    text = answer.content[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
+    if status == 401:
+        raise AuthenticationFailed(
+            f"{what}: the server did not accept the credentials (401); check CARDDAV_USERNAME and CARDDAV_PASSWORD.",
+            status,
+        )
+    if status == 403:
+        raise Forbidden(
+            f"{what}: not allowed (403): the server accepted the credentials, but this account may not do that there.",
+            status,
+        )
+    if status in {404, 410}:
+        raise NotFound(f"{what}: not found on the server ({status}).", status)
+    if status == 409 or "uid-conflict" in text:
+        raise Conflict(f"{what}: the server reports a conflict ({status}); a card with that UID may exist.", status)
+    if status == 412 and "valid-address-data" not in text and "supported-address-data" not in text:
+        raise PreconditionFailed(
+            f"{what}: the card changed on the server since it was read (412), so nothing was written. "
+            "Read it again and repeat the change if it still applies.",
+            status,
+        )
+    if status in {400, 412, 415, 422}:
+        raise CardRejected(f"{what}: the server refused the vCard as invalid ({status}).", status)
+    raise BackendError(f"{what}: the CardDAV server answered {status}.", status)
+
+
+def _privileges_allow_write(response: DavResponse) -> bool | None:
+    """Whether ``DAV:current-user-privilege-set`` (RFC 3744 §5.4) grants a write privilege; None when absent."""
     privileges = response.props.get(f"{{{DAV}}}current-user-privilege-set")
-    writable = True
-    if privileges is not None:
-        names = {el.tag.split("}")[-1] for el in privileges.iter() if el.tag != privileges.tag}
-        writable = bool(names & _WRITE_PRIVILEGES)
+    if privileges is None:
+        return None
+    names = {el.tag.split("}")[-1] for el in privileges.iter() if el.tag != privileges.tag}
+    return bool(names & _WRITE_PRIVILEGES)
+
+
+def _book_info(response: DavResponse) -> BookInfo:
+    writable = _privileges_allow_write(response) is not False
     path = response.href if response.href.endswith("/") else response.href + "/"
     return BookInfo(
         path=path,
@@ -103,7 +212,15 @@ def _is_book(response: DavResponse) -> bool:
 
 
 class CardDavClient:
-    """Async CardDAV client for one account.
+    """Async CardDAV client for one account, confined to the origin of ``CARDDAV_URL``.
+
+    Every request goes through :meth:`_send`: its URL must have the scheme,
+    host and port of ``CARDDAV_URL`` (else :class:`OffOrigin`, and nothing is
+    sent); the credentials (basic auth and ``extra_headers``) are attached by
+    an auth flow only to requests for that origin; a redirect is followed only
+    within the origin, at most :data:`MAX_REDIRECTS` times; an answer is read
+    as a stream and stopped at ``max_response_bytes``; the whole exchange,
+    redirects and body included, ends after ``timeout`` seconds.
 
     Args:
         settings: Where to connect (``settings.require()`` must pass).
@@ -112,12 +229,17 @@ class CardDavClient:
 
     def __init__(self, settings: CardDavSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.base_url = settings.require()
-        auth = (
-            httpx.BasicAuth(settings.username, settings.password) if settings.username and settings.password else None
-        )
+        base = httpx.URL(self.base_url)
+        self.origin = _origin(base)
+        self._origin_url = f"{base.scheme}://{base.netloc.decode('ascii')}"
+        credentials: dict[str, str] = dict(settings.extra_headers)
+        if settings.username and settings.password:
+            token = base64.b64encode(f"{settings.username}:{settings.password}".encode()).decode("ascii")
+            credentials["Authorization"] = f"Basic {token}"
+        self._timeout = settings.timeout
+        self._max_bytes = settings.max_response_bytes
         self._http = httpx.AsyncClient(
-            auth=auth,
-            headers=dict(settings.extra_headers),
+            auth=_OriginAuth(self.origin, credentials),
             timeout=settings.timeout,
             transport=transport,
             follow_redirects=False,
@@ -127,9 +249,37 @@ class CardDavClient:
         """Close the connection pool."""
         await self._http.aclose()
 
-    def url(self, path: str) -> str:
-        """The absolute URL of a server path."""
-        return urljoin(self.base_url, path)
+    def url(self, path: str) -> httpx.URL:
+        """The absolute URL of a server path (``/user/book/``) or of a URL on the configured origin.
+
+        Raises:
+            OffOrigin: ``path`` leads to another scheme, host or port (``//host/x``,
+                ``http://other/``, a backslash), or is not a URL at all.
+        """
+        if path.startswith("/") and not path.startswith("//"):
+            candidate = self._origin_url + path
+        elif path.lower().startswith(("http://", "https://")):
+            candidate = path
+        else:
+            candidate = None
+        url: httpx.URL | None = None
+        if candidate is not None and "\\" not in candidate:
+            try:
+                url = httpx.URL(candidate)
+            except (httpx.InvalidURL, ValueError):
+                url = None
+        if url is None or url.userinfo or _origin(url) != self.origin:
+            raise OffOrigin(
+                f"{_shown(path)} is not a path on the configured CardDAV server ({self.origin_text}); "
+                "carddav-mcp sends requests only to the server of CARDDAV_URL."
+            )
+        return url
+
+    @property
+    def origin_text(self) -> str:
+        """``scheme://host:port`` of ``CARDDAV_URL`` (never with user information)."""
+        scheme, host, port = self.origin
+        return f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
 
     # ---------------------------------------------------------------- transport and error translation
 
@@ -141,44 +291,101 @@ class CardDavClient:
         body: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
         what: str,
-    ) -> httpx.Response:
-        """Send one request; translate every failure into a :mod:`carddav_mcp.errors` exception."""
+    ) -> Answer:
+        """Send one request; translate every failure into a :mod:`carddav_mcp.errors` exception.
+
+        Raises:
+            OffOrigin: the path (or a redirect) leads off the configured origin; nothing was sent there.
+            Unreachable: no connection, or no whole answer within ``timeout`` seconds.
+            ResponseTooLarge: the answer is larger than ``max_response_bytes``.
+            BackendError: an error status (see :func:`_raise_for_status`), a redirect loop,
+                an answer that could not be decoded.
+        """
         sent = dict(headers or {})
         if body is not None and "Content-Type" not in sent:
             sent["Content-Type"] = "application/xml; charset=utf-8"
+        url = self.url(path)
         try:
-            response = await self._http.request(method, self.url(path), content=body, headers=sent)
+            with anyio.fail_after(self._timeout):
+                answer = await self._exchange(method, url, body, sent, what)
+        except TimeoutError as exc:
+            raise Unreachable(
+                f"{what}: the CardDAV server did not answer in full within {self._timeout:g} s (CARDDAV_TIMEOUT)."
+            ) from exc
         except httpx.TimeoutException as exc:
             raise Unreachable(f"{what}: the CardDAV server did not answer in time.") from exc
+        except httpx.DecodingError as exc:
+            raise BackendError(f"{what}: the server's answer could not be decoded ({type(exc).__name__}).") from exc
         except httpx.HTTPError as exc:
             raise Unreachable(f"{what}: could not reach the CardDAV server ({type(exc).__name__}).") from exc
-        status = response.status_code
-        if status < 300:
-            return response
-        text = response.text[:2000]
-        if status == 401:
-            raise AuthenticationFailed(
-                f"{what}: the server did not accept the credentials; check CARDDAV_USERNAME and CARDDAV_PASSWORD.",
-                status,
+        if answer.status_code >= 300:
+            _raise_for_status(answer, what)
+        return answer
+
+    async def _exchange(
+        self, method: str, url: httpx.URL, body: str | bytes | None, headers: dict[str, str], what: str
+    ) -> Answer:
+        """The request, its same-origin redirects (method and body kept), and the answer read within the limit."""
+        for _ in range(MAX_REDIRECTS + 1):
+            request = self._http.build_request(method, url, content=body, headers=headers)
+            response = await self._http.send(request, stream=True)
+            try:
+                location = response.headers.get("Location")
+                if response.status_code in _REDIRECTS and location:
+                    url = self._redirect_target(url, location, what)
+                    continue
+                limit = self._max_bytes if response.status_code < 300 else _ERROR_BODY_BYTES
+                return Answer(response.status_code, response.headers, await self._read(response, limit, what))
+            finally:
+                await response.aclose()
+        raise BackendError(
+            f"{what}: the CardDAV server redirected more than {MAX_REDIRECTS} times (a redirect loop); "
+            "check CARDDAV_URL."
+        )
+
+    def _redirect_target(self, current: httpx.URL, location: str, what: str) -> httpx.URL:
+        try:
+            target = current.join(location)
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise BackendError(f"{what}: the CardDAV server redirected to an unreadable address.") from exc
+        if target.userinfo or _origin(target) != self.origin:
+            scheme, host, port = _origin(target)
+            raise BackendError(
+                f"{what}: the CardDAV server redirected to another server ({scheme}://{host}:{port}). "
+                f"carddav-mcp sends requests and credentials only to {self.origin_text}, so it did not follow; "
+                "if that address is the right one, set CARDDAV_URL to it."
             )
-        if status == 403:
-            raise Forbidden(f"{what}: this account may not do that there (403).", status)
-        if status in {404, 410}:
-            raise NotFound(f"{what}: not found on the server ({status}).", status)
-        if status == 409 or "uid-conflict" in text:
-            raise Conflict(f"{what}: the server reports a conflict ({status}); a card with that UID may exist.", status)
-        if status == 412 and "valid-address-data" not in text and "supported-address-data" not in text:
-            raise PreconditionFailed(
-                f"{what}: the card changed on the server since it was read (412), so nothing was written. "
-                "Read it again and repeat the change if it still applies.",
-                status,
-            )
-        if status in {400, 412, 415, 422}:
-            raise CardRejected(f"{what}: the server refused the vCard as invalid ({status}).", status)
-        raise BackendError(f"{what}: the CardDAV server answered {status}.", status)
+        return target
+
+    async def _read(self, response: httpx.Response, limit: int, what: str) -> bytes:
+        """The body, read as a stream; past ``limit`` bytes an error answer is cut, a success refused."""
+        declared = response.headers.get("Content-Length", "")
+        too_large = ResponseTooLarge(
+            f"{what}: the CardDAV server's answer is larger than {limit:,} bytes "
+            f"(CARDDAV_MAX_RESPONSE_BYTES); it was not read."
+        )
+        if response.status_code < 300 and declared.isdigit() and int(declared) > limit:
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                if response.status_code >= 300:
+                    chunks.append(chunk[: len(chunk) - (size - limit)])
+                    break
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def _multistatus(self, method: str, path: str, body: str, depth: str, what: str) -> davxml.MultiStatus:
         response = await self._send(method, path, body=body, headers={"Depth": depth}, what=what)
+        media = response.media_type
+        if media and not (media.endswith("/xml") or media.endswith("+xml")):
+            raise BackendError(
+                f"{what}: the server answered with {_shown(media[:60])} instead of an XML multistatus.",
+                response.status_code,
+            )
         try:
             return davxml.parse_multistatus(response.content)
         except ValueError as exc:
@@ -242,6 +449,27 @@ class CardDavClient:
                 return _book_info(response)
         return None
 
+    async def can_write(self, url: str) -> bool | None:
+        """Whether the account may write at ``url``, as the server publishes it (RFC 3744 §5.4).
+
+        Reads ``DAV:current-user-privilege-set`` with a depth-0 PROPFIND.
+
+        Returns:
+            True when it grants ``write``, ``write-content``, ``bind`` or ``all``;
+            False when it grants none of them; None when the server does not publish
+            the property (then only the write itself can tell).
+
+        Raises:
+            NotFound: nothing at ``url``.  Forbidden: not even reading it is allowed.
+        """
+        body = davxml.propfind([(DAV, "current-user-privilege-set")])
+        ms = await self._multistatus("PROPFIND", url, body, "0", f"read the privileges on {url}")
+        for response in ms.responses:
+            allowed = _privileges_allow_write(response)
+            if allowed is not None:
+                return allowed
+        return None
+
     async def supports_sync(self, path: str) -> bool:
         """Whether ``path`` lists the sync-collection REPORT among its supported reports (RFC 6578 §3.1)."""
         body = davxml.propfind([(DAV, "supported-report-set")])
@@ -291,6 +519,11 @@ class CardDavClient:
             NotFound: no card at ``href``.
         """
         response = await self._send("GET", href, what=f"read {href}")
+        if response.media_type and response.media_type not in _VCARD_TYPES:
+            raise BackendError(
+                f"read {href}: the server answered with {_shown(response.media_type[:60])}, not a vCard (text/vcard).",
+                response.status_code,
+            )
         return CardData(norm_href(href), response.headers.get("ETag"), response.text)
 
     async def sync(self, book: str, token: str | None) -> SyncResult:
@@ -319,13 +552,26 @@ class CardDavClient:
         response = await self._send("PUT", href, body=text.encode(), headers=headers, what=f"write {href}")
         return response.headers.get("ETag")
 
-    async def delete(self, href: str, etag: str | None) -> None:
-        """DELETE a card, with ``If-Match`` when its ETag is known (200 and 204 both succeed)."""
-        await self._send("DELETE", href, headers={"If-Match": etag} if etag else {}, what=f"delete {href}")
+    async def delete(self, href: str, etag: str | None) -> bool:
+        """DELETE a card, with ``If-Match`` when its ETag is known.
+
+        Returns:
+            True when this request deleted it (200, 204); False when the server
+            answered 404 or 410: the card is already gone (someone else deleted
+            it meanwhile; RFC 9110 §9.3.5), which is not an error.
+
+        Raises:
+            PreconditionFailed: the card changed since ``etag`` was read (412).
+        """
+        try:
+            await self._send("DELETE", href, headers={"If-Match": etag} if etag else {}, what=f"delete {href}")
+        except NotFound:
+            return False
+        return True
 
     async def move(self, href: str, destination: str, etag: str | None) -> None:
         """MOVE a card to ``destination`` (RFC 4918 §9.9) with ``Overwrite: F`` and ``If-Match``."""
-        headers = {"Destination": self.url(destination), "Overwrite": "F"}
+        headers = {"Destination": str(self.url(destination)), "Overwrite": "F"}
         if etag:
             headers["If-Match"] = etag
         await self._send("MOVE", href, headers=headers, what=f"move {href}")

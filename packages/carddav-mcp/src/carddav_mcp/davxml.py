@@ -20,6 +20,7 @@ import defusedxml.ElementTree as SafeET
 __all__ = [
     "CARDDAV",
     "DAV",
+    "HREF_SAFE",
     "DavResponse",
     "MultiStatus",
     "addressbook_query",
@@ -37,12 +38,13 @@ CS = "http://calendarserver.org/ns/"
 _PREFIXES = {DAV: "d", CARDDAV: "c", CS: "cs"}
 _HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
 _NS_DECL = f'xmlns:d="{DAV}" xmlns:c="{CARDDAV}" xmlns:cs="{CS}"'
-_HREF_SAFE = "/@:+!$&'()*,;=~-._"
+HREF_SAFE = "/@:+!$&'()*,;=~-._"
+"""Characters kept unescaped in a canonical path (RFC 3986 §3.3 pchar, and the slash)."""
 
 
 def norm_href(href: str) -> str:
     """The path of ``href`` (absolute URL or path) in one percent-encoded form."""
-    return quote(unquote(urlsplit(href.strip()).path), safe=_HREF_SAFE)
+    return quote(unquote(urlsplit(href.strip()).path), safe=HREF_SAFE)
 
 
 def _q(name: tuple[str, str]) -> str:

@@ -7,11 +7,13 @@ Every error a tool raises derives from :class:`CardDavError`, itself an MCP
     └── CardDavError
         ├── NotConfigured          CARDDAV_URL / CARDDAV_USERNAME / CARDDAV_PASSWORD missing
         ├── InvalidInput           a field of the call breaks a rule (names the field)
-        ├── NotAllowed             outside CARDDAV_ADDRESSBOOKS, or a contact tool on a group card
+        ├── NotAllowed             outside CARDDAV_ADDRESSBOOKS / the account's home, or a contact tool on a group
+        │   └── OffOrigin          a path or URL that leads off CARDDAV_URL's scheme, host and port (nothing sent)
         └── BackendError           the CardDAV server answered badly (translated in client.py)
-            ├── Unreachable        no connection, or a timeout
-            ├── AuthenticationFailed   401
-            ├── Forbidden          403: no right to read or write there
+            ├── Unreachable        no connection, or no whole answer within CARDDAV_TIMEOUT
+            ├── ResponseTooLarge   an answer larger than CARDDAV_MAX_RESPONSE_BYTES (not read past it)
+            ├── AuthenticationFailed   401: bad credentials
+            ├── Forbidden          403: the credentials are good, the action is not allowed there
             ├── NotFound           404 / 410
             ├── PreconditionFailed 412: the card changed since it was read (never retried)
             ├── Conflict           409 / a card with that UID exists already
@@ -36,7 +38,9 @@ __all__ = [
     "NotAllowed",
     "NotConfigured",
     "NotFound",
+    "OffOrigin",
     "PreconditionFailed",
+    "ResponseTooLarge",
     "Unreachable",
 ]
 
@@ -67,6 +71,10 @@ class NotAllowed(CardDavError):
     """The call names something this server may not touch."""
 
 
+class OffOrigin(NotAllowed):
+    """A path or URL would lead a request off the configured server; nothing was sent."""
+
+
 class BackendError(CardDavError):
     """The CardDAV server refused or failed a request.
 
@@ -81,6 +89,10 @@ class BackendError(CardDavError):
 
 class Unreachable(BackendError):
     """No answer from the CardDAV server (connection refused, DNS, timeout)."""
+
+
+class ResponseTooLarge(BackendError):
+    """The server's answer is larger than ``CARDDAV_MAX_RESPONSE_BYTES``; reading stopped there."""
 
 
 class AuthenticationFailed(BackendError):

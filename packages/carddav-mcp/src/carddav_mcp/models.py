@@ -270,9 +270,13 @@ class Written(BaseModel):
 
 
 class Deleted(BaseModel):
-    """Cards that were deleted."""
+    """Cards that were deleted, and cards that were already gone when the delete reached them."""
 
     deleted: list[str]
+    already_gone: list[str] = Field(
+        default_factory=lambda: [],
+        description="ids the server answered 404/410 for: someone else deleted them meanwhile; not an error",
+    )
 
 
 class Moved(BaseModel):

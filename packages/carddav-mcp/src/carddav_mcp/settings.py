@@ -3,6 +3,8 @@
 ``CARDDAV_URL``, ``CARDDAV_USERNAME`` and ``CARDDAV_PASSWORD`` name the
 server and the account (the same names the caldav library uses for CalDAV);
 ``CARDDAV_ADDRESSBOOKS`` optionally limits the server to some address books.
+``CARDDAV_TIMEOUT`` (seconds for one whole request) and
+``CARDDAV_MAX_RESPONSE_BYTES`` (the largest answer read) bound each request.
 All are optional at startup: without them the server starts and lists its
 tools, and a tool that needs the backend says which variable to set.
 
@@ -28,9 +30,13 @@ from carddav_mcp.errors import NotConfigured
 
 __all__ = [
     "ADDRESSBOOKS_ENV",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_TIMEOUT",
     "EMBEDDED_DIR_ENV",
     "EMBEDDED_ENV",
+    "MAX_RESPONSE_BYTES_ENV",
     "PASSWORD_ENV",
+    "TIMEOUT_ENV",
     "URL_ENV",
     "USERNAME_ENV",
     "CardDavSettings",
@@ -42,6 +48,35 @@ PASSWORD_ENV = "CARDDAV_PASSWORD"  # noqa: S105 - the variable's name, not a pas
 ADDRESSBOOKS_ENV = "CARDDAV_ADDRESSBOOKS"
 EMBEDDED_ENV = "CARDDAV_EMBEDDED"
 EMBEDDED_DIR_ENV = "CARDDAV_EMBEDDED_DIR"
+TIMEOUT_ENV = "CARDDAV_TIMEOUT"
+MAX_RESPONSE_BYTES_ENV = "CARDDAV_MAX_RESPONSE_BYTES"
+DEFAULT_TIMEOUT = 30.0
+"""Seconds one request may take, redirects and the whole body included."""
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""32 MiB: a multiget of 250 cards with 100 KB photos each fits; a 60 MB answer does not."""
+
+
+def _userinfo_refused(url: str) -> str | None:
+    """The reason ``url`` is refused when it carries user information (``user:password@host``), else None."""
+    if "@" not in urlsplit(url).netloc:
+        return None
+    return (
+        f"{URL_ENV} must not contain a user name or password (user:password@host): remove them from the URL "
+        f"and set {USERNAME_ENV} and {PASSWORD_ENV} instead"
+    )
+
+
+def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise SettingsError(f"{name}={raw!r} is not valid: give a number from {low:g} to {high:g}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -59,7 +94,12 @@ class CardDavSettings:
         extra_headers: Headers sent with every request, for deployments that
             authenticate at a reverse proxy by header (and the tests' Xandikos).
             Not read from the environment.
-        timeout: Seconds for one HTTP request.
+        timeout: Seconds for one whole request (``CARDDAV_TIMEOUT``, 1 to 600,
+            default 30): connecting, redirects and reading the body; a server
+            that sends slowly is cut off after it.
+        max_response_bytes: The largest answer read, in bytes
+            (``CARDDAV_MAX_RESPONSE_BYTES``, 1024 to 1 GiB, default 32 MiB);
+            a larger one is refused as it streams in.
         embedded: ``CARDDAV_EMBEDDED=true``: run the embedded Radicale.
         embedded_dir: ``CARDDAV_EMBEDDED_DIR``; None means the default folder.
     """
@@ -69,7 +109,8 @@ class CardDavSettings:
     password: str | None = field(default=None, repr=False)
     addressbooks: frozenset[str] = frozenset()
     extra_headers: Mapping[str, str] = field(default_factory=lambda: {}, repr=False)
-    timeout: float = 30.0
+    timeout: float = DEFAULT_TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     embedded: bool = False
     embedded_dir: Path | None = None
 
@@ -80,7 +121,9 @@ class CardDavSettings:
         Raises:
             SettingsError: ``CARDDAV_EMBEDDED`` is neither ``true`` nor
                 ``false``, is ``true`` next to a server setting, or
-                ``CARDDAV_EMBEDDED_DIR`` is relative or set without it.
+                ``CARDDAV_EMBEDDED_DIR`` is relative or set without it;
+                ``CARDDAV_URL`` carries a user name or password;
+                ``CARDDAV_TIMEOUT`` or ``CARDDAV_MAX_RESPONSE_BYTES`` is out of range.
                 (Incomplete server settings are reported by :meth:`require`.)
         """
         env = os.environ if environ is None else environ
@@ -90,7 +133,11 @@ class CardDavSettings:
             username=env.get(USERNAME_ENV) or None,
             password=env.get(PASSWORD_ENV) or None,
             addressbooks=books,
+            timeout=_number(env, TIMEOUT_ENV, DEFAULT_TIMEOUT, 1, 600),
+            max_response_bytes=int(_number(env, MAX_RESPONSE_BYTES_ENV, DEFAULT_MAX_RESPONSE_BYTES, 1024, 2**30)),
         )
+        if settings.url and (reason := _userinfo_refused(settings.url)):
+            raise SettingsError(reason)
         flag, folder = env.get(EMBEDDED_ENV), env.get(EMBEDDED_DIR_ENV)
         if flag not in (None, "true", "false"):
             raise SettingsError(f"{EMBEDDED_ENV}={flag!r} is not valid: set it to exactly true or false")
@@ -120,7 +167,8 @@ class CardDavSettings:
         """The URL, once the settings are complete enough to connect.
 
         Raises:
-            NotConfigured: ``CARDDAV_URL`` is unset or not http(s), or a
+            NotConfigured: ``CARDDAV_URL`` is unset, not http(s) or carries
+                user information (``user:password@``), or a
                 username is given without a password (or the reverse).
         """
         if not self.url:
@@ -132,6 +180,8 @@ class CardDavSettings:
             )
         if urlsplit(self.url).scheme not in {"http", "https"}:
             raise NotConfigured(f"{URL_ENV} must be an http:// or https:// URL.")
+        if reason := _userinfo_refused(self.url):
+            raise NotConfigured(reason + ".")
         if bool(self.username) != bool(self.password):
             missing = PASSWORD_ENV if self.username else USERNAME_ENV
             raise NotConfigured(f"{missing} is not set: set both {USERNAME_ENV} and {PASSWORD_ENV}, or neither.")

@@ -68,9 +68,9 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     async def load(group_id: str) -> tuple[GroupView, list[Entry]]:
         split = split_category_id(group_id)
         if split is None:
-            href, book = backend.card_id("group_id", group_id)
+            href, book = await backend.card_id("group_id", group_id)
         else:
-            book = backend.book_id("group_id", split[0])
+            book = await backend.book_id("group_id", split[0])
             href = category_group_id(book, split[1])
         entries = await backend.entries(book)
         for group in collect_groups(book, entries):
@@ -91,7 +91,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         by_href = {e.data.href: e for e in entries}
         found: dict[str, Entry] = {}
         for index, value in enumerate(ids):
-            href, member_book = backend.card_id(f"{field}[{index}]", value)
+            href, member_book = backend.card_path(f"{field}[{index}]", value)
             if member_book != book:
                 raise InvalidInput(f"{field}[{index}]", f"must be a contact in the group's address book {book}")
             entry = by_href.get(href)
@@ -262,7 +262,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if group.entry is None:
             await relabel([(h, group.name, None) for h in group.members])
         else:
-            await backend.client().delete(group.id, etag)
+            if not await backend.client().delete(group.id, etag):
+                return structured(Deleted(deleted=[], already_gone=[group.id]))
         return structured(Deleted(deleted=[group.id]))
 
     _ = (list_groups, get_group, create_group, update_group, delete_group)

@@ -90,7 +90,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     @server.tool(annotations=READ)
     async def get_contact(contact_id: ContactArg) -> Annotated[mt.CallToolResult, Contact]:
         """Read one whole contact card, fresh from the server: every field, its ETag and vCard version."""
-        href, book = backend.card_id("contact_id", contact_id)
+        href, book = await backend.card_id("contact_id", contact_id)
         entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
         return structured(to_contact(href, book, entry.data.etag, entry.card))
 
@@ -148,7 +148,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         ] = DEFAULT_PHOTO_CAP,
     ) -> Annotated[mt.CallToolResult, PhotoResult]:
         """Return a contact's inline photo as image content, up to max_bytes; a URI photo is reported, never fetched."""
-        href, _ = backend.card_id("contact_id", contact_id)
+        href, _ = await backend.card_id("contact_id", contact_id)
         entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
         prop = entry.card.first("PHOTO")
         if prop is None:

@@ -81,7 +81,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             raise InvalidInput("changes", "give exactly one of changes or vcard")
         if changes is not None and not changes.model_fields_set:
             raise InvalidInput("changes", "name at least one field to change")
-        href, book = backend.card_id("contact_id", contact_id)
+        href, book = await backend.card_id("contact_id", contact_id)
         await backend.writable_book("contact_id", book)
         entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
         current = entry.card
@@ -137,7 +137,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         """Delete one or more contacts (photos included). Always asks the person first."""
         hrefs: dict[str, str] = {}
         for index, value in enumerate(contact_ids):
-            href, book = backend.card_id(f"contact_ids[{index}]", value)
+            href, book = await backend.card_id(f"contact_ids[{index}]", value)
             hrefs[href] = book
         for book in sorted(set(hrefs.values())):
             await backend.writable_book("contact_ids", book)
@@ -151,15 +151,16 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if isinstance(decision, NotApproved):
             return decision.result
         done: list[str] = []
+        gone: list[str] = []
         for entry in entries:
             try:
-                await backend.client().delete(entry.data.href, entry.data.etag)
+                deleted = await backend.client().delete(entry.data.href, entry.data.etag)
             except BackendError as exc:
                 if not done:
                     raise
                 raise BackendError(f"{exc} Deleted before this failure: {', '.join(done)}.", exc.status) from exc
-            done.append(entry.data.href)
-        return structured(Deleted(deleted=done))
+            (done if deleted else gone).append(entry.data.href)
+        return structured(Deleted(deleted=done, already_gone=gone))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=False, open_world=False))
     async def move_contact(
@@ -169,7 +170,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         confirm_token: Token = None,
     ) -> Annotated[mt.CallToolResult, Moved] | mt.InputRequiredResult:
         """Move a contact to another address book (WebDAV MOVE). The destination is checked first. Always asks."""
-        href, book = backend.card_id("contact_id", contact_id)
+        href, book = await backend.card_id("contact_id", contact_id)
         await backend.writable_book("contact_id", book)
         entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
         dest = await backend.writable_book("destination", destination)
