@@ -41,14 +41,17 @@ __all__ = [
     "Written",
 ]
 
-UID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@:-]{0,199}$"
-"""A caller-given UID: letters, digits and ``. _ @ : -``, starting with a letter or digit, at most 200 characters.
+UID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,199}$"
+"""A caller-given UID: letters, digits and ``. _ @ -``, starting with a letter or digit, at most 200 characters.
 
 It also names the new card's file (``<book><uid>.vcf``), so it stays within
-the characters a path segment carries unencoded (RFC 3986 §3.3).
+the characters a path segment carries unencoded (RFC 3986 §3.3) that servers
+take in a file name: Radicale answers 400 to any path with a colon, so a
+``urn:uuid:`` UID is given as its bare UUID.
 """
 UID_DESCRIPTION = (
-    "optional UID for the new card (letters, digits and . _ @ : -; at most 200 characters). Give one to make a "
+    "optional UID for the new card (letters, digits and . _ @ -, starting with a letter or digit; at most 200 "
+    "characters; for a urn:uuid: UID give the bare UUID). Give one to make a "
     "retry safe: a second call with the same uid answers already_exists with the card's id instead of writing a "
     "duplicate. Left out, a new random UUID is used"
 )

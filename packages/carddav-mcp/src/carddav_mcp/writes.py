@@ -30,6 +30,7 @@ from typing import Literal
 from carddav_mcp.backend import Backend
 from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, NotFound, PreconditionFailed, Unreachable
+from carddav_mcp.vcard import Card
 
 __all__ = [
     "Created",
@@ -188,18 +189,33 @@ class Created:
 
 
 async def existing_card(backend: Backend, book: str, href: str, uid: str) -> CardData | None:
-    """The card at ``href``, else a card of ``book`` whose UID is ``uid`` (addressbook-query), else None."""
+    """The card of ``book`` whose UID is ``uid``: the one at ``href``, else one found by addressbook-query; or None.
+
+    Raises:
+        Conflict: the card at ``href`` has another UID (its file name is taken).
+    """
     client = backend.client()
     try:
-        return await client.get(href)
+        found = await client.get(href)
     except NotFound:
         pass
+    else:
+        if _uid_of(found) != uid:
+            raise Conflict(f"uid: {href} is taken by a card with another UID; nothing was written. Choose another uid.")
+        return found
     for other in await backend.hrefs_with_uid(book, uid):
         try:
             return await client.get(other)
         except NotFound:
             continue
     return None
+
+
+def _uid_of(data: CardData) -> str | None:
+    try:
+        return Card.parse(data.text).uid
+    except ValueError:
+        return None
 
 
 async def create_card(backend: Backend, what: str, book: str, uid: str, text: str) -> Created:
