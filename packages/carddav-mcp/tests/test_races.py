@@ -198,3 +198,21 @@ async def test_every_write_carries_the_etag_the_dialog_was_built_from(radicale: 
     assert put.headers["if-match"] == etags[ada]
     assert move.headers["if-match"] == etags[grace]
     assert delete.headers["if-match"] == updated.structured_content["etag"]
+
+
+def test_every_guarded_tool_binds_a_version_and_none_is_listed_without() -> None:
+    from carddav_mcp.guards import GUARDS
+
+    assert dict(GUARDS.unversioned) == {}
+
+
+def test_a_card_without_an_etag_cannot_be_bound_and_nothing_is_changed() -> None:
+    from carddav_mcp.errors import BackendError
+    from carddav_mcp.writes import version_of
+
+    assert version_of("contact_id", {"/u/b/a.vcf": '"1"'}) == '"1"'
+    two = version_of("contact_ids", {"/u/b/a.vcf": '"1"', "/u/b/b.vcf": '"2"'})
+    assert two.startswith("2 cards sha256:")
+    assert two != version_of("contact_ids", {"/u/b/a.vcf": '"1"', "/u/b/b.vcf": '"3"'})
+    with pytest.raises(BackendError, match=r"contact_ids: the server gave no ETag for /u/b/b\.vcf"):
+        version_of("contact_ids", {"/u/b/a.vcf": '"1"', "/u/b/b.vcf": None})

@@ -52,8 +52,8 @@ def version_of(field: str, etags: Mapping[str, str | None]) -> str:
         etags: Card path → the ETag it was read with.
 
     Returns:
-        The ETag itself for one card; ``"<n> cards sha256:<hex>"`` over the
-        sorted (href, ETag) pairs for several (none: ``"0 cards"``).
+        The ETag itself for one card; otherwise ``"<n> cards sha256:<hex>"``,
+        the digest of the sorted (href, ETag) pairs as compact JSON.
 
     Raises:
         BackendError: a card was read without an ETag, so a write could not be
