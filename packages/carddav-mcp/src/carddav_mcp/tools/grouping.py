@@ -160,8 +160,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 await client.put(href, _with_label(entry.card, remove, add).serialize(), etag=entry.data.etag)
 
             async def landed() -> bool:
-                now = await backend.fresh("members", href)
-                return _with_label(now.card, remove, add).serialize() == now.card.serialize()
+                labels = {v for p in (await backend.fresh("members", href)).card.all("CATEGORIES") for v in p.values()}
+                return (add is None or add in labels) and (remove is None or remove == add or remove not in labels)
 
             return Write(href, run, landed)
 
