@@ -10,18 +10,17 @@ There are no mismatches to document: every tool that asks is annotated
 ``destructiveHint: true`` (``update_group`` too — it overwrites the membership
 list, and the previous one is not kept anywhere, though every contact stays),
 and no tool annotated destructive goes unasked.
+
+Every tool that asks binds a version (``gate.check(version=...)``): the ETag
+of the card its dialog was built from, or a digest of the ETags of every card
+a multi-card change touches (:func:`carddav_mcp.writes.version_of`), and its
+write carries that ETag as If-Match. So no tool is listed as unversioned.
 """
 
 from approval_core import Guard, GuardTable
 
 __all__ = ["GUARDS", "OPEN_WORLD"]
 
-
-# PENDING(issue 11 §2): each of these must bind its version (gate.check(version=...)) or give a real reason.
-_PENDING = {
-    tool: "PENDING: binds no version yet"
-    for tool in ["update_contact", "delete_contact", "move_contact", "update_group", "delete_group"]
-}
 
 GUARDS = GuardTable(
     {
@@ -44,7 +43,6 @@ GUARDS = GuardTable(
         "delete_group": Guard.always(),
     },
     mismatches=[],
-    unversioned=_PENDING,
 )
 
 # No tool is open-world (openWorldHint: false everywhere; the family rule is in tests/test_guards.py):

@@ -3,22 +3,32 @@
 Groups come in three conventions (see :mod:`carddav_mcp.groups`). For a
 CATEGORIES group the writes land on the member cards themselves (the label
 is added or removed), each with its own If-Match.
+
+update_group and delete_group bind the version of what their dialog was
+built from: the group card's ETag, or for a CATEGORIES group a digest of the
+ETags of every card the change touches, together with the member set and the
+counts the dialog states. After a pushed dialog the group is read again and
+must still be as described. A CATEGORIES change checks every touched card's
+ETag before its first write, writes each card with If-Match, and on a failure
+part-way names the cards changed and not changed
+(:func:`carddav_mcp.writes.write_each`).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, NotApproved, annotations, structured
+from approval_core import ApprovalGate, Approved, Dialog, NotApproved, annotations, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
-from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
+from carddav_mcp.errors import Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
 from carddav_mcp.groups import (
     GroupView,
     book_version,
@@ -28,9 +38,10 @@ from carddav_mcp.groups import (
     member_ref,
     split_category_id,
 )
-from carddav_mcp.models import Deleted, Group, GroupList, GroupSummary
+from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, CreatedGroup, Deleted, Group, GroupList, GroupSummary
 from carddav_mcp.tools.reading import BookArg
 from carddav_mcp.vcard import Card, escape_text, make_line
+from carddav_mcp.writes import Write, create_card, existing_card, still_as_asked, unchanged, version_of, write_each
 
 __all__ = ["register"]
 
@@ -39,6 +50,14 @@ GroupArg = Annotated[str, Field(min_length=1, max_length=1200, description="grou
 MemberIds = list[Annotated[str, Field(max_length=1000)]]
 Token = Annotated[str | None, Field(max_length=200, description="only when a previous call returned one")]
 NameArg = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\r\n]+$", description="group name")]
+UidArg = Annotated[
+    str | None,
+    Field(
+        max_length=200,
+        pattern=UID_PATTERN,
+        description=f"{UID_DESCRIPTION}. Not for a book that keeps groups as CATEGORIES labels (they have no card)",
+    ),
+]
 _MEMBER_NAMES = {"kind": "MEMBER", "apple": "X-ADDRESSBOOKSERVER-MEMBER"}
 
 
@@ -60,6 +79,31 @@ def _with_label(card: Card, remove: str | None, add: str | None) -> Card:
         labels.append(add)
     lines = [make_line("CATEGORIES", ",".join(escape_text(v) for v in labels))] if labels else []
     return card.replaced({"CATEGORIES"}, lines)
+
+
+Relabel = tuple[Entry, str | None, str | None]
+"""A CATEGORIES change of one card: the card as read, the label to remove, the label to add."""
+
+
+@dataclass
+class _Plan:
+    """What a guarded group tool read, asks about, and would write.
+
+    Attributes:
+        group: The group as read.
+        dialog: What the person is asked.
+        target: What the approval binds (with ``version``).
+        etags: Path → ETag of every card the write touches (the group card, or the CATEGORIES members).
+        relabels: For a CATEGORIES group, the label change of each touched card.
+        card: For a group card, the card to write.
+    """
+
+    group: GroupView
+    dialog: Dialog
+    target: dict[str, Any]
+    etags: dict[str, str | None]
+    relabels: list[Relabel] = field(default_factory=lambda: [])
+    card: Card | None = None
 
 
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
@@ -104,18 +148,40 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             found[href] = entry
         return found
 
-    async def relabel(cards: Sequence[tuple[str, str | None, str | None]]) -> None:
-        """Write CATEGORIES changes (href, label to remove, label to add), each card read fresh."""
-        done: list[str] = []
-        for href, remove, add in cards:
-            try:
-                entry = await backend.fresh("members", href)
-                await backend.client().put(href, _with_label(entry.card, remove, add).serialize(), etag=entry.data.etag)
-            except BackendError as exc:
-                if not done:
-                    raise
-                raise BackendError(f"{exc} Cards already changed before this failure: {', '.join(done)}.") from exc
-            done.append(href)
+    async def relabel(what: str, book: str, cards: Sequence[Relabel]) -> None:
+        """Write CATEGORIES changes, each card with If-Match on the ETag it was read with, all checked first."""
+        await unchanged(backend, what, book, {entry.data.href: entry.data.etag for entry, _, _ in cards})
+        client = backend.client()
+
+        def write(entry: Entry, remove: str | None, add: str | None) -> Write:
+            href = entry.data.href
+
+            async def run() -> None:
+                await client.put(href, _with_label(entry.card, remove, add).serialize(), etag=entry.data.etag)
+
+            async def landed() -> bool:
+                labels = {v for p in (await backend.fresh("members", href)).card.all("CATEGORIES") for v in p.values()}
+                return (add is None or add in labels) and (remove is None or remove == add or remove not in labels)
+
+            return Write(href, run, landed)
+
+        await write_each(what, [write(*card) for card in sorted(cards, key=lambda c: c[0].data.href)])
+
+    async def act(tool: str, plan: _Plan, again: Callable[[], Awaitable[_Plan]], decision: Approved) -> bool:
+        """After approval: re-check a pushed dialog's target, then write what the plan says.
+
+        Returns:
+            False when a group card to delete was already gone (404), else True.
+        """
+        if decision.path == "dialog":
+            still_as_asked(tool, plan.target, (await again()).target)
+        if plan.card is None:
+            await relabel(tool, plan.group.book, plan.relabels)
+        elif tool == "delete_group":
+            return await backend.client().delete(plan.group.id, plan.etags[plan.group.id])
+        else:
+            await backend.client().put(plan.group.id, plan.card.serialize(), etag=plan.etags[plan.group.id])
+        return True
 
     @server.tool(annotations=READ)
     async def list_groups(address_book: BookArg) -> Annotated[mt.CallToolResult, GroupList]:
@@ -149,33 +215,55 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         members: Annotated[
             MemberIds | None, Field(max_length=1000, description="contact ids of the first members")
         ] = None,
-    ) -> Annotated[mt.CallToolResult, Group]:
-        """Create a group, in the convention the address book already uses (a CATEGORIES group needs members)."""
+        uid: UidArg = None,
+    ) -> Annotated[mt.CallToolResult, CreatedGroup]:
+        """Create a group, in the convention the address book already uses (a CATEGORIES group needs members).
+
+        Give a uid (group cards only) to make a retry safe: a group card with that UID already in the book
+        is answered already_exists. If the server's reply is lost, the tool reads the card back and says
+        whether it was created.
+        """
         book = (await backend.writable_book("address_book", address_book)).path
         entries = await backend.entries(book)
+        convention = convention_for_new(entries)
+        if uid is not None:
+            if convention == "categories":
+                raise InvalidInput("uid", "this address book keeps groups as CATEGORIES labels, which have no card "
+                                   "and so no UID; leave uid out")  # fmt: skip
+            found = await existing_card(backend, book, f"{book}{uid}.vcf", uid)
+            if found is not None:
+                return await created(found.href, found.text, "already_exists")
         chosen = members_of("members", members or [], book, entries)
         if any(g.name == name for g in collect_groups(book, entries)):
             raise Conflict("name: the address book already has a group with this name; use update_group.")
-        convention = convention_for_new(entries)
         if convention == "categories":
             if not chosen:
                 raise InvalidInput("members", "this address book keeps groups as CATEGORIES labels, so a group needs "
                                    "at least one member")  # fmt: skip
-            await relabel([(href, None, name) for href in sorted(chosen)])
-            group_id = category_group_id(book, name)
+            await relabel("create_group", book, [(chosen[href], None, name) for href in sorted(chosen)])
+            group, _ = await load(category_group_id(book, name))
+            return structured(CreatedGroup(**_as_model(group).model_dump(), outcome="created"))
+        uid = uid or str(uuid.uuid4())
+        refs = [make_line(_MEMBER_NAMES[convention], member_ref(e.card.uid or "")) for e in chosen.values()]
+        if convention == "kind":
+            head = ["VERSION:4.0", "KIND:group"]
         else:
-            uid = str(uuid.uuid4())
-            refs = [make_line(_MEMBER_NAMES[convention], member_ref(e.card.uid or "")) for e in chosen.values()]
-            if convention == "kind":
-                head = ["VERSION:4.0", "KIND:group"]
-            else:
-                version = "3.0" if book_version(entries) != "4.0" else "4.0"
-                head = [f"VERSION:{version}", f"N:{escape_text(name)};;;;", "X-ADDRESSBOOKSERVER-KIND:group"]
-            lines = [*head, make_line("UID", uid), make_line("FN", escape_text(name)), *sorted(refs)]
-            group_id = f"{book}{uid}.vcf"
-            await backend.client().put(group_id, Card([]).replaced(set(), lines).serialize(), etag=None)
-        group, _ = await load(group_id)
-        return structured(_as_model(group))
+            version = "3.0" if book_version(entries) != "4.0" else "4.0"
+            head = [f"VERSION:{version}", f"N:{escape_text(name)};;;;", "X-ADDRESSBOOKSERVER-KIND:group"]
+        lines = [*head, make_line("UID", escape_text(uid)), make_line("FN", escape_text(name)), *sorted(refs)]
+        made = await create_card(backend, "create_group", book, uid, Card([]).replaced(set(), lines).serialize())
+        return await created(made.card.href, made.card.text, made.outcome)
+
+    async def created(href: str, text: str, outcome: Literal["created", "already_exists"]) -> mt.CallToolResult:
+        try:
+            is_group = Card.parse(text).is_group
+        except ValueError:
+            is_group = False
+        if not is_group:
+            raise Conflict(f"uid: the card {href} already has this UID and is not a group card; nothing was written. "
+                           "Choose another uid.")  # fmt: skip
+        group, _ = await load(href)
+        return structured(CreatedGroup(**_as_model(group).model_dump(), outcome=outcome))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def update_group(
@@ -197,52 +285,61 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             raise InvalidInput("members", "give either members (the whole list) or add/remove, not both")
         if name is None and members is None and not add and not remove:
             raise InvalidInput("name", "name a change: name, add, remove or members")
-        group, entries = await load(group_id)
-        await backend.writable_book("group_id", group.book)
-        adding = members_of("add", add or [], group.book, entries)
-        removing = members_of("remove", remove or [], group.book, entries)
-        if set(adding) & set(removing):
-            raise InvalidInput("remove", "a contact cannot be both added and removed")
-        if not_in := sorted(set(removing) - set(group.members)):
-            raise InvalidInput("remove", f"not members of this group: {', '.join(not_in)}")
-        if members is not None:
-            result = set(members_of("members", members, group.book, entries))
-        else:
-            result = (set(group.members) | set(adding)) - set(removing)
-        if group.convention == "categories" and not result:
-            raise InvalidInput("remove", "a CATEGORIES group with no members would no longer exist; use delete_group")
-        renamed = name is not None and name != group.name
-        before = set(group.members)
-        dialog = dialogs.update_group_dialog(
-            group.book, len(before) + len(group.unresolved), len(result - before), len(before - result),
-            len(result) + len(group.unresolved), renamed,
-        )  # fmt: skip
-        etag = group.entry.data.etag if group.entry else None
-        target = {"group": group.id, "etag": etag, "members": frozenset(result),
-                  "unresolved": frozenset(group.unresolved), "name": name if renamed else None}  # fmt: skip
-        decision = await gate.check(ctx, tool="update_group", target=target, dialog=dialog, confirm_token=confirm_token)
-        if isinstance(decision, NotApproved):
-            return decision.result
-        by_href = {e.data.href: e for e in entries}
-        if group.entry is None:
-            new_label = name if renamed and name else group.name
-            changes: list[tuple[str, str | None, str | None]] = [(h, group.name, None) for h in sorted(before - result)]
-            changes += [(h, group.name, new_label) for h in sorted(result) if h not in before or renamed]
-            await relabel(changes)
-            group_id = category_group_id(group.book, new_label)
-        else:
+
+        async def prepare() -> _Plan:
+            group, entries = await load(group_id)
+            adding = members_of("add", add or [], group.book, entries)
+            removing = members_of("remove", remove or [], group.book, entries)
+            if set(adding) & set(removing):
+                raise InvalidInput("remove", "a contact cannot be both added and removed")
+            if not_in := sorted(set(removing) - set(group.members)):
+                raise InvalidInput("remove", f"not members of this group: {', '.join(not_in)}")
+            if members is not None:
+                result = set(members_of("members", members, group.book, entries))
+            else:
+                result = (set(group.members) | set(adding)) - set(removing)
+            if group.convention == "categories" and not result:
+                raise InvalidInput(
+                    "remove", "a CATEGORIES group with no members would no longer exist; use delete_group"
+                )
+            renamed = name is not None and name != group.name
+            before = set(group.members)
+            counts = {"before": len(before) + len(group.unresolved), "added": len(result - before),
+                      "removed": len(before - result), "after": len(result) + len(group.unresolved)}  # fmt: skip
+            dialog = dialogs.update_group_dialog(group.book, **counts, renamed=renamed)
+            target = {"group": group.id, "members": frozenset(result), "unresolved": frozenset(group.unresolved),
+                      "name": name if renamed else None, "counts": counts}  # fmt: skip
+            by_href = {e.data.href: e for e in entries}
+            if group.entry is None:
+                new_label = name if renamed and name else group.name
+                relabels: list[Relabel] = [(by_href[h], group.name, None) for h in sorted(before - result)]
+                relabels += [(by_href[h], group.name, new_label) for h in sorted(result) if h not in before or renamed]
+                etags = {entry.data.href: entry.data.etag for entry, _, _ in relabels}
+                target["touched"] = frozenset(etags)
+                return _Plan(group, dialog, target, etags, relabels=relabels)
             prop = _MEMBER_NAMES[group.convention]
             refs = sorted({member_ref(by_href[h].card.uid or "") for h in result} | set(group.unresolved))
-            lines = [make_line(prop, ref) for ref in refs]
-            names = {"MEMBER", "X-ADDRESSBOOKSERVER-MEMBER"}
-            card = group.entry.card.replaced(names, lines)
+            card = group.entry.card.replaced(
+                {"MEMBER", "X-ADDRESSBOOKSERVER-MEMBER"}, [make_line(prop, r) for r in refs]
+            )
             if renamed and name:
                 card = card.replaced({"FN"}, [make_line("FN", escape_text(name))])
                 if group.convention == "apple":
                     card = card.replaced({"N"}, [f"N:{escape_text(name)};;;;"])
-            await backend.client().put(group.id, card.serialize(), etag=etag)
-            group_id = group.id
-        updated, _ = await load(group_id)
+            return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=card)
+
+        plan = await prepare()
+        group = plan.group
+        await backend.writable_book("group_id", group.book)
+        version = version_of("group_id", plan.etags)
+        decision = await gate.check(ctx, tool="update_group", target=plan.target, dialog=plan.dialog, version=version,
+                                    confirm_token=confirm_token)  # fmt: skip
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await act("update_group", plan, prepare, decision)
+        renamed_to = plan.target["name"]
+        new_id = category_group_id(group.book, renamed_to) if group.entry is None and renamed_to else group.id
+        updated, _ = await load(new_id)
         return structured(_as_model(updated))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
@@ -250,20 +347,28 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         group_id: GroupArg, ctx: Context, confirm_token: Token = None
     ) -> Annotated[mt.CallToolResult, Deleted] | mt.InputRequiredResult:
         """Delete a group; its contacts stay in the address book. Always asks first."""
-        group, _ = await load(group_id)
-        await backend.writable_book("group_id", group.book)
-        count = len(group.members) + len(group.unresolved)
-        dialog = dialogs.delete_group_dialog(group.book, count)
-        etag = group.entry.data.etag if group.entry else None
-        target = {"groups": frozenset({group.id}), "etag": etag, "members": frozenset(group.members)}
-        decision = await gate.check(ctx, tool="delete_group", target=target, dialog=dialog, confirm_token=confirm_token)
+
+        async def prepare() -> _Plan:
+            group, entries = await load(group_id)
+            count = len(group.members) + len(group.unresolved)
+            dialog = dialogs.delete_group_dialog(group.book, count)
+            target = {"group": group.id, "members": frozenset(group.members), "counts": {"members": count}}
+            if group.entry is None:
+                by_href = {e.data.href: e for e in entries}
+                relabels: list[Relabel] = [(by_href[h], group.name, None) for h in group.members]
+                etags = {entry.data.href: entry.data.etag for entry, _, _ in relabels}
+                return _Plan(group, dialog, target, etags, relabels=relabels)
+            return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=group.entry.card)
+
+        plan = await prepare()
+        await backend.writable_book("group_id", plan.group.book)
+        version = version_of("group_id", plan.etags)
+        decision = await gate.check(ctx, tool="delete_group", target=plan.target, dialog=plan.dialog, version=version,
+                                    confirm_token=confirm_token)  # fmt: skip
         if isinstance(decision, NotApproved):
             return decision.result
-        if group.entry is None:
-            await relabel([(h, group.name, None) for h in group.members])
-        else:
-            if not await backend.client().delete(group.id, etag):
-                return structured(Deleted(deleted=[], already_gone=[group.id]))
-        return structured(Deleted(deleted=[group.id]))
+        if not await act("delete_group", plan, prepare, decision):
+            return structured(Deleted(deleted=[], already_gone=[plan.group.id]))
+        return structured(Deleted(deleted=[plan.group.id]))
 
     _ = (list_groups, get_group, create_group, update_group, delete_group)

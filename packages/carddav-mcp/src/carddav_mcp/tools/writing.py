@@ -1,7 +1,14 @@
 """Tools that write contacts: create_contact never asks; the other three always do.
 
-update_contact, delete_contact and move_contact: each guarded tool reads the card fresh, validates everything, asks,
-then writes with the ETag it read (If-Match), so a card changed meanwhile is reported, not overwritten.
+update_contact, delete_contact and move_contact: each guarded tool reads the cards fresh, validates everything,
+and asks with the ETag(s) it read bound into the approval (``gate.check(version=...)``) together with the counts
+its dialog states. The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
+never overwritten. After a pushed dialog the cards are read again first, and a count that changed meanwhile
+stops the call; a delete of several cards checks every ETag before the first DELETE; a MOVE, whose If-Match
+Radicale and Xandikos ignore, is preceded by a read of the card's ETag.
+
+create_contact takes an optional caller-given UID and writes with If-None-Match: *; see
+:func:`carddav_mcp.writes.create_card` for retries and lost replies.
 """
 
 from __future__ import annotations
@@ -13,19 +20,21 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, NotApproved, annotations, structured
+from approval_core import ApprovalGate, Dialog, NotApproved, annotations, structured
 from carddav_mcp import dialogs
-from carddav_mcp.backend import Backend
-from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound
+from carddav_mcp.backend import Backend, Entry
+from carddav_mcp.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from carddav_mcp.fields import changed_lines
 from carddav_mcp.groups import book_version, collect_groups
-from carddav_mcp.models import ContactFields, Deleted, Moved, Written
+from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
 from carddav_mcp.tools.reading import BookArg, ContactArg, contact_entry
 from carddav_mcp.vcard import Card, escape_text, make_line
+from carddav_mcp.writes import Write, create_card, still_as_asked, unchanged, version_of, write_each
 
 __all__ = ["register"]
 
 Token = Annotated[str | None, Field(max_length=200, description="only when a previous call returned one")]
+UidArg = Annotated[str | None, Field(max_length=200, pattern=UID_PATTERN, description=UID_DESCRIPTION)]
 _VERSION_PROBE = 20
 
 
@@ -45,22 +54,40 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     async def create_contact(
         address_book: BookArg,
         fields: Annotated[ContactFields, Field(description="the new contact's fields; fn is required")],
-    ) -> Annotated[mt.CallToolResult, Written]:
-        """Create a new contact (fn required). It is written in the vCard version the address book already uses."""
+        uid: UidArg = None,
+    ) -> Annotated[mt.CallToolResult, CreatedContact]:
+        """Create a new contact (fn required) in the vCard version the address book already uses.
+
+        Give a uid to make a retry safe: a card with that UID already in the book is answered
+        already_exists (nothing written). If the server's reply is lost, the tool reads the card back and
+        says whether it was created.
+        """
         if not fields.fn:
             raise InvalidInput("fields.fn", "a new contact needs a formatted name (FN)")
         info = await backend.writable_book("address_book", address_book)
         version = await _version_of(backend, info.path)
-        uid = str(uuid.uuid4())
+        uid = uid or str(uuid.uuid4())
         actions, _, lines = changed_lines(fields, version, creating=True)
         head = [f"VERSION:{version}", make_line("UID", escape_text(uid))]
         if version != "4.0" and "n" not in actions:
             head.append("N:;;;;")  # required in vCard 3.0 (RFC 2426 §5)
-        card = Card([])
-        card = card.replaced(set(), head + lines)
-        href = f"{info.path}{uid}.vcf"
-        etag = await backend.client().put(href, card.serialize(), etag=None)
-        return structured(Written(id=href, etag=etag, uid=uid, fields_changed=sorted(actions)))
+        card = Card([]).replaced(set(), head + lines)
+        made = await create_card(backend, "create_contact", info.path, uid, card.serialize())
+        if made.outcome == "already_exists":
+            existing = Card.parse(made.card.text)
+            if existing.is_group:
+                raise Conflict(
+                    f"uid: the group card {made.card.href} already has this UID; nothing was written. "
+                    "Choose another uid."
+                )
+            return structured(
+                CreatedContact(id=made.card.href, etag=made.card.etag, uid=existing.uid, outcome="already_exists")
+            )
+        return structured(
+            CreatedContact(
+                id=made.card.href, etag=made.card.etag, uid=uid, fields_changed=sorted(actions), outcome="created"
+            )
+        )
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def update_contact(
@@ -83,49 +110,44 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             raise InvalidInput("changes", "name at least one field to change")
         href, book = await backend.card_id("contact_id", contact_id)
         await backend.writable_book("contact_id", book)
-        entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
-        current = entry.card
-        target: dict[str, Any] = {"contact": href, "etag": entry.data.etag}
-        if changes is not None:
-            actions, names, lines = changed_lines(changes, current.version, creating=False)
-            new = current.replaced(names, lines)
-            target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
-            target["actions"] = actions
-            dialog = dialogs.update_fields_dialog(book, actions)
-            changed = sorted(actions)
-        else:
+
+        async def prepare() -> tuple[Entry, Card, list[str], Dialog, dict[str, Any]]:
+            entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
+            current = entry.card
+            target: dict[str, Any] = {"contact": href}
+            if changes is not None:
+                actions, names, lines = changed_lines(changes, current.version, creating=False)
+                new = current.replaced(names, lines)
+                target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
+                target["actions"] = actions
+                set_count = sum(1 for action in actions.values() if action == "set")
+                target["counts"] = {"fields": len(actions), "set": set_count, "cleared": len(actions) - set_count}
+                return entry, new, sorted(actions), dialogs.update_fields_dialog(book, actions), target
             assert vcard is not None
-            try:
-                new = Card.parse(vcard)
-            except ValueError as exc:
-                raise InvalidInput("vcard", f"is not a vCard: {exc}") from None
-            if new.is_group:
-                raise InvalidInput("vcard", "is a group card; the contact tools write contact cards only")
-            if new.version != current.version:
-                raise InvalidInput("vcard", f"must be vCard {current.version}, the version of the card it replaces")
-            if new.uid is None and current.uid:
-                new = new.replaced(set(), [make_line("UID", escape_text(current.uid))])
-            elif new.uid != current.uid:
-                raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
-            if not new.text_of("FN"):
-                raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
-            if new.version != "4.0" and not new.all("N"):
-                raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
+            new = _replacement(current, vcard)
             kept = {p.name for p in new.props}
             dropped = sum(1 for p in current.props if p.name not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
-            dialog = dialogs.replace_card_dialog(book, _property_count(current), _property_count(new), dropped, photo)
+            counts = {"current": _property_count(current), "new": _property_count(new), "dropped": dropped}
+            dialog = dialogs.replace_card_dialog(book, counts["current"], counts["new"], dropped, photo)
             target["vcard"] = vcard
+            target["counts"] = {**counts, "photo_goes": photo}
             old_lines, new_lines = {p.line for p in current.props}, {p.line for p in new.props}
             changed = sorted(
                 {p.name for p in [*current.props, *new.props] if (p.line in old_lines) != (p.line in new_lines)}
             )
+            return entry, new, changed, dialog, target
+
+        entry, new, changed, dialog, target = await prepare()
+        version = version_of("contact_id", {href: entry.data.etag})
         decision = await gate.check(
-            ctx, tool="update_contact", target=target, dialog=dialog, confirm_token=confirm_token
+            ctx, tool="update_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        etag = await backend.client().put(href, new.serialize(), etag=entry.data.etag)
+        if decision.path == "dialog":
+            still_as_asked("update_contact", target, (await prepare())[4])
+        etag = await backend.client().put(href, new.serialize(), etag=version)
         return structured(Written(id=href, etag=etag, uid=new.uid, fields_changed=changed))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
@@ -139,28 +161,49 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         for index, value in enumerate(contact_ids):
             href, book = await backend.card_id(f"contact_ids[{index}]", value)
             hrefs[href] = book
-        for book in sorted(set(hrefs.values())):
+        books = sorted(set(hrefs.values()))
+        for book in books:
             await backend.writable_book("contact_ids", book)
-        entries = [contact_entry(await backend.fresh("contact_ids", href), "contact_ids") for href in sorted(hrefs)]
-        photos = sum(1 for e in entries if e.card.all("PHOTO"))
-        dialog = dialogs.delete_contacts_dialog(sorted(set(hrefs.values())), len(hrefs), photos)
-        target = {"contacts": {e.data.href: e.data.etag for e in entries}}
+
+        async def prepare() -> tuple[dict[str, str | None], Dialog, dict[str, Any]]:
+            entries = [contact_entry(await backend.fresh("contact_ids", h), "contact_ids") for h in sorted(hrefs)]
+            photos = sum(1 for e in entries if e.card.all("PHOTO"))
+            dialog = dialogs.delete_contacts_dialog(books, len(hrefs), photos)
+            target = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
+            return {e.data.href: e.data.etag for e in entries}, dialog, target
+
+        etags, dialog, target = await prepare()
+        version = version_of("contact_ids", etags)
         decision = await gate.check(
-            ctx, tool="delete_contact", target=target, dialog=dialog, confirm_token=confirm_token
+            ctx, tool="delete_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        done: list[str] = []
+        # Every card still as read (a pushed dialog may have waited, and a multi-card delete must not stop
+        # half-way on a 412); a card someone else deleted meanwhile is already as asked.
         gone: list[str] = []
-        for entry in entries:
-            try:
-                deleted = await backend.client().delete(entry.data.href, entry.data.etag)
-            except BackendError as exc:
-                if not done:
-                    raise
-                raise BackendError(f"{exc} Deleted before this failure: {', '.join(done)}.", exc.status) from exc
-            (done if deleted else gone).append(entry.data.href)
-        return structured(Deleted(deleted=done, already_gone=gone))
+        if decision.path == "dialog" or len(etags) > 1:
+            for book in books:
+                in_book = {h: e for h, e in etags.items() if hrefs[h] == book}
+                gone += await unchanged(backend, "delete_contact", book, in_book, gone_ok=True)
+        client = backend.client()
+
+        def deletion(href: str) -> Write:
+            async def run() -> None:
+                if not await client.delete(href, etags[href]):
+                    gone.append(href)  # someone else deleted it meanwhile: already as asked
+
+            async def landed() -> bool:
+                try:
+                    await client.get(href)
+                except NotFound:
+                    return True
+                return False
+
+            return Write(href, run, landed)
+
+        done = await write_each("delete_contact", [deletion(h) for h in sorted(etags) if h not in gone])
+        return structured(Deleted(deleted=[h for h in done if h not in gone], already_gone=gone))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=False, open_world=False))
     async def move_contact(
@@ -172,26 +215,68 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         """Move a contact to another address book (WebDAV MOVE). The destination is checked first. Always asks."""
         href, book = await backend.card_id("contact_id", contact_id)
         await backend.writable_book("contact_id", book)
-        entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
         dest = await backend.writable_book("destination", destination)
         if dest.path == book:
             raise InvalidInput("destination", "is the address book the contact is already in")
         new_href = dest.path + href.rsplit("/", 1)[1]
-        if entry.card.uid and await backend.hrefs_with_uid(dest.path, entry.card.uid):
-            raise Conflict(f"destination: {dest.path} already has a card with this contact's UID; nothing was moved.")
-        try:
-            await backend.client().get(new_href)
-        except NotFound:
-            pass
-        else:
-            raise Conflict(f"destination: {dest.path} already has a card at {new_href}; nothing was moved.")
-        groups = sum(1 for g in collect_groups(book, await backend.entries(book)) if g.entry and href in g.members)
-        dialog = dialogs.move_contact_dialog(book, dest.path, groups)
-        target = {"contact": href, "etag": entry.data.etag, "destination": dest.path}
-        decision = await gate.check(ctx, tool="move_contact", target=target, dialog=dialog, confirm_token=confirm_token)
+
+        async def prepare() -> tuple[Entry, Dialog, dict[str, Any]]:
+            entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
+            if entry.card.uid and await backend.hrefs_with_uid(dest.path, entry.card.uid):
+                raise Conflict(
+                    f"destination: {dest.path} already has a card with this contact's UID; nothing was moved."
+                )
+            try:
+                await backend.client().get(new_href)
+            except NotFound:
+                pass
+            else:
+                raise Conflict(f"destination: {dest.path} already has a card at {new_href}; nothing was moved.")
+            groups = sum(1 for g in collect_groups(book, await backend.entries(book)) if g.entry and href in g.members)
+            dialog = dialogs.move_contact_dialog(book, dest.path, groups)
+            return entry, dialog, {"contact": href, "destination": dest.path, "counts": {"groups": groups}}
+
+        entry, dialog, target = await prepare()
+        version = version_of("contact_id", {href: entry.data.etag})
+        decision = await gate.check(
+            ctx, tool="move_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+        )
         if isinstance(decision, NotApproved):
             return decision.result
-        await backend.client().move(href, new_href, entry.data.etag)
+        if decision.path == "dialog":
+            still_as_asked("move_contact", target, (await prepare())[2])
+        # Radicale and Xandikos ignore If-Match on MOVE, so the ETag is compared here too, just before it.
+        if (await backend.client().get(href)).etag != version:
+            raise PreconditionFailed(
+                f"move_contact: {href} changed on the server since it was read, so nothing was moved. "
+                "Read it again and repeat the move if it still applies."
+            )
+        await backend.client().move(href, new_href, version)
         return structured(Moved(id=new_href, previous_id=href, address_book=dest.path))
 
     _ = (create_contact, update_contact, delete_contact, move_contact)
+
+
+def _replacement(current: Card, vcard: str) -> Card:
+    """The card a whole-vCard update writes, checked against the card it replaces.
+
+    Raises:
+        InvalidInput: naming ``vcard`` and the rule it breaks.
+    """
+    try:
+        new = Card.parse(vcard)
+    except ValueError as exc:
+        raise InvalidInput("vcard", f"is not a vCard: {exc}") from None
+    if new.is_group:
+        raise InvalidInput("vcard", "is a group card; the contact tools write contact cards only")
+    if new.version != current.version:
+        raise InvalidInput("vcard", f"must be vCard {current.version}, the version of the card it replaces")
+    if new.uid is None and current.uid:
+        new = new.replaced(set(), [make_line("UID", escape_text(current.uid))])
+    elif new.uid != current.uid:
+        raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
+    if not new.text_of("FN"):
+        raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
+    if new.version != "4.0" and not new.all("N"):
+        raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
+    return new

@@ -1,0 +1,142 @@
+"""A test double: a TCP proxy on 127.0.0.1 in front of a real DAV server, misbehaving on chosen requests.
+
+It does what no real server can be made to do on demand: carry out a request
+and lose the reply (the connection closes before any answer), lose a request
+before it arrives, or fail one particular request with 500. Every other
+request is passed to the real server and its answer passed back unchanged.
+It also records each request's method, path and headers, so a test can check
+what a write carried (If-Match, If-None-Match).
+
+Each request gets its own upstream connection (``Connection: close`` both
+ways), so a dropped connection affects exactly one request.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+Action = Literal["pass", "drop_reply", "drop_request", "fail"]
+"""``pass``: forward, answer; ``drop_reply``: forward, then close with no answer;
+``drop_request``: close without forwarding; ``fail``: answer 500 without forwarding."""
+
+
+@dataclass
+class Seen:
+    """One request as the proxy received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    action: Action
+
+
+@dataclass
+class FaultProxy:
+    """A running proxy.
+
+    Attributes:
+        url: Its base URL (``http://127.0.0.1:<port>/``): use it in place of the real server's.
+        seen: Every request received, in order.
+    """
+
+    url: str
+    seen: list[Seen] = field(default_factory=lambda: [])
+
+    def requests(self, method: str) -> list[Seen]:
+        """The requests of one method."""
+        return [s for s in self.seen if s.method == method]
+
+
+def _read_request(conn: socket.socket) -> tuple[bytes, bytes] | None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    return head, body
+
+
+def _closing(head: bytes) -> bytes:
+    """``head`` with its Connection header replaced by ``Connection: close``."""
+    lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")]
+    return b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n"
+
+
+def _forward(upstream: tuple[str, int], head: bytes, body: bytes) -> bytes:
+    with socket.create_connection(upstream, timeout=30) as up:
+        up.sendall(_closing(head) + body)
+        reply = b""
+        while chunk := up.recv(65536):
+            reply += chunk
+    reply_head, _, reply_body = reply.partition(b"\r\n\r\n")
+    return _closing(reply_head) + reply_body
+
+
+@contextmanager
+def fault_proxy(upstream_url: str, rule: Callable[[str, str], Action]) -> Iterator[FaultProxy]:
+    """A :class:`FaultProxy` in front of ``upstream_url``, deciding each request's fate with ``rule(method, path)``."""
+    parts = urlsplit(upstream_url)
+    upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.settimeout(0.2)
+    proxy = FaultProxy(url=f"http://127.0.0.1:{sock.getsockname()[1]}/")
+    stop = threading.Event()
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30)
+            request = _read_request(conn)
+            if request is None:
+                return
+            head, body = request
+            first, *header_lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = first.split(" ", 2)
+            headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
+            action = rule(method, path)
+            proxy.seen.append(Seen(method, path, headers, action))
+            if action == "drop_request":
+                return
+            if action == "fail":
+                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            reply = _forward(upstream, head, body)
+            if action == "pass":
+                conn.sendall(reply)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=serve, name="fault-proxy", daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        sock.close()
