@@ -24,7 +24,10 @@ without a size limit, and its timeout bounds each read, not the answer.
   ``no_network=True`` and ``huge_tree=False`` as a second line.
 * A 2xx answer to PROPFIND, REPORT or PROPPATCH must be well-formed XML whose
   root is in the ``DAV:`` namespace (RFC 4918 §13, §14.16), whatever its
-  Content-Type says (some servers mislabel it).
+  Content-Type says (some servers mislabel it); a 2xx answer to GET that is not
+  XML must be ``text/calendar`` (or ``text/plain``, ``application/octet-stream``).
+  Any other body that is not XML (an error page, an OPTIONS text) is dropped:
+  its status and headers are the answer.
 
 Every refusal is a :class:`caldav_mcp.errors.BackendError` subclass whose text
 names what failed; :mod:`caldav_mcp.client` adds what was being done.
@@ -60,6 +63,7 @@ logger = logging.getLogger("caldav_mcp.transport")
 MAX_REDIRECTS = 5
 _REDIRECTS = {301, 302, 303, 307, 308}
 _XML_METHODS = {"PROPFIND", "REPORT", "PROPPATCH"}
+_CALENDAR_TYPES = {"text/calendar", "text/plain", "application/octet-stream"}
 
 
 class OffOrigin(BackendError):
@@ -80,6 +84,10 @@ class Unreachable(BackendError):
 
 class BadAnswer(BackendError):
     """An answer that is refused: a DTD, malformed or non-WebDAV XML, too many redirects, not HTTP."""
+
+
+class MalformedXML(BadAnswer):
+    """A body that starts as XML but is not well-formed."""
 
 
 def _mib(count: int) -> str:
@@ -162,7 +170,7 @@ def screen_xml(body: bytes, *, what: str, whole: bool) -> str | None:
         pass
     except xml.parsers.expat.ExpatError as exc:
         if whole and root:
-            raise BadAnswer(
+            raise MalformedXML(
                 f"the CalDAV server's answer to {what} is malformed XML (line {exc.lineno}, "
                 f"column {exc.offset}: {xml.parsers.expat.ErrorString(exc.code)})"
             ) from None
@@ -339,13 +347,26 @@ class ConfinedSession:
         if not answer.content:
             return
         expects_xml = method.upper() in _XML_METHODS and 200 <= answer.status_code < 300
-        root = screen_xml(answer.content, what=what, whole=expects_xml)
+        try:
+            root = screen_xml(answer.content, what=what, whole=True)
+        except MalformedXML:
+            if expects_xml:
+                raise
+            root = None
+        kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower() or "no Content-Type"
         if expects_xml and (root is None or not root.startswith("{DAV:}")):
-            kind = answer.headers.get("Content-Type", "no Content-Type").split(";")[0].strip() or "no Content-Type"
             raise BadAnswer(
                 f"the CalDAV server answered {what} with {kind} that is not a WebDAV XML answer "
                 "(a login page, a proxy, or not a CalDAV server at CALDAV_URL?)"
             )
+        if root is not None:
+            return
+        if method.upper() == "GET" and 200 <= answer.status_code < 300:
+            if kind not in _CALENDAR_TYPES:
+                raise BadAnswer(f"the CalDAV server answered {what} with {kind} where iCalendar was expected")
+        else:
+            # Not XML, not an entry: the status and headers are the answer (a 500 page, an OPTIONS text).
+            answer.content = b""
 
     def _too_large(self, what: str, detail: str) -> str:
         return (
