@@ -140,6 +140,6 @@ async def test_no_id_of_any_tool_leads_a_request_off_the_configured_server(accou
     id_taking = {tool for tool in listed if tool not in {"list_calendars", "get_server_info"}}
     assert set(tools) == id_taking
     for tool, name, hostile, text in answers:
-        assert "NOT REFUSED" != text, (tool, name, hostile)
+        assert text != "NOT REFUSED", (tool, name, hostile)
         assert "unexpected internal error" not in text, (tool, name, hostile, text)
         assert name in text, (tool, name, hostile, text)
