@@ -40,36 +40,40 @@ class Hostile:
         return f"http://127.0.0.1:{self.port}/"
 
 
+def _head(status: str, **headers: object) -> bytes:
+    """A status line and headers (each answer closes its connection)."""
+    lines = [f"HTTP/1.1 {status}", "Connection: close"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
 def _answer(conn: socket.socket, hostile: Hostile) -> None:
     mode = hostile.mode
+    multistatus = "207 Multi-Status"
     if mode == "bomb":
-        head = f"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml\r\nContent-Length: {len(BOMB)}\r\n\r\n"
-        conn.sendall(head.encode() + BOMB)
+        conn.sendall(_head(multistatus, Content_Type="text/xml", Content_Length=len(BOMB)) + BOMB)
     elif mode == "announced-huge":
-        conn.sendall(b"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml\r\nContent-Length: 62914560\r\n\r\n<d:")
+        conn.sendall(_head(multistatus, Content_Type="text/xml", Content_Length=62914560) + b"<d:")
     elif mode == "endless":
-        conn.sendall(b"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml\r\nTransfer-Encoding: chunked\r\n\r\n")
+        conn.sendall(_head(multistatus, Content_Type="text/xml", Transfer_Encoding="chunked"))
         chunk = b"<d:x xmlns:d='DAV:'>" + b"a" * 65000 + b"</d:x>"
         for _ in range(2000):  # 130 MB at most, if nobody stops reading
             conn.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
     elif mode == "slow":
-        conn.sendall(b"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml\r\nContent-Length: 100000\r\n\r\n<")
+        conn.sendall(_head(multistatus, Content_Type="text/xml", Content_Length=100000) + b"<")
         for _ in range(600):
             time.sleep(0.25)
             conn.sendall(b" ")
     elif mode in {"html", "json"}:
         body, kind = (HTML, "text/html") if mode == "html" else (b'{"error": "no"}', "application/json")
-        conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        conn.sendall(_head("200 OK", Content_Type=kind, Content_Length=len(body)) + body)
     elif mode == "malformed":
-        conn.sendall(
-            f"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml\r\nContent-Length: {len(MALFORMED)}\r\n\r\n".encode()
-            + MALFORMED
-        )
+        conn.sendall(_head(multistatus, Content_Type="text/xml", Content_Length=len(MALFORMED)) + MALFORMED)
     elif mode == "loop":
-        conn.sendall(f"HTTP/1.1 301 Moved\r\nLocation: {hostile.url}again/\r\nContent-Length: 0\r\n\r\n".encode())
+        conn.sendall(_head("301 Moved", Location=f"{hostile.url}again/", Content_Length=0))
     elif mode == "away":
         location = f"http://127.0.0.1:{hostile.target_port}/willi/"
-        conn.sendall(f"HTTP/1.1 307 Elsewhere\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n".encode())
+        conn.sendall(_head("307 Elsewhere", Location=location, Content_Length=0))
     elif mode == "not-http":
         conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\x00\x01garbage\r\n\r\n")
     else:  # pragma: no cover

@@ -375,6 +375,24 @@ class CalDAVClient:
         """Whether this account may write into ``cal``; see :meth:`can_write`."""
         return await self.can_write(cal.path)
 
+    async def require_write(self, path: str, *, field: str = "calendar") -> None:
+        """Refuse before asking anyone when the server says this account may not write at ``path``.
+
+        Guarded tools call it just before ``gate.check``, so no dialog is shown
+        for something that cannot be done. A server that does not publish
+        ``current-user-privilege-set`` (None from :meth:`can_write`) is not
+        refused here; its 403 on the write is then reported as :class:`NotAllowed`.
+
+        Raises:
+            NotAllowed: the server lists this account's privileges at ``path`` and no write privilege.
+        """
+        if await self.can_write(path) is False:
+            raise NotAllowed(
+                f"{field}: this account may not change entries in {path} (the server grants it no write "
+                "privilege there, RFC 3744 current-user-privilege-set; a calendar shared read-only?). "
+                "Nothing was asked or changed"
+            )
+
     async def can_write(self, url: str) -> bool | None:
         """Whether this account may change ``url``: RFC 3744 §5.4 ``current-user-privilege-set``.
 

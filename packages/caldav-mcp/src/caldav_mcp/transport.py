@@ -334,7 +334,13 @@ class ConfinedSession:
             raise TooSlow(self._too_slow(what)) from exc
         except httpx.DecodingError as exc:
             raise BadAnswer(f"the CalDAV server's answer to {what} could not be decompressed") from exc
-        except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
+        except httpx.RemoteProtocolError as exc:
+            if "disconnected" in str(exc).lower():
+                raise Unreachable(
+                    f"the CalDAV server at {self.origin} closed the connection without answering {what}"
+                ) from exc
+            raise BadAnswer(f"the CalDAV server's answer to {what} is not valid HTTP ({type(exc).__name__})") from exc
+        except httpx.LocalProtocolError as exc:
             raise BadAnswer(f"the CalDAV server's answer to {what} is not valid HTTP ({type(exc).__name__})") from exc
         except (httpx.TransportError, OSError) as exc:
             raise Unreachable(
