@@ -80,7 +80,8 @@ def test_members_are_one_segment_below_their_collection() -> None:
 
 def test_wire_paths_are_encoded_and_origins_compared_with_default_ports() -> None:
     assert wire_path("/willi/my cal/a@b.ics") == "/willi/my%20cal/a@b.ics"
-    assert ORIGIN.same("https://dav.example.org/x") and ORIGIN.same("HTTPS://dav.EXAMPLE.org:443/x")
+    assert ORIGIN.same("https://dav.example.org/x")
+    assert ORIGIN.same("HTTPS://dav.EXAMPLE.org:443/x")
     assert not ORIGIN.same("https://dav.example.org.evil/x")
     assert ORIGIN.url("/willi/") == "https://dav.example.org/willi/"
     assert Origin("http://[::1]:8080/").url("/x") == "http://[::1]:8080/x"
@@ -89,7 +90,10 @@ def test_wire_paths_are_encoded_and_origins_compared_with_default_ports() -> Non
 @pytest.mark.parametrize("uid", ["../../escape", "a/b", "%2e%2e", ".hidden", "x" * 300, "ümlaut"])
 def test_a_uid_that_is_not_a_plain_name_becomes_a_digest(uid: str) -> None:
     name = resource_name(uid)
-    assert len(name) == 44 and name.endswith(".ics") and "/" not in name and "%" not in name
+    assert len(name) == 44
+    assert name.endswith(".ics")
+    assert "/" not in name
+    assert "%" not in name
 
 
 def test_a_plain_uid_names_its_file() -> None:
