@@ -9,9 +9,12 @@ import pytest
 from approval_core import ApprovalSettings, SettingsError
 from approval_core.testing import connect, escape_corpus, listening
 from caldav_helpers import ics, vevent
+from caldav_mcp.client import translate
+from caldav_mcp.errors import BadCredentials, NotAllowed
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from hostile_http import hostile_server
+from caldav_mcp.transport import BadAnswer, screen_xml
+from hostile_http import BOMB, hostile_server
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +146,33 @@ async def test_no_id_of_any_tool_leads_a_request_off_the_configured_server(accou
         assert text != "NOT REFUSED", (tool, name, hostile)
         assert "unexpected internal error" not in text, (tool, name, hostile, text)
         assert name in text, (tool, name, hostile, text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        BOMB,
+        BOMB.decode().encode("utf-16"),  # another encoding hides no DTD
+        b'<?xml version="1.0"?><!-- note --><!DOCTYPE d:multistatus SYSTEM "http://127.0.0.1:9/x.dtd"><d:multistatus/>',
+        b"<!DOCTYPE html><html><body>Sign in</body></html>",
+    ],
+)
+def test_any_dtd_is_refused_before_parsing(body: bytes) -> None:
+    with pytest.raises(BadAnswer, match="declares a DTD"):
+        screen_xml(body, what="PROPFIND /", whole=True)
+
+
+def test_bodies_that_are_not_xml_pass_the_screen_untouched() -> None:
+    assert screen_xml(b"BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n", what="GET /a.ics", whole=True) is None
+    assert screen_xml(b'<d:multistatus xmlns:d="DAV:"/>', what="REPORT /", whole=True) == "{DAV:}multistatus"
+
+
+def test_library_errors_are_translated_by_status() -> None:
+    from caldav.lib import error
+
+    forbidden = translate(error.AuthorizationError(url="http://x/", reason="Forbidden", status=403), "writing")
+    unauthorised = translate(error.AuthorizationError(url="http://x/", reason="Unauthorized", status=401), "reading")
+    assert isinstance(forbidden, NotAllowed)
+    assert str(forbidden).startswith("writing: the CalDAV server answered 403 Forbidden")
+    assert isinstance(unauthorised, BadCredentials)
+    assert translate(ValueError("not ours")) is None
