@@ -200,15 +200,21 @@ class _Negotiated(httpx.Auth):
                 return
             if "digest" in offered:
                 self._chosen = httpx.DigestAuth(self._username, self._password)
-                challenge = response
+                # Hand the Digest flow only its own challenge (a server may list several schemes in one header).
+                value = next(v for v in response.headers.get_list("WWW-Authenticate") if "digest" in v.lower())
+                digest = value[value.lower().index("digest") :]
+                challenge = httpx.Response(401, headers={"WWW-Authenticate": digest}, request=request)
             elif "basic" in offered:
                 self._chosen = httpx.BasicAuth(self._username, self._password)
             else:
                 return
         flow = self._chosen.auth_flow(request)
-        outgoing = next(flow)
-        if challenge is not None:
-            outgoing = flow.send(challenge)
+        try:
+            outgoing = next(flow)
+            if challenge is not None:
+                outgoing = flow.send(challenge)
+        except StopIteration:
+            return  # a challenge the flow cannot answer: the 401 stands
         while True:
             response = yield outgoing
             try:
