@@ -75,6 +75,12 @@ def test_a_password_in_caldav_url_is_refused_at_startup_without_echoing_it() -> 
     assert "CALDAV_USERNAME and CALDAV_PASSWORD" in str(raised.value)
 
 
+def test_settings_built_in_code_refuse_a_password_in_the_url_too() -> None:
+    with pytest.raises(SettingsError) as raised:
+        CalDAVSettings("http://willi:hunter2-secret@127.0.0.1:9/", "willi", "secret")
+    assert "hunter2" not in str(raised.value)
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [("CALDAV_TIMEOUT", "0"), ("CALDAV_TIMEOUT", "2.5"), ("CALDAV_MAX_RESPONSE_BYTES", "1000"), ("CALDAV_TIMEOUT", "")],

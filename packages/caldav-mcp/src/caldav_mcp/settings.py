@@ -47,6 +47,10 @@ __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "CalDAVSettings"]
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 _TIMEOUT_RANGE = (1, 600)
+_USERINFO = (
+    "CALDAV_URL carries a user name or password (user:password@host): remove them from the URL "
+    "and set CALDAV_USERNAME and CALDAV_PASSWORD instead"
+)
 _MAX_BYTES_RANGE = (64 * 1024, 1024 * 1024 * 1024)
 
 
@@ -92,11 +96,7 @@ class CalDAVSettings:
         if url is not None:
             parts = urlsplit(url)
             if "@" in parts.netloc:
-                # Never echo the value: it holds a password.
-                raise SettingsError(
-                    "CALDAV_URL carries a user name or password (user:password@host): remove them from the URL "
-                    "and set CALDAV_USERNAME and CALDAV_PASSWORD instead"
-                )
+                raise SettingsError(_USERINFO)  # never echo the value: it holds a password
             if parts.scheme not in {"http", "https"} or not parts.hostname:
                 raise SettingsError(f"CALDAV_URL={url!r} is not valid: give an http:// or https:// URL with a host")
             try:
@@ -115,6 +115,10 @@ class CalDAVSettings:
         timeout = _whole(env, "CALDAV_TIMEOUT", DEFAULT_TIMEOUT, _TIMEOUT_RANGE, "seconds")
         max_bytes = _whole(env, "CALDAV_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES, _MAX_BYTES_RANGE, "bytes")
         return cls(url, username, password, calendars, embedded, embedded_dir, float(timeout), int(max_bytes))
+
+    def __post_init__(self) -> None:
+        if self.url is not None and "@" in urlsplit(self.url).netloc:
+            raise SettingsError(_USERINFO)
 
     def missing(self) -> list[str]:
         """The names of the variables a backend call still needs."""
