@@ -204,7 +204,7 @@ async def test_move_validates_the_destination_before_asking(account) -> None:
     assert "does not accept events" in texts[1]
     assert "not one of the calendars" in texts[2]
     assert "already has an event with this UID" in texts[3]
-    assert "give a calendar id" in texts[4]
+    assert "destination: an absolute URL must be on" in texts[4]
     assert log.messages == []
 
 

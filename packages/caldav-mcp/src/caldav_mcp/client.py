@@ -13,22 +13,30 @@ bytes and preconditions are this server's choice:
 * move: ``MOVE`` with ``Destination``, ``Overwrite: F`` and ``If-Match``
   (RFC 4918 §9.9).
 
-A 412 becomes :class:`PreconditionFailed` and is never retried.
-Calendars are addressed by their collection path (``/willi/work/``); a path
-is resolved against the configured server only, so it cannot point anywhere
-else, and only calendars this account has (and ``CALDAV_CALENDARS`` allows)
-resolve at all.
+A 412 becomes :class:`PreconditionFailed` and is never retried; a 401 is
+:class:`BadCredentials`, a 403 :class:`NotAllowed`; a DELETE answered 404 or
+410 means the entry is already gone (not an error).
+
+Ids stay home: calendars are addressed by their collection path
+(``/willi/work/``), resolved by :func:`caldav_mcp.ids.canonical_path` (all
+percent-decoding, dot-segment removal) and looked up among the calendars this
+account has (and ``CALDAV_CALENDARS`` allows); every URL this client builds
+(:meth:`CalDAVClient._url`) is a known calendar or one member of one, on
+``CALDAV_URL``'s origin. Under the library, :class:`caldav_mcp.transport.ConfinedSession`
+refuses any request to another origin, redirects included, bounds every answer
+in bytes and time, and refuses DTDs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
 import anyio.to_thread
@@ -36,20 +44,25 @@ from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]
 
 from caldav_mcp.errors import (
     BackendError,
+    BadCredentials,
+    CalDAVToolError,
     Conflict,
     InvalidInput,
+    NotAllowed,
     NotConfigured,
     NotFound,
     OutOfScope,
     PreconditionFailed,
 )
+from caldav_mcp.ids import Origin, canonical_path, name_in, wire_path
 from caldav_mcp.settings import CalDAVSettings
+from caldav_mcp.transport import ConfinedSession
 
 if TYPE_CHECKING:
     from caldav.collection import Calendar
     from caldav.davclient import DAVClient
 
-__all__ = ["CalDAVClient", "CalendarInfo", "Component", "Resource"]
+__all__ = ["CalDAVClient", "CalendarInfo", "Component", "Deletion", "Resource", "translate"]
 
 
 def _caldav_errors():
@@ -60,6 +73,7 @@ def _caldav_errors():
 
 
 Component = Literal["VEVENT", "VTODO", "VJOURNAL"]
+Deletion = Literal["deleted", "already gone"]
 T = TypeVar("T")
 _CONTENT_TYPE = "text/calendar; charset=utf-8"
 _SEARCH_KIND = {"VEVENT": "event", "VTODO": "todo", "VJOURNAL": "journal"}
@@ -97,29 +111,62 @@ class Resource:
     data: str
 
 
+def _auth_error(what: str, status: int | None) -> BackendError:
+    if status == 403:
+        return NotAllowed(
+            f"{what}: the CalDAV server answered 403 Forbidden: this account may not do that there "
+            "(for example, a calendar shared with it read-only). Nothing was changed"
+        )
+    return BadCredentials(
+        f"{what}: the CalDAV server refused these credentials (401); check CALDAV_USERNAME and CALDAV_PASSWORD"
+    )
+
+
+def translate(exc: Exception, what: str = "a request to the CalDAV server") -> CalDAVToolError | None:
+    """The caldav-mcp error for a failure of the ``caldav`` library, lxml or the HTTP layer; None if unknown.
+
+    The one mapping of backend failures (also given to ``install_error_boundary``
+    as ``translate=``). Messages name what was being done and never carry a
+    password or the server's text.
+    """
+    if isinstance(exc, CalDAVToolError):
+        return exc
+    from lxml import etree as lxml_etree  # pyright: ignore[reportAttributeAccessIssue]
+
+    caldav_error = _caldav_errors()
+    status = getattr(exc, "status", None)
+    if isinstance(exc, caldav_error.AuthorizationError):
+        return _auth_error(what, status if isinstance(status, int) else None)
+    if isinstance(exc, caldav_error.NotFoundError):
+        return NotFound(f"{what}: the CalDAV server answered 404 Not Found")
+    if isinstance(exc, caldav_error.RateLimitError):
+        return BackendError(f"{what}: the CalDAV server is busy (429/503 with Retry-After); try again later")
+    if isinstance(exc, caldav_error.DAVError):
+        code = f" HTTP {status}" if isinstance(status, int) else ""
+        return BackendError(f"{what}: the CalDAV server answered with an error ({type(exc).__name__}{code})")
+    if isinstance(exc, lxml_etree.XMLSyntaxError):
+        return BackendError(f"{what}: the CalDAV server's answer is malformed XML")
+    if isinstance(exc, OSError):
+        return BackendError(f"{what}: the CalDAV server could not be reached ({type(exc).__name__})")
+    return None
+
+
 @contextlib.contextmanager
 def _translated(what: str) -> Iterator[None]:
-    """Turn library and network failures into this server's errors."""
-    caldav_error = _caldav_errors()
+    """Turn library and network failures into this server's errors, prefixed with ``what``."""
     try:
         yield
-    except (InvalidInput, NotFound, OutOfScope, PreconditionFailed, Conflict, BackendError):
+    except (InvalidInput, NotFound, OutOfScope, PreconditionFailed, Conflict, NotConfigured, NotAllowed):
         raise
-    except caldav_error.AuthorizationError as exc:
-        raise BackendError(
-            f"{what}: the CalDAV server refused these credentials; check CALDAV_USERNAME and CALDAV_PASSWORD"
-        ) from exc
-    except caldav_error.NotFoundError as exc:
-        raise NotFound(f"{what}: the CalDAV server answered 404 Not Found") from exc
-    except caldav_error.DAVError as exc:
-        raise BackendError(f"{what}: the CalDAV server answered with an error ({type(exc).__name__})") from exc
-    except OSError as exc:
-        raise BackendError(f"{what}: the CalDAV server could not be reached ({type(exc).__name__})") from exc
+    except BackendError as exc:
+        # Raised below the library (transport): say what was being done.
+        text = str(exc)
+        raise type(exc)(text if text.startswith(what) else f"{what}: {text}") from exc
     except Exception as exc:
-        # requests/niquests connection errors do not share a base with OSError in every version.
-        if "connection" in type(exc).__name__.lower() or "timeout" in type(exc).__name__.lower():
-            raise BackendError(f"{what}: the CalDAV server could not be reached ({type(exc).__name__})") from exc
-        raise
+        mapped = translate(exc, what)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 def _status_error(what: str, status: int) -> Exception:
@@ -128,13 +175,30 @@ def _status_error(what: str, status: int) -> Exception:
             f"{what}: the entry changed on the server since it was read (412 Precondition Failed). "
             "Nothing was written. Read it again and decide on the current version."
         )
-    if status == 404:
-        return NotFound(f"{what}: the CalDAV server answered 404 Not Found")
+    if status in {404, 410}:
+        return NotFound(f"{what}: the CalDAV server answered {status}: it is not there (any more)")
     if status in {401, 403}:
-        return BackendError(f"{what}: the CalDAV server refused this ({status}); check the account's rights")
+        return _auth_error(what, status)
     if status == 409:
         return Conflict(f"{what}: the CalDAV server reported a conflict (409)")
     return BackendError(f"{what}: the CalDAV server answered HTTP {status}")
+
+
+def resource_name(uid: str) -> str:
+    """The file name a new entry gets: ``<uid>.ics`` when the UID is plain, else a digest of it.
+
+    A plain UID (letters, digits, ``@ . _ -``, not starting with a dot, at most
+    200 characters) is kept readable; any other (slashes, ``%``, dots only...)
+    becomes ``sha256(uid)[:40].ics``, so no UID can name a path outside the
+    calendar.
+    """
+    if (
+        0 < len(uid) <= 200
+        and not uid.startswith(".")
+        and all(c.isascii() and (c.isalnum() or c in "@._-") for c in uid)
+    ):
+        return f"{uid}.ics"
+    return f"{hashlib.sha256(uid.encode()).hexdigest()[:40]}.ics"
 
 
 class CalDAVClient:
@@ -152,6 +216,7 @@ class CalDAVClient:
         self._headers = dict(headers or {})
         self._lock = threading.Lock()
         self._dav: DAVClient | None = None
+        self._origin = Origin(settings.url) if settings.url else None
         self._calendars: dict[str, CalendarInfo] | None = None
         self._scheduling: bool | None = None
 
@@ -165,8 +230,7 @@ class CalDAVClient:
                 self._dav = None
 
     async def _run(self, what: str, fn: Callable[[], T]) -> T:
-        base = urlsplit(self.settings.url or "")
-        where = f"{what} at {base.scheme}://{base.netloc}" if base.netloc else what
+        where = f"{what} at {self._origin}" if self._origin is not None else what
 
         def call() -> T:
             with self._lock, _translated(where):
@@ -189,14 +253,41 @@ class CalDAVClient:
                 kwargs["headers"] = self._headers
             from caldav.davclient import DAVClient
 
-            self._dav = DAVClient(
-                url=self.settings.url, username=self.settings.username, password=self.settings.password, **kwargs
+            # The library gets no credentials: the confined session holds them and sends them to this origin only.
+            dav = DAVClient(url=self.settings.url, enable_rfc6764=False, **kwargs)
+            dav.session.close()
+            dav.session = ConfinedSession(
+                self.settings.url,
+                username=self.settings.username,
+                password=self.settings.password,
+                timeout=self.settings.timeout,
+                max_bytes=self.settings.max_response_bytes,
             )
+            self._dav = dav
         return self._dav
 
-    def _url(self, path: str) -> str:
-        base = urlsplit(self.settings.url or "")
-        return f"{base.scheme}://{base.netloc}{path}"
+    def _canonical(self, value: str, field: str) -> str:
+        assert self._origin is not None
+        return canonical_path(value, field, self._origin)
+
+    def _url(self, path: str, *, field: str = "href") -> str:
+        """The absolute URL of ``path``: a known calendar, or one entry directly in one.
+
+        Raises:
+            BackendError: ``path`` (as a server named it) is outside every allowed calendar.
+        """
+        assert self._origin is not None
+        try:
+            canonical = self._canonical(path, field)
+        except InvalidInput as exc:
+            raise BackendError(f"the CalDAV server named an entry address that is refused ({exc})") from None
+        known = self._calendars or {}
+        inside = canonical in known or any(name_in(canonical, cal) for cal in known)
+        if not inside:
+            raise BackendError(
+                "the CalDAV server named an entry outside the calendars this server may use; nothing was sent there"
+            )
+        return self._origin.url(wire_path(canonical))
 
     # ------------------------------------------------------------------ calendars
 
@@ -208,7 +299,10 @@ class CalDAVClient:
             found = [dav.calendar(url=self.settings.url)]
         calendars: dict[str, CalendarInfo] = {}
         for cal in found:
-            path = urlsplit(str(cal.url)).path
+            try:
+                path = self._canonical(urlsplit(str(cal.url)).path, "calendar")
+            except InvalidInput:
+                continue  # a collection address this server would refuse as an id: not offered
             if not path.endswith("/"):
                 path += "/"
             name = cal.get_display_name() or path.rstrip("/").rsplit("/", 1)[-1]
@@ -217,9 +311,14 @@ class CalDAVClient:
             except _caldav_errors().DAVError:
                 components = ("VEVENT", "VTODO", "VJOURNAL")
             calendars[path] = CalendarInfo(path, str(name), components)
-        allowed = self.settings.calendars
+        allowed = set(self.settings.calendars)
         if allowed:
-            calendars = {p: c for p, c in calendars.items() if p in allowed or c.name in allowed}
+            paths = set()
+            for entry in allowed:
+                if entry.startswith("/"):
+                    with contextlib.suppress(InvalidInput):
+                        paths.add(self._canonical(entry, "CALDAV_CALENDARS").rstrip("/") + "/")
+            calendars = {p: c for p, c in calendars.items() if p in paths or c.name in allowed}
         return calendars
 
     async def calendars(self, *, refresh: bool = False) -> list[CalendarInfo]:
@@ -229,20 +328,24 @@ class CalDAVClient:
         return list(self._calendars.values())
 
     async def calendar(self, path: str, *, field: str = "calendar") -> CalendarInfo:
-        """Resolve a calendar id (its collection path).
+        """Resolve a calendar id (its collection path) into one of the allowed calendars.
+
+        The one place a caller's calendar id is resolved (see :mod:`caldav_mcp.ids`).
 
         Raises:
-            InvalidInput: ``path`` is not a plain absolute path.
+            InvalidInput: ``path`` breaks an id rule (the message names ``field``).
             OutOfScope: no such calendar for this account (or not allowed).
         """
-        if not path.startswith("/") or path.startswith("//") or "\\" in path or "/../" in f"{path}/":
-            raise InvalidInput(f"{field}: give a calendar id from list_calendars (a path such as /user/work/)")
-        key = path if path.endswith("/") else path + "/"
+        self._client()  # NotConfigured first
+        key = self._canonical(path, field)
+        key = key if key.endswith("/") else key + "/"
         for refresh in (False, True):
             known = {c.path: c for c in await self.calendars(refresh=refresh)}
             if key in known:
                 return known[key]
-        raise OutOfScope(f"{field}: {path!r} is not one of the calendars this server may use; call list_calendars")
+        raise OutOfScope(
+            f"{field}: {path[:120]!r} is not one of the calendars this server may use; call list_calendars"
+        )
 
     async def scheduling(self) -> bool:
         """Whether the server does RFC 6638 scheduling (``calendar-auto-schedule`` in its DAV header)."""
@@ -269,14 +372,52 @@ class CalDAVClient:
         return await self._run("reading the account's addresses", read)
 
     async def writable(self, cal: CalendarInfo) -> bool | None:
-        """Whether this account may write into ``cal`` (RFC 3744 current-user-privilege-set), None if unknown."""
+        """Whether this account may write into ``cal``; see :meth:`can_write`."""
+        return await self.can_write(cal.path)
+
+    async def require_write(self, path: str, *, field: str = "calendar") -> None:
+        """Refuse before asking anyone when the server says this account may not write at ``path``.
+
+        Guarded tools call it just before ``gate.check``, so no dialog is shown
+        for something that cannot be done. A server that does not publish
+        ``current-user-privilege-set`` (None from :meth:`can_write`) is not
+        refused here; its 403 on the write is then reported as :class:`NotAllowed`.
+
+        Raises:
+            NotAllowed: the server lists this account's privileges at ``path`` and no write privilege.
+        """
+        if await self.can_write(path) is False:
+            raise NotAllowed(
+                f"{field}: this account may not change entries in {path} (the server grants it no write "
+                "privilege there, RFC 3744 current-user-privilege-set; a calendar shared read-only?). "
+                "Nothing was asked or changed"
+            )
+
+    async def can_write(self, url: str) -> bool | None:
+        """Whether this account may change ``url``: RFC 3744 §5.4 ``current-user-privilege-set``.
+
+        Args:
+            url: A calendar path (as :meth:`calendar` gives it) or an entry's
+                href (``Resource.href``); confined like every other URL.
+
+        Returns:
+            True when the server grants ``DAV:write``, ``write-content``,
+            ``bind``, ``unbind`` or ``all`` there; False when it lists the
+            privileges and none of those; None when it does not say (no
+            207, no privileges listed, or an answer that cannot be read).
+            Radicale lists ``read`` and ``read-free-busy`` only on a read-only
+            calendar; Xandikos lists ``all`` for the owner.
+        """
 
         def read() -> bool | None:
             body = (
                 '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop>'
                 "<d:current-user-privilege-set/></d:prop></d:propfind>"
             )
-            response = self._client().request(self._url(cal.path), "PROPFIND", body, {"Depth": "0"})
+            try:
+                response = self._client().request(self._url(url, field="url"), "PROPFIND", body, {"Depth": "0"})
+            except _caldav_errors().DAVError:
+                return None
             if response.status != 207:
                 return None
             raw = response.raw if isinstance(response.raw, bytes) else str(response.raw).encode()
@@ -291,7 +432,7 @@ class CalDAVClient:
                 return None
             return bool(granted & {"write", "write-content", "bind", "all"})
 
-        return await self._run("checking the calendar's rights", read)
+        return await self._run("checking this account's rights", read)
 
     # ------------------------------------------------------------------ reading
 
@@ -416,7 +557,7 @@ class CalDAVClient:
         Raises:
             Conflict: a resource of that name already exists (412 on create).
         """
-        href = f"{cal.path}{quote(uid, safe='@-_.')}.ics"
+        href = f"{cal.path}{resource_name(uid)}"
 
         def run() -> Resource:
             response = self._client().request(
@@ -451,13 +592,29 @@ class CalDAVClient:
 
         return await self._run("writing the entry", run)
 
-    async def delete(self, resource: Resource) -> None:
-        """DELETE ``resource`` with ``If-Match``."""
+    async def delete(self, resource: Resource) -> Deletion:
+        """DELETE ``resource`` with ``If-Match``.
+
+        Returns:
+            ``"deleted"``, or ``"already gone"`` when the server answers 404 or
+            410 (someone else deleted it meanwhile; Radicale and Xandikos both
+            answer 404 to a DELETE with If-Match on a missing entry).
+
+        Raises:
+            PreconditionFailed: 412, the entry changed since it was read.
+            NotAllowed: 403, e.g. a read-only calendar.
+        """
         headers = {"If-Match": resource.etag} if resource.etag else {}
-        await self._run(
-            "deleting the entry",
-            lambda: self._request("deleting the entry", self._url(resource.href), "DELETE", "", headers),
-        )
+
+        def run() -> Deletion:
+            response = self._client().request(self._url(resource.href), "DELETE", "", headers)
+            if response.status in {404, 410}:
+                return "already gone"
+            if response.status >= 300:
+                raise _status_error("deleting the entry", response.status)
+            return "deleted"
+
+        return await self._run("deleting the entry", run)
 
     async def move(self, resource: Resource, destination: CalendarInfo) -> str:
         """MOVE ``resource`` into ``destination`` without overwriting; returns the new href."""

@@ -9,7 +9,10 @@ The tree::
     ├── OutOfScope                  a calendar outside CALDAV_CALENDARS, or not on this server
     ├── PreconditionFailed          412: the entry changed since it was read (never retried)
     ├── Conflict                    the destination already holds this UID, or refuses the entry
-    └── BackendError                the CalDAV server failed or could not be reached
+    └── BackendError                the CalDAV server failed, could not be reached, or answered
+        │                           something refused (too large, too slow, a DTD, another origin)
+        ├── BadCredentials          401: the server refused CALDAV_USERNAME / CALDAV_PASSWORD
+        └── NotAllowed              403: this account may not do that there (a read-only calendar)
 
 Backend errors are translated into these in one place, :mod:`caldav_mcp.client`.
 Messages never contain a password.
@@ -21,9 +24,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 __all__ = [
     "BackendError",
+    "BadCredentials",
     "CalDAVToolError",
     "Conflict",
     "InvalidInput",
+    "NotAllowed",
     "NotConfigured",
     "NotFound",
     "OutOfScope",
@@ -61,3 +66,11 @@ class Conflict(CalDAVToolError):
 
 class BackendError(CalDAVToolError):
     """The CalDAV server failed, answered something unexpected, or could not be reached."""
+
+
+class BadCredentials(BackendError):
+    """HTTP 401: the server did not accept the account (RFC 9110 §15.5.2)."""
+
+
+class NotAllowed(BackendError):
+    """HTTP 403: the account is known but may not do this here (RFC 9110 §15.5.4), e.g. a read-only calendar."""

@@ -27,7 +27,7 @@ from approval_core import (
     say,
 )
 from caldav_mcp import embedded
-from caldav_mcp.client import CalDAVClient
+from caldav_mcp.client import CalDAVClient, translate
 from caldav_mcp.errors import CalDAVToolError
 from caldav_mcp.guards import GUARDS
 from caldav_mcp.settings import CalDAVSettings
@@ -70,7 +70,7 @@ def build_server(
         SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, CalDAVToolError)
+    install_error_boundary(server, CalDAVToolError, translate=translate)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
         module.register(server, app)

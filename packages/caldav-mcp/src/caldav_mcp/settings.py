@@ -3,12 +3,22 @@
 ``CALDAV_URL``
     A server root, a principal or a calendar collection (http or https).
     Discovery follows RFC 6764 (``/.well-known/caldav``) and RFC 4791 §6.2
-    (``calendar-home-set``).
+    (``calendar-home-set``). Its scheme, host and port are the one origin
+    this server ever sends a request (or a credential) to. It may not carry
+    a user name or password (``http://user:pw@host/``): those go in
+    ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``, which are never echoed.
 ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``
     HTTP credentials (Basic or Digest, as the server asks).
 ``CALDAV_CALENDARS``
     Optional comma-separated list of calendar names or collection paths; when
     set, every other calendar is invisible to every tool.
+``CALDAV_TIMEOUT``
+    Seconds, 1 to 600 (default 30): how long one backend answer may take,
+    connecting and reading its whole body included (a stalled read is cut
+    after the same time).
+``CALDAV_MAX_RESPONSE_BYTES``
+    Bytes, 65536 to 1073741824 (default 33554432, 32 MiB): the largest
+    backend answer read (after decompression); a larger one is refused.
 ``CALDAV_EMBEDDED``
     Exactly ``true``: run the embedded Radicale on 127.0.0.1 instead of
     connecting to a server (:mod:`caldav_mcp.embedded`; the ``embedded`` extra).
@@ -32,7 +42,16 @@ from urllib.parse import urlsplit
 
 from approval_core import SettingsError
 
-__all__ = ["CalDAVSettings"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "CalDAVSettings"]
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+_TIMEOUT_RANGE = (1, 600)
+_USERINFO = (
+    "CALDAV_URL carries a user name or password (user:password@host): remove them from the URL "
+    "and set CALDAV_USERNAME and CALDAV_PASSWORD instead"
+)
+_MAX_BYTES_RANGE = (64 * 1024, 1024 * 1024 * 1024)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +65,8 @@ class CalDAVSettings:
         calendars: Names or paths from ``CALDAV_CALENDARS``; empty = all.
         embedded: ``CALDAV_EMBEDDED=true``: start the embedded Radicale.
         embedded_dir: ``CALDAV_EMBEDDED_DIR`` or None (the default folder).
+        timeout: ``CALDAV_TIMEOUT`` in seconds.
+        max_response_bytes: ``CALDAV_MAX_RESPONSE_BYTES``.
     """
 
     url: str | None = None
@@ -54,13 +75,17 @@ class CalDAVSettings:
     calendars: tuple[str, ...] = ()
     embedded: bool = False
     embedded_dir: Path | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CalDAVSettings:
         """Read the settings.
 
         Raises:
-            SettingsError: ``CALDAV_URL`` is not an http(s) URL,
+            SettingsError: ``CALDAV_URL`` is not an http(s) URL or carries
+                a user name or password, ``CALDAV_TIMEOUT`` or
+                ``CALDAV_MAX_RESPONSE_BYTES`` is not a whole number in range,
                 ``CALDAV_CALENDARS`` lists an empty name, ``CALDAV_EMBEDDED``
                 is neither ``true`` nor ``false``, it is ``true`` alongside a
                 server setting, or ``CALDAV_EMBEDDED_DIR`` is relative or set
@@ -70,8 +95,14 @@ class CalDAVSettings:
         url = env.get("CALDAV_URL") or None
         if url is not None:
             parts = urlsplit(url)
+            if "@" in parts.netloc:
+                raise SettingsError(_USERINFO)  # never echo the value: it holds a password
             if parts.scheme not in {"http", "https"} or not parts.hostname:
                 raise SettingsError(f"CALDAV_URL={url!r} is not valid: give an http:// or https:// URL with a host")
+            try:
+                parts.port  # noqa: B018  (a port that is not a number raises here)
+            except ValueError:
+                raise SettingsError(f"CALDAV_URL={url!r} is not valid: its port is not a number") from None
         calendars: tuple[str, ...] = ()
         raw = env.get("CALDAV_CALENDARS")
         if raw is not None and raw.strip():
@@ -81,7 +112,13 @@ class CalDAVSettings:
         username, password = env.get("CALDAV_USERNAME") or None, env.get("CALDAV_PASSWORD") or None
         server = {"CALDAV_URL": url, "CALDAV_USERNAME": username, "CALDAV_PASSWORD": password}
         embedded, embedded_dir = _embedded(env, server)
-        return cls(url, username, password, calendars, embedded, embedded_dir)
+        timeout = _whole(env, "CALDAV_TIMEOUT", DEFAULT_TIMEOUT, _TIMEOUT_RANGE, "seconds")
+        max_bytes = _whole(env, "CALDAV_MAX_RESPONSE_BYTES", DEFAULT_MAX_RESPONSE_BYTES, _MAX_BYTES_RANGE, "bytes")
+        return cls(url, username, password, calendars, embedded, embedded_dir, float(timeout), int(max_bytes))
+
+    def __post_init__(self) -> None:
+        if self.url is not None and "@" in urlsplit(self.url).netloc:
+            raise SettingsError(_USERINFO)
 
     def missing(self) -> list[str]:
         """The names of the variables a backend call still needs."""
@@ -94,6 +131,17 @@ class CalDAVSettings:
             )
             if not value
         ]
+
+
+def _whole(env: Mapping[str, str], name: str, default: float, bounds: tuple[int, int], unit: str) -> float:
+    """A whole-number setting within ``bounds`` (inclusive), or ``default`` when unset."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    low, high = bounds
+    if not raw.strip().isdigit() or not low <= int(raw) <= high:
+        raise SettingsError(f"{name}={raw!r} is not valid: give a whole number of {unit} from {low} to {high}")
+    return int(raw)
 
 
 def _embedded(env: Mapping[str, str], server: Mapping[str, str | None]) -> tuple[bool, Path | None]:

@@ -99,6 +99,7 @@ def register(server: MCPServer[Any], app: App) -> None:
     async def delete_entry(calendar: str, uid: str, kind: Component, ctx: Context, token: str | None) -> Any:
         cal = await app.client.calendar(calendar)
         resource = await app.client.find(cal, kind, uid)
+        await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
             tool="delete_task" if kind == "VTODO" else "delete_journal",

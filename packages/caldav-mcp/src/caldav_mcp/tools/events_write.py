@@ -171,6 +171,8 @@ def register(server: MCPServer[Any], app: App) -> None:
             )
         target_component = _override(ical, series, rid) if effective == "occurrence" and rid else series
         fields = sorted(changes)
+        if effective == "series":
+            await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
             tool="update_event",
@@ -212,6 +214,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if effective == "occurrence" and occurrence is None:
             raise NotFound(f"id: the series has no occurrence {rid}")
         count = count_occurrences(ical, "VEVENT") if effective == "series" else 1
+        await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
             tool="delete_event",
@@ -272,6 +275,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         else:
             raise Conflict(f"destination: {target.path} already has an event with this UID")
         ical = parse_calendar(resource.data)
+        await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
             tool="move_event",
@@ -323,6 +327,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "(if the server does not publish your address, give it as attendee)"
             )
         scheduling = await app.client.scheduling()
+        await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
             tool="respond_to_event",
