@@ -12,9 +12,11 @@
         └── UnsupportedServer         the server is too old for the operation (ntfy < 2.16)
 
 Backend errors are raised only by :mod:`ntfy_mcp.client`, the one place where
-HTTP replies become these exceptions. Tools turn every ``NtfyMcpError`` into an
-MCP ``ToolError`` whose text the model reads; no message ever carries a
-password or an access token.
+HTTP replies become these exceptions. Tools let them propagate: the error
+boundary (``approval_core.install_error_boundary``, installed in
+:func:`ntfy_mcp.server.build_server`) turns every ``NtfyMcpError`` into a tool
+error with exactly its text; no message ever carries a password or an access
+token.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
 from ntfy_mcp.errors import InputError, OutsideAllowedTopics
 from ntfy_mcp.outputs import AccessResult, Grant, User, UserResult, Users
-from ntfy_mcp.tools._common import tool_errors
 
 __all__ = ["register"]
 
@@ -59,8 +58,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def list_users() -> Annotated[mt.CallToolResult, Users]:
         """The instance's users with role and access rules (admin credentials). No hashes, no tokens."""
-        with tool_errors():
-            found = await users()
+        found = await users()
         return structured(Users(users=list(found.values())))
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
@@ -76,21 +74,20 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         reach this instance. The password is neither shown in the dialog nor
         part of what an approval is bound to.
         """
-        with tool_errors():
-            _check_username(username)
-            if username in await users():
-                raise InputError(f"username: an account {username!r} already exists")
-            decision = await app.gate.check(
-                ctx,
-                tool="create_user",
-                target={"username": username, "password": password},
-                exclude=["password"],
-                dialog=create_user_dialog(username),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            await app.client.create_user(username, password)
+        _check_username(username)
+        if username in await users():
+            raise InputError(f"username: an account {username!r} already exists")
+        decision = await app.gate.check(
+            ctx,
+            tool="create_user",
+            target={"username": username, "password": password},
+            exclude=["password"],
+            dialog=create_user_dialog(username),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await app.client.create_user(username, password)
         return structured(UserResult(username=username, created=True))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
@@ -100,23 +97,22 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         confirm_token: ConfirmToken = None,
     ) -> Annotated[mt.CallToolResult, UserResult] | mt.InputRequiredResult:
         """Delete a user account with its access rules and tokens. Always asks a person first."""
-        with tool_errors():
-            _check_username(username)
-            found = (await users()).get(username)
-            if found is None:
-                raise InputError(f"username: there is no account {username!r}")
-            if found.role == "admin":
-                raise InputError(f"username: {username!r} is an admin; ntfy does not delete admins through its API")
-            decision = await app.gate.check(
-                ctx,
-                tool="delete_user",
-                target={"username": username},
-                dialog=delete_user_dialog(username, len(found.grants)),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            await app.client.delete_user(username)
+        _check_username(username)
+        found = (await users()).get(username)
+        if found is None:
+            raise InputError(f"username: there is no account {username!r}")
+        if found.role == "admin":
+            raise InputError(f"username: {username!r} is an admin; ntfy does not delete admins through its API")
+        decision = await app.gate.check(
+            ctx,
+            tool="delete_user",
+            target={"username": username},
+            dialog=delete_user_dialog(username, len(found.grants)),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await app.client.delete_user(username)
         return structured(UserResult(username=username, deleted=True))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
@@ -132,36 +128,35 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         While NTFY_TOPICS is set, only those topics may be named and a
         wildcard pattern is refused.
         """
-        with tool_errors():
-            _check_username(username, everyone=True)
-            if not TOPIC_RULE.match(topic):
-                raise InputError(f"topic: {topic!r} is not a topic or pattern (letters, digits, '-', '_', '*')")
-            allowed = app.settings.topics
-            if allowed and "*" in topic:
-                raise OutsideAllowedTopics(f"topic: a wildcard rule ({topic!r}) is refused while NTFY_TOPICS is set")
-            if allowed and topic not in allowed:
-                raise OutsideAllowedTopics(f"topic: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)})")
-            found = (await users()).get(username)
-            if found is None:
-                raise InputError(f"username: there is no account {username!r}")
-            if found.role == "admin":
-                raise InputError(f"username: {username!r} is an admin, who may use every topic; rules do not apply")
-            existing = sum(g.topic == topic for g in found.grants)
-            if permission == "remove" and not existing:
-                raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
-            decision = await app.gate.check(
-                ctx,
-                tool="manage_user_access",
-                target={"rule": (username, topic, permission)},
-                dialog=access_dialog(username, topic, permission, existing),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            if permission == "remove":
-                await app.client.reset_access(username, topic)
-            else:
-                await app.client.set_access(username, topic, permission)
+        _check_username(username, everyone=True)
+        if not TOPIC_RULE.match(topic):
+            raise InputError(f"topic: {topic!r} is not a topic or pattern (letters, digits, '-', '_', '*')")
+        allowed = app.settings.topics
+        if allowed and "*" in topic:
+            raise OutsideAllowedTopics(f"topic: a wildcard rule ({topic!r}) is refused while NTFY_TOPICS is set")
+        if allowed and topic not in allowed:
+            raise OutsideAllowedTopics(f"topic: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)})")
+        found = (await users()).get(username)
+        if found is None:
+            raise InputError(f"username: there is no account {username!r}")
+        if found.role == "admin":
+            raise InputError(f"username: {username!r} is an admin, who may use every topic; rules do not apply")
+        existing = sum(g.topic == topic for g in found.grants)
+        if permission == "remove" and not existing:
+            raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
+        decision = await app.gate.check(
+            ctx,
+            tool="manage_user_access",
+            target={"rule": (username, topic, permission)},
+            dialog=access_dialog(username, topic, permission, existing),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        if permission == "remove":
+            await app.client.reset_access(username, topic)
+        else:
+            await app.client.set_access(username, topic, permission)
         return structured(
             AccessResult(username=username, topic=topic, permission=permission.replace("remove", "removed"))
         )

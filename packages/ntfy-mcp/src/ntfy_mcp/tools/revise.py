@@ -34,7 +34,6 @@ from ntfy_mcp.tools._common import (
     TagsArg,
     TitleArg,
     content_from,
-    tool_errors,
 )
 from ntfy_mcp.tools.messages import SequenceIds
 
@@ -100,37 +99,35 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         gone from the new version. Refused on servers older than 2.16, which
         would send a second notification instead.
         """
-        with tool_errors():
-            app.check_topic(topic)
-            (sid,) = app.check_sequence_ids([sequence_id], "sequence_id")
-            content = content_from(
-                message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
-                icon=icon, attach=attach, filename=filename, actions=actions,
-            )  # fmt: skip
-            if content.message is None and content.attach is None:
-                raise InputError("message: a revision needs a message (or an attachment by URL)")
-            body = content.to_ntfy()
-            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
-            await app.require_sequences("revise", events)
-            current = _sequences(events).get(sid)
-            if current is None:
-                raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
-            fields = content.set_fields()
-            http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
-            decision = await app.gate.check(
-                ctx,
-                tool="update_message",
-                target={
-                    "topic": topic,
-                    "sequence_id": sid,
-                    "content": content.model_dump(mode="json", exclude_none=True),
-                },
-                dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            stored = await app.client.publish(topic, body, sequence_id=sid)
+        app.check_topic(topic)
+        (sid,) = app.check_sequence_ids([sequence_id], "sequence_id")
+        content = content_from(
+            message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
+            icon=icon, attach=attach, filename=filename, actions=actions,
+        )  # fmt: skip
+        if content.message is None and content.attach is None:
+            raise InputError("message: a revision needs a message (or an attachment by URL)")
+        body = content.to_ntfy()
+        events = await app.require_sequences("update_message", topic)
+        current = _sequences(events).get(sid)
+        if current is None:
+            raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
+        fields = content.set_fields()
+        http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
+        decision = await app.gate.check(
+            ctx,
+            tool="update_message",
+            target={
+                "topic": topic,
+                "sequence_id": sid,
+                "content": content.model_dump(mode="json", exclude_none=True),
+            },
+            dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        stored = await app.client.publish(topic, body, sequence_id=sid)
         sent = message_from_ntfy(stored, time.time(), shorten=True)
         return structured(PublishResult(topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time))
 
@@ -145,32 +142,30 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
         Always asks a person first. Every id must be on the topic.
         """
-        with tool_errors():
-            app.check_topic(topic)
-            ids = app.check_sequence_ids(sequence_ids)
-            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
-            await app.require_sequences("delete", events)
-            known = _sequences(events)
-            missing = [sid for sid in ids if sid not in known]
-            if missing:
-                raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
-            now = time.time()
-            scheduled = sum(int(known[sid].get("time", 0)) > now for sid in ids)
-            decision = await app.gate.check(
-                ctx,
-                tool="delete_messages",
-                target={"topic": topic, "sequence_ids": frozenset(ids)},
-                dialog=delete_messages_dialog(topic, ids, scheduled),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            results: list[IdResult] = []
-            for sid in ids:
-                try:
-                    await app.client.delete(topic, sid)
-                    results.append(IdResult(sequence_id=sid, ok=True))
-                except BackendError as exc:
-                    results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+        app.check_topic(topic)
+        ids = app.check_sequence_ids(sequence_ids)
+        events = await app.require_sequences("delete_messages", topic)
+        known = _sequences(events)
+        missing = [sid for sid in ids if sid not in known]
+        if missing:
+            raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
+        now = time.time()
+        scheduled = sum(int(known[sid].get("time", 0)) > now for sid in ids)
+        decision = await app.gate.check(
+            ctx,
+            tool="delete_messages",
+            target={"topic": topic, "sequence_ids": frozenset(ids)},
+            dialog=delete_messages_dialog(topic, ids, scheduled),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        results: list[IdResult] = []
+        for sid in ids:
+            try:
+                await app.client.delete(topic, sid)
+                results.append(IdResult(sequence_id=sid, ok=True))
+            except BackendError as exc:
+                results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
         failed = sum(not r.ok for r in results)
         return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))
