@@ -60,13 +60,16 @@ class NtfyRejected(BackendError):
         status: The HTTP status (e.g. 403).
         code: ntfy's five-digit error code (e.g. 40301), or 0 when absent.
         reason: ntfy's ``error`` text (never contains a credential).
+        meaning: What the status means for the caller, e.g. for 403 that the
+            account is not allowed, for 401 that the credentials were not accepted.
     """
 
-    def __init__(self, status: int, code: int, reason: str) -> None:
+    def __init__(self, status: int, code: int, reason: str, meaning: str = "ntfy refused the request") -> None:
         self.status = status
         self.code = code
         self.reason = reason
-        super().__init__(f"ntfy refused the request (HTTP {status}, code {code}): {reason}")
+        self.meaning = meaning
+        super().__init__(f"{meaning} (HTTP {status}, code {code}): {reason}")
 
 
 class NtfyUnavailable(BackendError):
