@@ -6,6 +6,7 @@
     ├── ConfigError                   NTFY_* environment is missing or wrong (startup)
     ├── InputError                    a tool argument breaks a rule (names the field)
     ├── OutsideAllowedTopics          a topic is not in NTFY_TOPICS, or a wildcard grant while it is set
+    ├── ChangedMeanwhile              what a dialog was built from changed before the answer came
     └── BackendError                  ntfy could not do what was asked
         ├── NtfyRejected              ntfy answered with its JSON error {"code","http","error"}
         ├── NtfyUnavailable           no answer, a timeout, a 5xx, or a reply that is not ntfy's
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "ChangedMeanwhile",
     "ConfigError",
     "InputError",
     "NtfyMcpError",
@@ -47,6 +49,13 @@ class InputError(NtfyMcpError):
 
 class OutsideAllowedTopics(NtfyMcpError):
     """A topic outside ``NTFY_TOPICS``, or a wildcard access rule while ``NTFY_TOPICS`` is set."""
+
+
+class ChangedMeanwhile(NtfyMcpError):
+    """What an approval was given for changed between reading it and the answer; nothing was done.
+
+    A notification's newest revision, or a user's role and access rules.
+    """
 
 
 class BackendError(NtfyMcpError):

@@ -17,7 +17,7 @@ from pydantic import Field
 from approval_core import NotApproved, annotations, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
-from ntfy_mcp.errors import InputError, OutsideAllowedTopics
+from ntfy_mcp.errors import ChangedMeanwhile, InputError, OutsideAllowedTopics
 from ntfy_mcp.outputs import AccessResult, Grant, User, UserResult, Users
 
 __all__ = ["register"]
@@ -41,6 +41,12 @@ def _user(raw: dict[str, Any]) -> User:
     return User(name=str(raw.get("username")), role=str(raw.get("role")), grants=grants)
 
 
+def _standing(user: User) -> str:
+    """The version an admin approval binds: the account's role and rules as read (ntfy gives no ETag)."""
+    rules = ",".join(sorted(f"{g.topic}={g.permission}" for g in user.grants))
+    return f"role={user.role};rules={rules}"
+
+
 def _check_username(username: str, *, everyone: bool = False) -> str:
     if everyone and username == EVERYONE:
         return username
@@ -54,6 +60,21 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
     async def users() -> dict[str, User]:
         return {u.name: u for u in map(_user, await app.client.users())}
+
+    async def _unchanged(username: str, standing: str) -> None:
+        """Read the user list again after the answer: the account must stand as it did when asked about.
+
+        ntfy's admin API has no conditional write; this re-read right before the write is the check.
+
+        Raises:
+            ChangedMeanwhile: the account's role or rules changed, or it is gone.
+        """
+        now = (await users()).get(username)
+        if now is None or _standing(now) != standing:
+            raise ChangedMeanwhile(
+                f"username: the account {username!r} changed while the person was being asked (its role or "
+                "access rules, or it is gone); nothing was done. Call again to be asked about it as it is now."
+            )
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def list_users() -> Annotated[mt.CallToolResult, Users]:
@@ -106,12 +127,14 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         decision = await app.gate.check(
             ctx,
             tool="delete_user",
+            version=_standing(found),
             target={"username": username},
             dialog=delete_user_dialog(username, len(found.grants)),
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
             return decision.result
+        await _unchanged(username, _standing(found))
         await app.client.delete_user(username)
         return structured(UserResult(username=username, deleted=True))
 
@@ -147,12 +170,14 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         decision = await app.gate.check(
             ctx,
             tool="manage_user_access",
+            version=_standing(found),
             target={"rule": (username, topic, permission)},
             dialog=access_dialog(username, topic, permission, existing),
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
             return decision.result
+        await _unchanged(username, _standing(found))
         if permission == "remove":
             await app.client.reset_access(username, topic)
         else:
