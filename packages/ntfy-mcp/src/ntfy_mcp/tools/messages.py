@@ -135,6 +135,8 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         """
         chosen = app.topics_or_default(topics)
         params = {"since": since_param(since, cursor)}
+        if id is not None and not _MESSAGE_ID.match(id):
+            raise InputError(f"id: {id[:80]!r} is not an ntfy message id (12 letters and digits)")
         if scheduled:
             params["scheduled"] = "1"
         for name, value in (("id", id), ("title", title), ("message", message)):
