@@ -166,8 +166,13 @@ class NtfyClient:
         body: Any = None,
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
+        lines: int | None = None,
     ) -> bytes:
-        """Send one request to ntfy and read its whole answer (bounded in time and size); returns the body."""
+        """Send one request to ntfy and read its answer (bounded in time and size); returns the body.
+
+        ``lines`` stops reading a successful answer once it holds that many
+        complete lines (a poll needs only the first page of its NDJSON).
+        """
         sent = dict(headers or {})
         if body is not None:
             sent["Content-Type"] = "application/json"
@@ -180,7 +185,7 @@ class NtfyClient:
         )  # fmt: skip
         try:
             with anyio.fail_after(self.settings.timeout):
-                status, content = await self._exchange(request)
+                status, content = await self._exchange(request, lines)
         except TimeoutError as exc:
             raise NtfyUnavailable(
                 f"ntfy at {self.settings.url} did not answer {what} in full within {self.settings.timeout:g} s"
@@ -193,7 +198,7 @@ class NtfyClient:
             raise NtfyUnavailable(f"cannot reach ntfy at {self.settings.url} for {what}: {type(exc).__name__}") from exc
         return self._judge(what, status, content)
 
-    async def _exchange(self, request: httpx2.Request) -> tuple[int, bytes]:
+    async def _exchange(self, request: httpx2.Request, lines: int | None) -> tuple[int, bytes]:
         limit = self.settings.max_response_bytes
         response = await self._http.send(request, stream=True)
         try:
@@ -204,8 +209,11 @@ class NtfyClient:
             if response.is_stream_consumed:  # an in-memory transport hands over a response already read
                 content.extend(response.content)
             else:
+                enough = lines is not None and response.status_code == 200
                 async for chunk in response.aiter_bytes():
                     content.extend(chunk)
+                    if enough and content.count(b"\n") >= (lines or 0):
+                        break  # the rest is not needed; closing the response drops its connection
                     if len(content) > limit:
                         raise NtfyUnavailable(self._too_large(request, limit))
             if len(content) > limit:
@@ -274,10 +282,10 @@ class NtfyClient:
         """The cached events of ``topics`` (``GET /<t1,t2>/json?poll=1``), oldest first.
 
         ``limit`` stops reading after that many events (ntfy itself has no
-        limit parameter, so the rest of the answer is left unparsed).
+        limit parameter, so the rest of the answer is neither read nor parsed).
         """
         url = self.url(("topics", ",".join(topics)), route="json")
-        content = await self._send("GET", url, params={"poll": "1", **params})
+        content = await self._send("GET", url, params={"poll": "1", **params}, lines=limit)
         events: list[dict[str, Any]] = []
         for line in content.decode("utf-8", errors="replace").splitlines():
             if limit is not None and len(events) >= limit:
