@@ -1,9 +1,9 @@
 """publish_message and list_messages through ntfy-mcp vs the same HTTP requests made directly with httpx2.
 
 Starts the real ntfy from testing/ntfy_server.py (the same server the tests
-use: built from the source kit once, then taken from the cache), then times N round-trips of each operation both ways, after a
-warm-up, alternating the two ways round by round, on one asyncio loop and one
-keep-alive connection each, authenticated with an access token:
+use: built from the source kit once, then taken from the cache), then times
+N round-trips of each operation both ways, after a warm-up, alternating the
+two ways round by round, on one asyncio loop and one keep-alive connection each, authenticated with an access token:
 
 * MCP: an in-process MCP client (protocol 2025-11-25) calling the tool,
   through the SDK, argument validation, ntfy-mcp and its httpx2 client;
