@@ -27,7 +27,7 @@ from approval_core import (
     say,
 )
 from ntfy_mcp.app import NtfyApp
-from ntfy_mcp.errors import ConfigError, NtfyMcpError
+from ntfy_mcp.errors import ConfigError, NtfyMcpError, NtfyUnavailable
 from ntfy_mcp.guards import GUARDS
 from ntfy_mcp.settings import NtfySettings
 from ntfy_mcp.tools import admin, info, messages, revise
@@ -67,12 +67,21 @@ def build_server(
 
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=_INSTRUCTIONS, lifespan=lifespan)
     gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, NtfyMcpError)
+    install_error_boundary(server, NtfyMcpError, translate=_translate)
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
     for module in (messages, revise, admin, info):
         module.register(server, app)
     return server
+
+
+def _translate(exc: Exception) -> NtfyMcpError | None:
+    """An httpx2 failure that escaped the client's own translation: ntfy could not be used (no text of its own)."""
+    if isinstance(exc, httpx2.HTTPError | httpx2.InvalidURL | httpx2.StreamError):
+        return NtfyUnavailable(
+            f"the request to ntfy failed ({type(exc).__name__}); whether ntfy acted on it is not known"
+        )
+    return None
 
 
 def main() -> None:
