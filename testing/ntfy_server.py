@@ -1,23 +1,28 @@
-"""A real ntfy server for the tests, built from its Go module and started on 127.0.0.1.
+"""A real ntfy server for the tests, built from source and started on 127.0.0.1.
 
-Test support for the ntfy-mcp suite (a conftest puts this folder on
-``sys.path``). Nothing here is a double: it is ntfy itself.
+Test support for the ntfy-mcp suite and its benchmark (a conftest puts this
+folder on ``sys.path``). Nothing here is a double: it is ntfy itself.
 
-Where the binary comes from, in this order:
+Where the binary comes from, in this order (:func:`find_or_build_binary`):
 
-1. ``NTFY_SERVER_BINARY``: a path to an ntfy binary built elsewhere (for a
-   machine whose Go module proxy will not serve ``heckel.io/ntfy/v2``).
-   Its version is read from ``ntfy --help``'s ``VERSION`` line or the file
-   name (``ntfy-2.16.0``).
-2. The cache: ``.cache/ntfy/ntfy-<version>`` at the repository root (git-ignored),
-   the newest version found there.
-3. A build: ``go list -m -versions heckel.io/ntfy/v2`` picks the newest
-   version >= :data:`MIN_VERSION`; ``go mod download -json`` fetches it; the
-   module is copied to a writable folder, the two placeholder files its
-   Makefile creates for CLI-only builds are created (``server/site/app.html``,
-   ``server/docs/index.html``; the web app and docs are not in the module),
-   and ``go build`` writes the binary into the cache. A plain ``go install``
-   cannot work: the module's go.mod has a ``replace`` directive.
+1. ``NTFY_SERVER_BINARY``: a path to an ntfy binary built elsewhere.
+2. The cache: a binary built before from the source kit, in
+   ``${XDG_CACHE_HOME:-~/.cache}/mcp-approval-family/ntfy/<kit SHA-256>/ntfy``
+   (outside the clone, so a second run or a fresh clone on the same machine
+   does not build again).
+3. The Go module ``heckel.io/ntfy/v2``, where the module proxy serves a
+   version >= 2.16 (``go list -m -versions``, given :data:`MODULE_LIST_SECONDS`;
+   a refusal such as HTTP 403 is logged on stderr and the next source tried).
+   Built as in 4. and cached under ``module-<version>/ntfy``.
+4. The source kit: ``NTFY_SOURCE_KIT`` (the kit's folder or its tarball), else
+   ``<repository root>/../shared/ntfy/``. Its tarball's SHA-256 must equal
+   :data:`KIT_SHA256` (committed here) before anything is unpacked; it is
+   unpacked into a temporary folder (the kit itself may be read-only), built
+   with the kit's own ``build-ntfy.sh`` (Go and gcc needed; about 100 s with a
+   warm Go module cache, 5 to 6 minutes of CPU without), and the binary is
+   written into the cache atomically (a temporary name, then a rename) while
+   holding ``build.lock`` in the cache folder, so two processes building at
+   once build once.
 
 Any failure raises :class:`NtfyUnavailable` with the exact command and its
 output, so a test fails with the reason rather than being skipped.
@@ -25,13 +30,15 @@ output, so a test fails with the reason rather than being skipped.
 A running server (:func:`ntfy_server`) has an auth file with one admin user,
 a message cache file, an attachment folder, ``deny-all`` default access, and
 127.0.0.1 exempt from the per-visitor request limit (the suite and the
-benchmark send many requests from there).
+benchmark send many requests from there) unless the caller asks otherwise.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
+import hashlib
 import http.client
 import json
 import os
@@ -39,14 +46,17 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
+import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from processes import free_port, started
 
 __all__ = [
+    "KIT_SHA256",
     "MIN_VERSION",
     "MODULE",
     "NtfyServer",
@@ -57,10 +67,16 @@ __all__ = [
 
 MODULE = "heckel.io/ntfy/v2"
 MIN_VERSION = (2, 16, 0)
+"""The first ntfy with message revisions; the Go module is used only from here on."""
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "ntfy"
+KIT_TARBALL = "ntfy-2.13.0-src-kit.tar.gz"
+KIT_SHA256 = "72701aff21d87004f0a51099afa2392269122ab6d9dd13e901ceec026f23f1c2"
+"""SHA-256 of :data:`KIT_TARBALL`, checked before the kit is unpacked (see ``shared/ntfy/README.md``)."""
+KIT_VERSION = "2.13.0"
+KIT_COMMIT = "81a486adc11fe24efcbedefb28ae946028597c2f"
 STARTUP_SECONDS = 30.0
 GO_SECONDS = 900.0
+MODULE_LIST_SECONDS = 60.0
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "admin-password-for-tests"  # noqa: S105 - a throwaway server on loopback
 
@@ -109,6 +125,7 @@ class NtfyServer:
 
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+_HELP_VERSION = re.compile(r"^ntfy (\d+\.\d+\.\d+)", re.MULTILINE)
 
 
 def _parse_version(text: str) -> tuple[int, int, int] | None:
@@ -117,6 +134,10 @@ def _parse_version(text: str) -> tuple[int, int, int] | None:
         return None
     major, minor, patch = (int(part) for part in match.groups())
     return major, minor, patch
+
+
+def _say(text: str) -> None:
+    print(f"ntfy_server: {text}", file=sys.stderr, flush=True)
 
 
 def _run(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float) -> str:
@@ -137,57 +158,132 @@ def _run(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None
 
 
 def _binary_version(binary: Path) -> tuple[int, int, int]:
-    version = _parse_version(binary.name)
+    """The version from ``ntfy --help`` (its line ``ntfy 2.13.0 (commit)...``), else from the file name."""
+    match = _HELP_VERSION.search(_run([str(binary), "--help"], timeout=60))
+    version = _parse_version(match.group(1)) if match else _parse_version(binary.name)
     if version is None:
-        version = _parse_version(_run([str(binary), "--help"], timeout=60).split("VERSION", 1)[-1])
-    if version is None:
-        raise NtfyUnavailable(f"cannot tell the version of {binary} (name it ntfy-<version>)")
+        raise NtfyUnavailable(f"cannot tell the version of {binary} (its --help names none; name it ntfy-<version>)")
     return version
 
 
+def cache_root() -> Path:
+    """``${XDG_CACHE_HOME:-~/.cache}/mcp-approval-family/ntfy``: built binaries, one folder per source."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mcp-approval-family" / "ntfy"
+
+
+def kit_location() -> Path:
+    """The source kit's tarball: ``NTFY_SOURCE_KIT`` (folder or tarball), else ``ROOT/../shared/ntfy``."""
+    named = os.environ.get("NTFY_SOURCE_KIT")
+    place = Path(named) if named else ROOT.parent / "shared" / "ntfy"
+    return place / KIT_TARBALL if place.is_dir() else place
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold ``folder/build.lock`` (an exclusive flock), so concurrent builders build once."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _install(built: Path, target: Path) -> Path:
+    """Copy ``built`` to ``target`` atomically (a temporary name in the same folder, then a rename)."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    shutil.copy2(built, partial)
+    partial.chmod(0o755)
+    partial.replace(target)
+    return target
+
+
 def _cached() -> Path | None:
-    found = [(v, p) for p in CACHE.glob("ntfy-*") if p.is_file() and (v := _parse_version(p.name)) is not None]
-    return max(found)[1] if found else None
+    for candidate in (cache_root() / KIT_SHA256 / "ntfy", *sorted(cache_root().glob("module-*/ntfy"), reverse=True)):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
-def _pick_version(workdir: Path) -> str:
-    out = _run(["go", "list", "-m", "-versions", MODULE], cwd=workdir, timeout=GO_SECONDS)
+def _module_version(workdir: Path) -> str:
+    out = _run(["go", "list", "-m", "-versions", MODULE], cwd=workdir, timeout=MODULE_LIST_SECONDS)
     usable = [v for v in out.split()[1:] if (parsed := _parse_version(v)) and parsed >= MIN_VERSION and "-" not in v]
     if not usable:
         raise NtfyUnavailable(f"the Go module proxy lists no {MODULE} version >= 2.16: {out.strip()!r}")
     return max(usable, key=lambda v: _parse_version(v) or (0, 0, 0))
 
 
-def _build(workdir: Path) -> Path:
-    version = _pick_version(workdir)
-    info = json.loads(_run(["go", "mod", "download", "-json", f"{MODULE}@{version}"], cwd=workdir, timeout=GO_SECONDS))
-    if "Dir" not in info:
-        raise NtfyUnavailable(f"go mod download gave no module folder: {info.get('Error', info)}")
-    source = workdir / "ntfy"
-    shutil.copytree(info["Dir"], source)
-    for path in [source, *source.rglob("*")]:  # the module cache is read-only
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+def _placeholders(source: Path) -> None:
+    # The web app and docs are embedded with go:embed; a command-line build gets empty placeholders.
     for placeholder in ("server/site/app.html", "server/docs/index.html"):
         (source / placeholder).parent.mkdir(parents=True, exist_ok=True)
         (source / placeholder).touch()
-    CACHE.mkdir(parents=True, exist_ok=True)
-    target = CACHE / f"ntfy-{version.lstrip('v')}"
-    partial = target.with_suffix(".partial")
-    _run(
-        ["go", "build", "-o", str(partial), "-ldflags", f"-X main.version={version.lstrip('v')}", "."],
-        cwd=source,
-        env={"CGO_ENABLED": "1", "GOFLAGS": "-mod=mod -buildvcs=false"},
-        timeout=GO_SECONDS,
-    )
-    partial.replace(target)
-    return target
+
+
+def _build_from_module(workdir: Path) -> Path:
+    version = _module_version(workdir)
+    target = cache_root() / f"module-{version.lstrip('v')}" / "ntfy"
+    with _locked(target.parent):
+        if target.is_file():
+            return target
+        info = json.loads(
+            _run(["go", "mod", "download", "-json", f"{MODULE}@{version}"], cwd=workdir, timeout=GO_SECONDS)
+        )
+        if "Dir" not in info:
+            raise NtfyUnavailable(f"go mod download gave no module folder: {info.get('Error', info)}")
+        source = workdir / "ntfy"
+        shutil.copytree(info["Dir"], source)
+        for path in [source, *source.rglob("*")]:  # the module cache is read-only
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+        _placeholders(source)
+        _run(
+            ["go", "build", "-o", "ntfy", "-ldflags", f"-X main.version={version.lstrip('v')}", "."],
+            cwd=source,
+            env={"CGO_ENABLED": "1", "GOFLAGS": "-mod=mod -buildvcs=false"},
+            timeout=GO_SECONDS,
+        )
+        return _install(source / "ntfy", target)
+
+
+def _build_from_kit(workdir: Path) -> Path:
+    tarball = kit_location()
+    if not tarball.is_file():
+        raise NtfyUnavailable(f"no source kit at {tarball} (set NTFY_SOURCE_KIT to the folder holding {KIT_TARBALL})")
+    found = _sha256(tarball)
+    if found != KIT_SHA256:
+        raise NtfyUnavailable(f"{tarball} has SHA-256 {found}, not the {KIT_SHA256} this project expects")
+    script = tarball.parent / "build-ntfy.sh"
+    if not script.is_file():
+        raise NtfyUnavailable(f"the source kit at {tarball.parent} has no build-ntfy.sh")
+    target = cache_root() / KIT_SHA256 / "ntfy"
+    with _locked(target.parent):
+        if target.is_file():  # built by another process while this one waited for the lock
+            return target
+        _say(f"building ntfy {KIT_VERSION} from {tarball} (once; cached in {target.parent})")
+        with tarfile.open(tarball) as archive:
+            archive.extractall(workdir, filter="data")
+        source = workdir / "ntfy-src"
+        if not source.is_dir():
+            raise NtfyUnavailable(f"{tarball} did not unpack to ntfy-src/")
+        _run(["bash", str(script), str(source), KIT_VERSION, KIT_COMMIT], cwd=workdir, timeout=GO_SECONDS)
+        return _install(source / "ntfy", target)
 
 
 def find_or_build_binary() -> Path:
     """The ntfy binary to test against (see the module docstring for the order).
 
     Raises:
-        NtfyUnavailable: with the exact failing command and its output.
+        NtfyUnavailable: every source failed; the message gives each one's reason.
     """
     explicit = os.environ.get("NTFY_SERVER_BINARY")
     if explicit:
@@ -198,11 +294,15 @@ def find_or_build_binary() -> Path:
     cached = _cached()
     if cached is not None:
         return cached
-    with tempfile.TemporaryDirectory(prefix="ntfy-build-") as tmp:
-        try:
-            return _build(Path(tmp))
-        except NtfyUnavailable as exc:
-            raise NtfyUnavailable(f"could not build the ntfy server from {MODULE}: {exc}") from exc
+    reasons: list[str] = []
+    for name, build in (("the Go module " + MODULE, _build_from_module), ("the source kit", _build_from_kit)):
+        with tempfile.TemporaryDirectory(prefix="ntfy-build-") as tmp:
+            try:
+                return build(Path(tmp))
+            except NtfyUnavailable as exc:
+                _say(f"could not build from {name}: {exc}")
+                reasons.append(f"from {name}: {exc}")
+    raise NtfyUnavailable("could not build the ntfy server:\n" + "\n".join(reasons))
 
 
 def _healthy(port: int) -> bool:
@@ -215,8 +315,16 @@ def _healthy(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def ntfy_server(workdir: Path, binary: Path | None = None) -> Iterator[NtfyServer]:
+def ntfy_server(
+    workdir: Path, binary: Path | None = None, *, exempt_loopback: bool = True, extra: Sequence[str] = ()
+) -> Iterator[NtfyServer]:
     """Run ntfy on 127.0.0.1 with an auth file, an admin user and a cache file; stop it after.
+
+    Args:
+        workdir: Where its files go.
+        binary: The binary (default: :func:`find_or_build_binary`).
+        exempt_loopback: Exempt 127.0.0.1 from ntfy's per-visitor request limit.
+        extra: More ``ntfy serve`` options, e.g. ``["--visitor-request-limit-burst", "3"]``.
 
     Raises:
         NtfyUnavailable: no binary, or the server did not become healthy.
@@ -235,8 +343,9 @@ def ntfy_server(workdir: Path, binary: Path | None = None) -> Iterator[NtfyServe
         "--auth-file", str(auth_file),
         "--auth-default-access", "deny-all",
         "--attachment-cache-dir", str(workdir / "attachments"),
-        "--visitor-request-limit-exempt-hosts", "127.0.0.1",
+        *(["--visitor-request-limit-exempt-hosts", "127.0.0.1"] if exempt_loopback else []),
         "--log-level", "warn",
+        *extra,
     ]  # fmt: skip
     _run([*argv[:2], "--help"], timeout=60)  # fails early, with the reason, on a broken binary
     with started(

@@ -133,7 +133,7 @@ def test_a_tool_takes_confirm_token_exactly_when_it_may_ask(server) -> None:
 
 # Placeholders the servers' own branches remove (each guarded tool then binds its ETag or revision, or keeps a
 # true reason). Drop a server from this set when its branch is merged: the xfail is strict, so the test says so.
-STILL_PENDING = {"caldav-mcp", "ntfy-mcp"}
+STILL_PENDING = {"caldav-mcp"}
 
 
 def _pending(name: str):

@@ -69,13 +69,6 @@ UNCONFIGURED_CALL = {
     "carddav-mcp": ("list_address_books", "CARDDAV_URL"),
     "ntfy-mcp": ("list_users", "NTFY_URL"),
 }
-EXITS_WITHOUT_SETTINGS = {"ntfy-mcp": "ntfy-mcp exits 1 without NTFY_URL (the family rule is applied on its branch)"}
-
-
-def unconfigured(name: str):
-    if name in EXITS_WITHOUT_SETTINGS:
-        return pytest.param(name, marks=pytest.mark.xfail(reason=EXITS_WITHOUT_SETTINGS[name], strict=True))
-    return name
 
 
 def test_every_server_has_an_unconfigured_call() -> None:
@@ -83,7 +76,7 @@ def test_every_server_has_an_unconfigured_call() -> None:
 
 
 @pytest.mark.stdio
-@pytest.mark.parametrize("name", [unconfigured(name) for name in SERVERS])
+@pytest.mark.parametrize("name", SERVERS)
 async def test_a_server_started_without_settings_lists_its_tools_and_says_what_to_set(name: str, tmp_path) -> None:
     script = shutil.which(name, path=str(Path(sys.executable).parent))
     assert script is not None, f"{name}'s console script is not installed"

@@ -1,9 +1,9 @@
 """publish_message and list_messages through ntfy-mcp vs the same HTTP requests made directly with httpx2.
 
-Starts the real ntfy from testing/ntfy_server.py (built or taken from the
-cache), then times N round-trips of each operation both ways, after a
-warm-up, alternating the two ways round by round, on one asyncio loop and one
-keep-alive connection each, authenticated with an access token:
+Starts the real ntfy from testing/ntfy_server.py (the same server the tests
+use: built from the source kit once, then taken from the cache), then times
+N round-trips of each operation both ways, after a warm-up, alternating the
+two ways round by round, on one asyncio loop and one keep-alive connection each, authenticated with an access token:
 
 * MCP: an in-process MCP client (protocol 2025-11-25) calling the tool,
   through the SDK, argument validation, ntfy-mcp and its httpx2 client;
@@ -11,8 +11,9 @@ keep-alive connection each, authenticated with an access token:
 
 Prints per-call medians and means in milliseconds and the ratio MCP / direct.
 The MCP figure includes the Python SDK client checking each result against
-the tool's output schema (jsonschema): for a page of 20 messages that is most
-of the difference on list_messages.
+the tool's output schema (jsonschema). Both ways send the same poll; ntfy-mcp
+stops reading its answer after the page it returns (21 lines), the direct
+client reads all of it. Target: median ratio <= 1.2x for both operations.
 Run with ``uv run nox -s bench -- ntfy`` or ``uv run python packages/ntfy-mcp/benchmarks/bench_ntfy.py``.
 """
 

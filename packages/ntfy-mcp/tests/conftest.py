@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 # testing/ (the real ntfy launcher) and this folder (the stand-in) go on sys.path.
@@ -35,7 +36,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="session")
 def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
-    """The real ntfy, built from its Go module on first use (fails with the reason, never skips)."""
+    """The real ntfy (testing/ntfy_server.py: built from the source kit once, then cached; fails, never skips)."""
     with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
         yield server
 
@@ -54,12 +55,28 @@ def real_server(
     username: str | None = None,
     password: str | None = None,
     token: str | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> Any:
     """ntfy-mcp against the real ntfy, as the admin unless other credentials are given."""
     if username is None and token is None:
         username, password = ntfy.admin_user, ntfy.admin_password
     settings = NtfySettings(url=ntfy.url, username=username, password=password, token=token, topics=topics)
-    return build_server(ApprovalSettings(elicitation=elicitation), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation), settings, transport=transport)
+
+
+class Recording(httpx2.AsyncBaseTransport):
+    """The real network transport, recording each request's method and path (not a double: it forwards all)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.sent: list[tuple[str, str]] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.sent.append((request.method, request.url.path))
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def standin_server(standin: NtfyStandIn, *, topics: tuple[str, ...] = (), elicitation: bool = True) -> Any:

@@ -29,7 +29,9 @@ class NtfyStandIn:
 
     version: str | None = "2.17.0"
     version_visible: bool = True  # False: /v1/version answers 404 (ntfy 2.16, or not an admin)
-    fault: str | None = None  # "5xx" or "timeout"
+    fault: str | None = (
+        None  # "5xx", "timeout", or "stream" (the transport breaks in a way httpx2 calls a stream error)
+    )
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
     users: dict[str, dict[str, Any]] = field(default_factory=lambda: {"admin": {"username": "admin", "role": "admin"}})
@@ -66,6 +68,8 @@ class NtfyStandIn:
         self.requests.append((method, path))
         if self.fault == "timeout":
             raise httpx2.ReadTimeout("stand-in: no answer", request=request)
+        if self.fault == "stream":
+            raise httpx2.StreamClosed()
         if self.fault == "5xx":
             return self._error(503, 50301, "service unavailable")
         parts = [p for p in path.split("/") if p]

@@ -70,3 +70,15 @@ async def test_a_server_without_ntfy_settings_lists_tools_and_each_call_names_th
     assert len(tools) == 13
     assert result.is_error
     assert "NTFY_URL is not set" in result.content[0].text
+
+
+async def test_a_library_failure_the_client_did_not_expect_is_still_a_clear_error(caplog) -> None:
+    """The error boundary's translator: an httpx2 error outside the client's own handling names itself."""
+    standin = NtfyStandIn(fault="stream")
+    async with connect(standin_server(standin), revision="2025-11-25") as client:
+        result = await client.call_tool("get_account", {})
+    assert result.is_error
+    assert result.content[0].text == (
+        "the request to ntfy failed (StreamClosed); whether ntfy acted on it is not known"
+    )
+    assert "Traceback" not in caplog.text

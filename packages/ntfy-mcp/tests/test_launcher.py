@@ -1,26 +1,95 @@
-"""The real-ntfy launcher fails with the exact reason when no server can be had (it never skips)."""
+"""The real-ntfy launcher: where the binary comes from, and the exact reason when none can be had (never a skip)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import threading
 from pathlib import Path
 
 import ntfy_server
 import pytest
 
 
-def test_a_build_that_cannot_reach_the_module_names_the_command_and_gos_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("NTFY_SERVER_BINARY", raising=False)
-    monkeypatch.setattr(ntfy_server, "CACHE", tmp_path / "empty-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "mcp-approval-family" / "ntfy"
+
+
+def test_the_cache_is_outside_the_clone_keyed_by_the_kits_sha256(empty_cache: Path) -> None:
+    assert ntfy_server.cache_root() == empty_cache
+    assert ntfy_server.ROOT not in empty_cache.parents
+
+
+def test_a_cached_build_is_used_without_building(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cached = empty_cache / ntfy_server.KIT_SHA256 / "ntfy"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("#!/bin/sh\n")
+    cached.chmod(0o755)
+    monkeypatch.setattr(ntfy_server, "_build_from_kit", lambda _: pytest.fail("built although cached"))
+    assert ntfy_server.find_or_build_binary() == cached
+
+
+def test_without_module_or_kit_every_reason_is_given(
+    empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GOPROXY", "off")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+    monkeypatch.setenv("NTFY_SOURCE_KIT", str(tmp_path / "no-kit"))
     with pytest.raises(ntfy_server.NtfyUnavailable) as caught:
         ntfy_server.find_or_build_binary()
     text = str(caught.value)
-    assert text.startswith("could not build the ntfy server from heckel.io/ntfy/v2")
+    assert text.startswith("could not build the ntfy server")
     assert "go list -m -versions heckel.io/ntfy/v2" in text
     assert "GOPROXY=off" in text or "module lookup disabled" in text
+    assert f"no source kit at {tmp_path / 'no-kit'}" in text
+
+
+def test_a_kit_whose_sha256_differs_is_refused_before_unpacking(
+    empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / ntfy_server.KIT_TARBALL).write_bytes(b"not the kit")
+    (kit / "build-ntfy.sh").write_text("exit 99\n")
+    monkeypatch.setenv("NTFY_SOURCE_KIT", str(kit))
+    monkeypatch.setattr(ntfy_server, "_build_from_module", _refused)
+    with pytest.raises(ntfy_server.NtfyUnavailable, match="not the 72701aff"):
+        ntfy_server.find_or_build_binary()
+    assert not (empty_cache / ntfy_server.KIT_SHA256 / "ntfy").exists()
+
+
+def _refused(_: Path) -> Path:
+    raise ntfy_server.NtfyUnavailable("stand-in for a module proxy answering 403")
+
+
+def test_two_builders_at_once_build_once(empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both wait on build.lock; the second finds the first one's binary and builds nothing."""
+    builds: list[int] = []
+    target = empty_cache / ntfy_server.KIT_SHA256 / "ntfy"
+
+    def fake_kit_build(workdir: Path) -> Path:
+        with ntfy_server._locked(target.parent):
+            if target.is_file():
+                return target
+            builds.append(threading.get_ident())
+            built = workdir / "ntfy"
+            built.write_text("#!/bin/sh\n")
+            return ntfy_server._install(built, target)
+
+    monkeypatch.setattr(ntfy_server, "_build_from_module", _refused)
+    monkeypatch.setattr(ntfy_server, "_build_from_kit", fake_kit_build)
+    found: list[Path] = []
+    threads = [threading.Thread(target=lambda: found.append(ntfy_server.find_or_build_binary())) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [target, target]
+    assert len(builds) == 1
+    assert os.access(target, os.X_OK)
+    assert [p.name for p in target.parent.iterdir() if p.name.endswith(".partial")] == []
 
 
 def test_an_explicit_binary_that_is_not_there_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -29,7 +98,9 @@ def test_an_explicit_binary_that_is_not_there_is_reported(monkeypatch: pytest.Mo
         ntfy_server.find_or_build_binary()
 
 
-def test_versions_are_read_from_names() -> None:
-    assert ntfy_server._parse_version("ntfy-2.16.0") == (2, 16, 0)
-    assert ntfy_server._parse_version("v2.17.1") == (2, 17, 1)
-    assert ntfy_server._parse_version("ntfy") is None
+def test_the_version_comes_from_the_binarys_help(tmp_path: Path) -> None:
+    fake = tmp_path / "ntfy"
+    fake.write_text("#!/bin/sh\necho 'usage'\necho 'ntfy 2.13.0 (81a486a), runtime go1.26'\n")
+    fake.chmod(0o755)
+    assert ntfy_server._binary_version(fake) == (2, 13, 0)
+    assert shutil.which("sh")

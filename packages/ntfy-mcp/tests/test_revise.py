@@ -12,7 +12,7 @@ import time
 
 import httpx2
 import pytest
-from ntfy_conftest import HOSTILE, PATHS, call_guarded, real_server, standin_server
+from ntfy_conftest import HOSTILE, PATHS, Recording, call_guarded, real_server, standin_server
 from ntfy_server import NtfyServer
 
 from approval_core.testing import DialogLog, approval_of, connect, decline
@@ -32,62 +32,75 @@ def real_events(ntfy: NtfyServer, topic: str) -> list[dict]:
 # ---------------------------------------------------------------------------------------------- real ntfy
 
 
-async def test_delete_on_the_real_server_with_hostile_text_never_reaching_a_dialog(
-    ntfy: NtfyServer, topic: str
+def publish_directly(ntfy: NtfyServer, topic: str, message: str) -> str:
+    body = {"topic": topic, "message": message, "title": message}
+    response = httpx2.post(ntfy.url, json=body, headers=ntfy.admin_headers())
+    response.raise_for_status()
+    return response.json()["id"]
+
+
+REVISION_CALLS = {
+    "update_message": lambda sid: {"sequence_id": sid, "message": "disk at 95%"},
+    "mark_messages_read": lambda sid: {"sequence_ids": [sid]},
+    "delete_messages": lambda sid: {"sequence_ids": [sid]},
+}
+
+
+@pytest.mark.parametrize("tool", sorted(REVISION_CALLS))
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_the_real_server_revises_or_refuses_before_writing_or_asking(
+    ntfy: NtfyServer, topic: str, tool: str, revision: str
 ) -> None:
+    """On ntfy < 2.16 (the 2.13 the suite builds) a revision tool refuses after reads only, naming 2.16."""
+    sid = publish_directly(ntfy, topic, HOSTILE)
     log = DialogLog()
-    async with connect(real_server(ntfy), revision="2025-11-25", answer=log) as client:
-        sent = await client.call_tool("publish_message", {"topics": [topic], "message": HOSTILE, "title": HOSTILE})
-        sid = sent.structured_content["results"][0]["sequence_id"]
-        result = await client.call_tool("delete_messages", {"topic": topic, "sequence_ids": [sid]})
+    recording = Recording()
+    async with connect(real_server(ntfy, transport=recording), revision=revision, answer=log) as client:
+        result = await client.call_tool(tool, {"topic": topic, **REVISION_CALLS[tool](sid)})
     for text in log.messages:
         assert HOSTILE not in text
-    if ntfy.supports_sequences:
-        assert not result.is_error, result.content
-        assert result.structured_content["done"] == 1
-        assert any(e["event"] == "message_delete" for e in real_events(ntfy, topic))
-        assert len(log.messages) == 1
-    else:
-        assert result.is_error
-        assert "Nothing was sent" in result.content[0].text
-        assert log.messages == []  # refused before anybody was asked
-        assert [e["message"] for e in real_events(ntfy, topic)] == [HOSTILE]
-
-
-async def test_update_on_the_real_server_revises_or_refuses_without_a_second_notification(
-    ntfy: NtfyServer, topic: str
-) -> None:
-    log = DialogLog()
-    async with connect(real_server(ntfy), revision="2026-07-28", answer=log) as client:
-        sent = await client.call_tool("publish_message", {"topics": [topic], "message": "disk at 91%"})
-        sid = sent.structured_content["results"][0]["sequence_id"]
-        result = await client.call_tool(
-            "update_message", {"topic": topic, "sequence_id": sid, "message": "disk at 95%"}
-        )
     events = real_events(ntfy, topic)
     if ntfy.supports_sequences:
         assert not result.is_error, result.content
-        assert events[-1]["message"] == "disk at 95%"
-        assert events[-1].get("sequence_id") == sid
+        assert len(events) == 2
+        return
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith(f"{tool} needs ntfy 2.16 or newer")
+    assert "nothing was sent and nobody was asked" in text
+    assert log.messages == []
+    assert {method for method, _ in recording.sent} == {"GET"}
+    assert ("GET", "/v1/version") in recording.sent
+    assert [(e["id"], e["message"]) for e in events] == [(sid, HOSTILE)]  # no second notification
+
+
+async def test_the_real_servers_version_probe_answers_404_on_2_13(ntfy: NtfyServer) -> None:
+    """What the probe relies on: before 2.17 there is no /v1/version, whoever asks (the admin here)."""
+    response = httpx2.get(f"{ntfy.url}/v1/version", headers=ntfy.admin_headers())
+    if ntfy.version >= (2, 17, 0):
+        assert response.json()["version"] == ".".join(map(str, ntfy.version))
     else:
-        assert result.is_error
-        assert "older servers" in result.content[0].text.lower() or "2.16" in result.content[0].text
-        assert [e["message"] for e in events] == ["disk at 91%"]  # no second notification
-        assert log.messages == []
+        assert response.status_code == 404
+        assert response.json()["code"] == 40401
 
 
-async def test_mark_read_on_the_real_server(ntfy: NtfyServer, topic: str) -> None:
-    async with connect(real_server(ntfy), revision="2025-11-25") as client:
-        sent = await client.call_tool("publish_message", {"topics": [topic], "message": "read me"})
-        sid = sent.structured_content["results"][0]["sequence_id"]
-        result = await client.call_tool("mark_messages_read", {"topic": topic, "sequence_ids": [sid]})
+async def test_a_sequence_id_sent_to_2_13_is_ignored_which_is_why_the_tools_refuse(
+    ntfy: NtfyServer, topic: str
+) -> None:
+    """The fault the refusal prevents, shown on the real server: the 'revision' is a second notification."""
+    first = publish_directly(ntfy, topic, "disk at 91%")
+    body = {"topic": topic, "message": "disk at 95%", "sequence_id": first}
+    second = httpx2.post(ntfy.url, json=body, headers={**ntfy.admin_headers(), "X-Sequence-ID": first})
+    assert second.status_code == 200
+    events = real_events(ntfy, topic)
     if ntfy.supports_sequences:
-        assert result.structured_content["done"] == 1
-        assert any(e["event"] == "message_clear" for e in real_events(ntfy, topic))
+        assert events[-1]["sequence_id"] == first
     else:
-        assert result.is_error
-        assert "2.16" in result.content[0].text
-        assert len(real_events(ntfy, topic)) == 1
+        assert [e["message"] for e in events] == ["disk at 91%", "disk at 95%"]
+        assert "sequence_id" not in second.json()
+        for method, path in (("PUT", f"/{topic}/{first}/clear"), ("DELETE", f"/{topic}/{first}")):
+            answer = httpx2.request(method, f"{ntfy.url}{path}", headers=ntfy.admin_headers())
+            assert (answer.status_code, answer.json()["code"]) == (404, 40401)
 
 
 # ---------------------------------------------------------------------------------------------- the stand-in
@@ -220,7 +233,8 @@ async def test_servers_older_than_2_16_are_refused_before_anything_is_sent(tool:
     async with connect(standin_server(standin), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool(tool, args)
     assert result.is_error
-    assert "older than 2.16" in result.content[0].text
+    assert f"{tool} needs ntfy 2.16 or newer" in result.content[0].text
+    assert "this server is ntfy 2.15.0" in result.content[0].text
     assert log.messages == []
     assert [m for m, p in standin.requests if m != "GET"] == []
 
@@ -240,7 +254,7 @@ async def test_an_unknown_version_with_no_sequence_ids_in_sight_is_refused() -> 
     async with connect(standin_server(standin), revision="2025-11-25") as client:
         result = await client.call_tool("mark_messages_read", {"topic": TOPIC, "sequence_ids": ["abc"]})
     assert result.is_error
-    assert "could not confirm" in result.content[0].text
+    assert "does not show it is" in result.content[0].text
 
 
 async def test_mark_messages_read_gives_a_result_per_id() -> None:

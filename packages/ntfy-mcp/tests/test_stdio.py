@@ -59,3 +59,20 @@ async def test_switched_off_prints_one_line_and_takes_the_token_path(ntfy: NtfyS
     assert "stdio-password" not in first.content[0].text
     assert stderr.splitlines()[0] == LINE
     assert stderr.count(LINE) == 1
+
+
+async def test_without_ntfy_url_it_starts_lists_its_tools_and_each_call_says_what_to_set() -> None:
+    """Family rule: an unconfigured server starts; nothing is sent anywhere (there is no default server)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NTFY_", "ELICITATION"))}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "ntfy_mcp"], env=env)
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with connect(stdio_client(server, errlog=errlog), revision="2025-11-25") as client:
+            tools = (await client.list_tools()).tools
+            results = [await client.call_tool(name, {}) for name in ("get_server_info", "list_users", "get_account")]
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert len(tools) == 13
+    for result in results:
+        assert result.is_error
+        assert result.content[0].text.startswith("NTFY_URL is not set")
+    assert "ntfy-mcp: NTFY_URL is not set; the tools are listed and each call says what to set" in stderr

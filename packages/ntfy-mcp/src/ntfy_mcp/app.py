@@ -131,38 +131,54 @@ class NtfyApp:
 
     # ------------------------------------------------------------------ server capabilities
 
-    async def sequence_support(self, events: Sequence[dict[str, Any]] = ()) -> str:
-        """``yes``, ``no`` or ``unknown``: can this server revise, clear and delete by sequence id?
+    async def sequence_support(self, events: Sequence[dict[str, Any]] = ()) -> tuple[str, str | None]:
+        """``(support, version)``: can this server revise, clear and delete by sequence id?
 
-        Known from ``GET /v1/version`` (ntfy >= 2.17, admin credentials), or
-        from ``events`` already read from a topic: only ntfy >= 2.16 writes
-        a ``sequence_id`` field or ``message_clear`` / ``message_delete`` events.
+        ``support`` is ``yes``, ``no`` or ``unknown``; ``version`` is what
+        ``GET /v1/version`` told (ntfy >= 2.17, admin credentials; older
+        servers, 2.13 included, answer 404), or None. Without a version,
+        ``events`` already read from a topic decide: only ntfy >= 2.16 writes a
+        ``sequence_id`` field or ``message_clear`` / ``message_delete`` events.
+        Both are reads with no side effect.
         """
         version = await self.client.version()
-        parsed = parse_version(version) if version else None
-        if parsed is not None:
-            return "yes" if parsed >= SEQUENCE_VERSION else "no"
-        if any("sequence_id" in e or e.get("event") in {"message_clear", "message_delete"} for e in events):
-            return "yes"
-        return "unknown"
+        return _support(version, events), version
 
-    async def require_sequences(self, operation: str, events: Sequence[dict[str, Any]] = ()) -> None:
-        """Refuse unless this server is known to be ntfy >= 2.16.
+    async def require_sequences(self, tool: str, topic: str) -> list[dict[str, Any]]:
+        """Refuse unless this server is known to be ntfy >= 2.16; return the topic's events read on the way.
+
+        Only reads are sent (``GET /v1/version``, then the topic's poll), so a
+        refusal comes before anything is written and before anybody is asked.
 
         Raises:
-            UnsupportedServer: it is older, or its version cannot be learnt.
+            UnsupportedServer: it is older, or nothing shows it is 2.16 or newer.
         """
-        support = await self.sequence_support(events)
+        version = await self.client.version()
+        support = _support(version, ())
+        events: list[dict[str, Any]] = []
+        if support != "no":
+            events = await self.client.poll([topic], {"since": "all", "scheduled": "1"})
+            support = _support(version, events)
         if support == "yes":
-            return
+            return events
         if support == "no":
-            why = "this ntfy server is older than 2.16"
+            why = f"this server is ntfy {version}"
         else:
             why = (
-                "this server could not confirm the ntfy server is 2.16 or newer (GET /v1/version needs admin "
-                "credentials and ntfy 2.17+, and no message on the topic carries a sequence id)"
+                "this server does not show it is: GET /v1/version answers only on ntfy 2.17 and newer (with admin "
+                f"credentials), and no notification on topic {topic!r} carries a sequence id or a clear/delete "
+                "event, which only 2.16 and newer write (ntfy 2.13 and older look exactly like this)"
             )
         raise UnsupportedServer(
-            f"{operation} was not done: {why}. Older servers do not {operation} by sequence id; "
-            "they would publish a second notification instead. Nothing was sent."
+            f"{tool} needs ntfy 2.16 or newer (message revisions by sequence id); {why}. An older server would "
+            "store a second notification instead, so nothing was sent and nobody was asked."
         )
+
+
+def _support(version: str | None, events: Sequence[dict[str, Any]]) -> str:
+    parsed = parse_version(version) if version else None
+    if parsed is not None:
+        return "yes" if parsed >= SEQUENCE_VERSION else "no"
+    if any("sequence_id" in e or e.get("event") in {"message_clear", "message_delete"} for e in events):
+        return "yes"
+    return "unknown"

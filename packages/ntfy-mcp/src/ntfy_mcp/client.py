@@ -1,29 +1,47 @@
-"""The ntfy HTTP client, and the one place where ntfy's replies become this package's errors.
+"""The ntfy HTTP client: the one place where URLs are made and where ntfy's replies become this package's errors.
 
-Built on httpx2 (the maintained httpx line the MCP SDK itself uses). Every
-request goes through :meth:`NtfyClient._send`, which turns:
+Built on httpx2 (the maintained httpx line the MCP SDK itself uses).
 
-* a connection failure or timeout → :class:`NtfyUnavailable`;
-* a 5xx, or a reply that is not ntfy's JSON → :class:`NtfyUnavailable`;
+Where requests go (:meth:`NtfyClient.url`): every path argument (a topic, a
+sequence id) is checked against ntfy's own rule for it, after any decoding,
+and joined under ``NTFY_URL``; the resulting URL must have ``NTFY_URL``'s
+scheme, host and port, or the call is refused naming the field. Credentials
+(:class:`_OriginAuth`) are attached only to requests for that origin, and
+redirects are never followed: a 3xx is reported, so neither a request nor a
+credential can be led elsewhere.
+
+What comes back (:meth:`NtfyClient._send`): the answer is read in full within
+``NTFY_TIMEOUT`` seconds (a slow drip ends there too) and up to
+``NTFY_MAX_RESPONSE_BYTES``; then
+
+* a connection failure, a timeout, a 3xx, a 5xx, an answer that is too large
+  or not ntfy's JSON → :class:`NtfyUnavailable`;
 * ntfy's error document ``{"code", "http", "error"}`` (ntfy docs, "Error
-  codes") → :class:`NtfyRejected` with the status, code and ntfy's text.
+  codes") → :class:`NtfyRejected`, whose text says what the status means
+  (401: credentials not accepted; 403: not allowed; 429: a rate limit).
 
-Routes (checked against a running ntfy 2.13; see docs/ntfy-mcp.md for what
-differs from the 2.16 notes): ``POST /`` JSON publish, ``GET /<topics>/json?poll=1``,
-``GET /<topic>/auth``, ``/v1/health``, ``/v1/stats``, ``/v1/account``,
-``/v1/users`` and ``/v1/users/access`` (admin), and from ntfy 2.16
-``PUT /<topic>/<sequence_id>/clear`` and ``DELETE /<topic>/<sequence_id>``.
+Routes (checked against a running ntfy 2.13; see docs/ntfy-mcp.md): ``POST /``
+JSON publish, ``GET /<topics>/json?poll=1``, ``GET /<topic>/auth``,
+``/v1/health``, ``/v1/stats``, ``/v1/account``, ``/v1/users`` and
+``/v1/users/access`` (admin), ``GET /v1/version`` (ntfy >= 2.17, admin), and
+from ntfy 2.16 ``PUT /<topic>/<sequence_id>/clear`` and
+``DELETE /<topic>/<sequence_id>`` (ntfy docs, "Publishing" → "Updating +
+deleting notifications", https://docs.ntfy.sh/publish/#updating-deleting-notifications).
 """
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any, cast
+from urllib.parse import unquote, urlsplit
 
+import anyio
 import httpx2
 
-from ntfy_mcp.errors import NtfyRejected, NtfyUnavailable
+from ntfy_mcp.errors import InputError, NtfyRejected, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 
 __all__ = ["SEQUENCE_VERSION", "NtfyClient", "parse_version"]
@@ -32,6 +50,16 @@ SEQUENCE_VERSION = (2, 16, 0)
 """The first ntfy release that revises, clears and deletes by sequence id."""
 
 _USER_AGENT = "ntfy-mcp"
+_SEGMENT = re.compile(r"^[-_A-Za-z0-9]{1,64}(,[-_A-Za-z0-9]{1,64}){0,19}$")
+"""A topic (or a comma list of them, for polling) or a sequence id: ntfy's own ``[-_A-Za-z0-9]{1,64}``."""
+_MEANING = {
+    401: "ntfy did not accept these credentials (check NTFY_TOKEN or NTFY_USERNAME/NTFY_PASSWORD); "
+    "ntfy also answers 401 when an account without the admin role uses an admin route",
+    403: "this account is not allowed to do that (ntfy's access rules)",
+    404: "ntfy has no such route or object",
+    413: "ntfy found the request too large",
+    429: "ntfy's rate limit for this client was reached; nothing was retried, try again later",
+}
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
@@ -42,28 +70,47 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
+
+
+class _OriginAuth(httpx2.Auth):
+    """Adds the ``Authorization`` header only to requests for the configured origin."""
+
+    def __init__(self, origin: tuple[str, str, int | None], header: str | None) -> None:
+        self._origin = origin
+        self._header = header
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        if self._header is not None and _origin(request.url) == self._origin:
+            request.headers["Authorization"] = self._header
+        yield request
+
+
 class NtfyClient:
     """An async client for one ntfy server, with the credentials from :class:`NtfySettings`.
 
     Use as an async context manager, or call :meth:`aclose`.
 
     Args:
-        settings: URL, credentials and timeout.
+        settings: URL, credentials, timeout and answer size limit.
         transport: An httpx2 transport to use instead of the network (tests).
     """
 
     def __init__(self, settings: NtfySettings, *, transport: httpx2.AsyncBaseTransport | None = None) -> None:
         self.settings = settings
-        headers = {"User-Agent": _USER_AGENT}
-        auth: httpx2.Auth | None = None
+        self._base = httpx2.URL(settings.url.rstrip("/") + "/")
+        self.origin = _origin(self._base)
+        header: str | None = None
         if settings.token:
-            headers["Authorization"] = f"Bearer {settings.token}"
+            header = f"Bearer {settings.token}"
         elif settings.username and settings.password:
-            auth = httpx2.BasicAuth(settings.username, settings.password)
+            pair = f"{settings.username}:{settings.password}".encode()
+            header = "Basic " + base64.b64encode(pair).decode("ascii")
         self._http = httpx2.AsyncClient(
-            base_url=settings.url,
-            headers=headers,
-            auth=auth,
+            headers={"User-Agent": _USER_AGENT},
+            auth=_OriginAuth(self.origin, header),
             timeout=settings.timeout,
             transport=transport,
             follow_redirects=False,
@@ -79,47 +126,137 @@ class NtfyClient:
         """Close the connection pool."""
         await self._http.aclose()
 
+    # ------------------------------------------------------------------ the one place URLs are made
+
+    def url(self, *segments: tuple[str, str], route: str = "") -> httpx2.URL:
+        """The URL of a route under ``NTFY_URL``, from ``(field, value)`` path segments and a fixed ``route``.
+
+        Each value must be ntfy's ``[-_A-Za-z0-9]{1,64}`` (a topic list may
+        join up to 20 with commas) once every percent-encoding is undone, and
+        the joined URL must have ``NTFY_URL``'s scheme, host and port.
+
+        Raises:
+            InputError: a value breaks the rule, or would lead elsewhere; names the field.
+        """
+        parts: list[str] = []
+        for field, value in segments:
+            decoded = value
+            for _ in range(4):  # undo nested encodings (%252F...) before judging
+                decoded = unquote(decoded)
+            if decoded != value or not _SEGMENT.match(value):
+                raise InputError(
+                    f"{field}: {value[:80]!r} is not a valid ntfy name (letters, digits, '-' and '_', up to 64); "
+                    "nothing was sent"
+                )
+            parts.append(value)
+        path = "/".join([*parts, *([route] if route else [])])
+        url = self._base.join(path)
+        if _origin(url) != self.origin or not url.path.startswith(self._base.path):
+            field = segments[0][0] if segments else "route"
+            raise InputError(f"{field}: would leave the configured ntfy server; nothing was sent")
+        return url
+
     # ------------------------------------------------------------------ the one translation point
 
     async def _send(
         self,
         method: str,
-        path: str,
+        url: httpx2.URL,
         *,
         body: Any = None,
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
-    ) -> httpx2.Response:
+        lines: int | None = None,
+    ) -> bytes:
+        """Send one request to ntfy and read its answer (bounded in time and size); returns the body.
+
+        ``lines`` stops reading a successful answer once it holds that many
+        complete lines (a poll needs only the first page of its NDJSON).
+        """
         sent = dict(headers or {})
         if body is not None:
             sent["Content-Type"] = "application/json"
+        what = f"{method} {url.path}"
+        if _origin(url) != self.origin:  # url() makes every URL; this guards the guard
+            raise InputError(f"{what} would leave the configured ntfy server; nothing was sent")
+        request = self._http.build_request(
+            method, url, content=None if body is None else json.dumps(body), headers=sent or None,
+            params=dict(params or {}),
+        )  # fmt: skip
         try:
-            response = await self._http.request(
-                method,
-                path,
-                content=None if body is None else json.dumps(body),
-                headers=sent or None,
-                params=dict(params or {}),
-            )
+            with anyio.fail_after(self.settings.timeout):
+                status, content = await self._exchange(request, lines)
+        except TimeoutError as exc:
+            raise NtfyUnavailable(
+                f"ntfy at {self.settings.url} did not answer {what} in full within {self.settings.timeout:g} s"
+            ) from exc
         except httpx2.TimeoutException as exc:
             raise NtfyUnavailable(
-                f"ntfy at {self.settings.url} did not answer {method} {path} within {self.settings.timeout:g} s"
+                f"ntfy at {self.settings.url} did not answer {what} within {self.settings.timeout:g} s"
             ) from exc
         except httpx2.HTTPError as exc:
-            raise NtfyUnavailable(f"cannot reach ntfy at {self.settings.url}: {type(exc).__name__}") from exc
-        if response.status_code < 400:
-            return response
-        code, reason = _error_document(response)
-        if response.status_code >= 500:
-            raise NtfyUnavailable(f"ntfy failed with HTTP {response.status_code} (code {code}): {reason}")
-        raise NtfyRejected(response.status_code, code, reason)
+            raise NtfyUnavailable(f"cannot reach ntfy at {self.settings.url} for {what}: {type(exc).__name__}") from exc
+        return self._judge(what, status, content)
 
-    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = await self._send(method, path, **kwargs)
+    async def _exchange(self, request: httpx2.Request, lines: int | None) -> tuple[int, bytes]:
+        limit = self.settings.max_response_bytes
+        response = await self._http.send(request, stream=True)
         try:
-            return response.json()
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise NtfyUnavailable(self._too_large(request, limit))
+            content = bytearray()
+            if response.is_stream_consumed:  # an in-memory transport hands over a response already read
+                content.extend(response.content)
+            else:
+                enough = lines is not None and response.status_code == 200
+                async for chunk in response.aiter_bytes():
+                    content.extend(chunk)
+                    if enough and content.count(b"\n") >= (lines or 0):
+                        break  # the rest is not needed; closing the response drops its connection
+                    if len(content) > limit:
+                        raise NtfyUnavailable(self._too_large(request, limit))
+            if len(content) > limit:
+                raise NtfyUnavailable(self._too_large(request, limit))
+            if response.is_redirect:
+                location = urlsplit(response.headers.get("Location", ""))
+                where = "another server" if location.netloc else "another path"
+                raise NtfyUnavailable(
+                    f"ntfy answered {request.method} {request.url.path} with a redirect (HTTP {response.status_code}) "
+                    f"to {where}; redirects are not followed, so nothing was sent there. Check NTFY_URL"
+                )
+            return response.status_code, bytes(content)
+        finally:
+            await response.aclose()
+
+    @staticmethod
+    def _too_large(request: httpx2.Request, limit: int) -> str:
+        return (
+            f"ntfy's answer to {request.method} {request.url.path} is larger than NTFY_MAX_RESPONSE_BYTES "
+            f"({limit} bytes); it was not read further"
+        )
+
+    def _judge(self, what: str, status: int, content: bytes) -> bytes:
+        if status < 300:
+            return content
+        code, reason = _error_document(status, content)
+        if status >= 500:
+            raise NtfyUnavailable(f"ntfy failed with HTTP {status} (code {code}) on {what}: {reason}")
+        meaning = _MEANING.get(status, "ntfy refused the request")
+        raise NtfyRejected(status, code, reason, meaning)
+
+    async def _json(self, method: str, url: httpx2.URL, **kwargs: Any) -> Any:
+        content = await self._send(method, url, **kwargs)
+        try:
+            return json.loads(content)
         except ValueError as exc:
-            raise NtfyUnavailable(f"ntfy's answer to {method} {path} was not JSON") from exc
+            raise NtfyUnavailable(f"ntfy's answer to {method} {url.path} was not JSON") from exc
+
+    async def _object(self, method: str, url: httpx2.URL, **kwargs: Any) -> dict[str, Any]:
+        data = await self._json(method, url, **kwargs)
+        if not isinstance(data, dict):
+            raise NtfyUnavailable(f"ntfy's answer to {method} {url.path} was not a JSON object")
+        return cast(dict[str, Any], data)
 
     # ------------------------------------------------------------------ messages
 
@@ -137,7 +274,7 @@ class NtfyClient:
             # (its own Go client sends the header); both carry the same value.
             body["sequence_id"] = sequence_id
             headers["X-Sequence-ID"] = sequence_id
-        return dict(await self._json("POST", "/", body=body, headers=headers))
+        return await self._object("POST", self.url(), body=body, headers=headers)
 
     async def poll(
         self, topics: Sequence[str], params: Mapping[str, str], limit: int | None = None
@@ -145,32 +282,36 @@ class NtfyClient:
         """The cached events of ``topics`` (``GET /<t1,t2>/json?poll=1``), oldest first.
 
         ``limit`` stops reading after that many events (ntfy itself has no
-        limit parameter, so the rest of the answer is left unparsed).
+        limit parameter, so the rest of the answer is neither read nor parsed).
         """
-        response = await self._send("GET", f"/{','.join(topics)}/json", params={"poll": "1", **params})
+        url = self.url(("topics", ",".join(topics)), route="json")
+        content = await self._send("GET", url, params={"poll": "1", **params}, lines=limit)
         events: list[dict[str, Any]] = []
-        for line in response.content.decode("utf-8", errors="replace").splitlines():
+        for line in content.decode("utf-8", errors="replace").splitlines():
             if limit is not None and len(events) >= limit:
                 break
             if line.strip():
                 try:
-                    events.append(json.loads(line))
+                    event = json.loads(line)
                 except ValueError as exc:
                     raise NtfyUnavailable("ntfy's message listing held a line that is not JSON") from exc
+                if not isinstance(event, dict):
+                    raise NtfyUnavailable("ntfy's message listing held a line that is not a JSON object")
+                events.append(cast(dict[str, Any], event))
         return events
 
     async def clear(self, topic: str, sequence_id: str) -> dict[str, Any]:
         """Mark a notification read and dismiss it (``PUT /<topic>/<sequence_id>/clear``, ntfy >= 2.16)."""
-        return dict(await self._json("PUT", f"/{topic}/{sequence_id}/clear"))
+        return await self._object("PUT", self.url(("topic", topic), ("sequence_id", sequence_id), route="clear"))
 
     async def delete(self, topic: str, sequence_id: str) -> dict[str, Any]:
         """Delete a notification, cancelling it if scheduled (``DELETE /<topic>/<sequence_id>``, ntfy >= 2.16)."""
-        return dict(await self._json("DELETE", f"/{topic}/{sequence_id}"))
+        return await self._object("DELETE", self.url(("topic", topic), ("sequence_id", sequence_id)))
 
     async def can_read(self, topic: str) -> bool:
         """Whether these credentials may read ``topic`` (``GET /<topic>/auth``); False on 403."""
         try:
-            await self._send("GET", f"/{topic}/auth")
+            await self._send("GET", self.url(("topic", topic), route="auth"))
         except NtfyRejected as exc:
             if exc.status == 403:
                 return False
@@ -181,16 +322,16 @@ class NtfyClient:
 
     async def healthy(self) -> bool:
         """``GET /v1/health`` → its ``healthy`` flag."""
-        return bool((await self._json("GET", "/v1/health")).get("healthy"))
+        return bool((await self._object("GET", self.url(route="v1/health"))).get("healthy"))
 
     async def stats(self) -> dict[str, Any]:
         """``GET /v1/stats``: ``messages`` and ``messages_rate``."""
-        return dict(await self._json("GET", "/v1/stats"))
+        return await self._object("GET", self.url(route="v1/stats"))
 
     async def version(self) -> str | None:
         """The server's version from ``GET /v1/version`` (admin, ntfy >= 2.17), or None when not told."""
         try:
-            data = await self._json("GET", "/v1/version")
+            data = await self._json("GET", self.url(route="v1/version"))
         except NtfyRejected as exc:
             if exc.status in {401, 403, 404}:
                 return None
@@ -200,40 +341,45 @@ class NtfyClient:
 
     async def account(self) -> dict[str, Any]:
         """``GET /v1/account``: the account behind these credentials (``*`` when anonymous)."""
-        return dict(await self._json("GET", "/v1/account"))
+        return await self._object("GET", self.url(route="v1/account"))
 
     # ------------------------------------------------------------------ administration (admin role)
 
     async def users(self) -> list[dict[str, Any]]:
         """``GET /v1/users``: every user with role and grants."""
-        return list(await self._json("GET", "/v1/users"))
+        data = await self._json("GET", self.url(route="v1/users"))
+        if not isinstance(data, list) or not all(isinstance(u, dict) for u in cast(list[object], data)):
+            raise NtfyUnavailable("ntfy's answer to GET /v1/users was not a list of users")
+        return cast(list[dict[str, Any]], data)
 
     async def create_user(self, username: str, password: str) -> None:
         """``POST /v1/users``."""
-        await self._send("POST", "/v1/users", body={"username": username, "password": password})
+        await self._send("POST", self.url(route="v1/users"), body={"username": username, "password": password})
 
     async def delete_user(self, username: str) -> None:
         """``DELETE /v1/users``."""
-        await self._send("DELETE", "/v1/users", body={"username": username})
+        await self._send("DELETE", self.url(route="v1/users"), body={"username": username})
 
     async def set_access(self, username: str, topic: str, permission: str) -> None:
         """``PUT /v1/users/access``: write one access rule."""
         await self._send(
-            "PUT", "/v1/users/access", body={"username": username, "topic": topic, "permission": permission}
+            "PUT",
+            self.url(route="v1/users/access"),
+            body={"username": username, "topic": topic, "permission": permission},
         )
 
     async def reset_access(self, username: str, topic: str) -> None:
         """``DELETE /v1/users/access``: remove a user's rule for ``topic``."""
-        await self._send("DELETE", "/v1/users/access", body={"username": username, "topic": topic})
+        await self._send("DELETE", self.url(route="v1/users/access"), body={"username": username, "topic": topic})
 
 
-def _error_document(response: httpx2.Response) -> tuple[int, str]:
+def _error_document(status: int, content: bytes) -> tuple[int, str]:
     try:
-        data = response.json()
+        data = json.loads(content)
     except ValueError:
-        return 0, f"HTTP {response.status_code} without ntfy's error document"
+        return 0, f"HTTP {status} without ntfy's error document"
     if not isinstance(data, dict) or "error" not in data:
-        return 0, f"HTTP {response.status_code} without ntfy's error document"
+        return 0, f"HTTP {status} without ntfy's error document"
     document = cast(dict[str, object], data)
     code = document.get("code")
     return (code if isinstance(code, int) else 0), str(document["error"])[:500]

@@ -8,7 +8,7 @@ listed as a documented mismatch with its reason.
 
 from approval_core import Guard, GuardTable, Mismatch
 
-__all__ = ["ALWAYS", "GUARDS", "NEVER", "OPEN_WORLD"]
+__all__ = ["ALWAYS", "GUARDS", "NEVER", "OPEN_WORLD", "UNVERSIONED"]
 
 ALWAYS = ("delete_messages", "delete_user", "manage_user_access", "create_user", "update_message")
 NEVER = (
@@ -22,11 +22,13 @@ NEVER = (
     "mark_messages_read",
 )
 
-
-# PENDING(issue 11 §2): each of these must bind its version (gate.check(version=...)) or give a real reason.
-_PENDING = {
-    tool: "PENDING: binds no version yet"
-    for tool in ["delete_messages", "delete_user", "manage_user_access", "create_user", "update_message"]
+# What each guarded tool binds as its version (ntfy has no ETag and no conditional write; each tool also
+# reads again right before writing and stops when it changed): update_message and delete_messages the id
+# of each sequence's newest message as read; delete_user and manage_user_access the account's role and
+# access rules as read. create_user has nothing to read:
+UNVERSIONED = {
+    "create_user": "nothing exists before a create, so there is no version to bind; ntfy refuses a second "
+    "account of the same name (409), so the approval cannot be spent on an account that appeared meanwhile",
 }
 
 GUARDS = GuardTable(
@@ -39,7 +41,7 @@ GUARDS = GuardTable(
             "the mirror image of delete_user; no annotation carries that",
         ),
     ],
-    unversioned=_PENDING,
+    unversioned=UNVERSIONED,
 )
 
 _TOPICS = "a topic is shared: whoever may publish to it writes what is read, and what is sent reaches every subscriber"

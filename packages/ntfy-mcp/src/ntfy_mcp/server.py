@@ -10,7 +10,8 @@ serves over stdio. Nothing is ever written to stdout but the protocol.
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import AsyncGenerator
+import os
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -24,9 +25,10 @@ from approval_core import (
     exit_on_bad_setting,
     install_error_boundary,
     load_settings_or_exit,
+    say,
 )
 from ntfy_mcp.app import NtfyApp
-from ntfy_mcp.errors import ConfigError, NtfyMcpError
+from ntfy_mcp.errors import ConfigError, NtfyMcpError, NtfyUnavailable
 from ntfy_mcp.guards import GUARDS
 from ntfy_mcp.settings import NtfySettings
 from ntfy_mcp.tools import admin, info, messages, revise
@@ -44,7 +46,7 @@ _INSTRUCTIONS = (
 
 def build_server(
     settings: ApprovalSettings,
-    ntfy: NtfySettings | None = None,
+    ntfy: NtfySettings | Callable[[], NtfySettings] | None = None,
     *,
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> MCPServer[Any]:
@@ -52,8 +54,9 @@ def build_server(
 
     Args:
         settings: The approval settings (``ELICITATION``...).
-        ntfy: Where ntfy is and how to log in; default: read ``NTFY_*``
-            when the server starts serving (tools then report a bad setting).
+        ntfy: Where ntfy is and how to log in, or a callable giving it when
+            the server starts serving; default: read ``NTFY_*`` then (tools
+            then report a bad setting).
         transport: An httpx2 transport instead of the network (tests).
     """
     holder: dict[str, NtfyApp] = {}
@@ -67,7 +70,7 @@ def build_server(
         SERVER_NAME, instructions=_INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, NtfyMcpError)
+    install_error_boundary(server, NtfyMcpError, translate=_translate)
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
     for module in (messages, revise, admin, info):
@@ -75,12 +78,34 @@ def build_server(
     return server
 
 
+def _translate(exc: Exception) -> NtfyMcpError | None:
+    """An httpx2 failure that escaped the client's own translation: ntfy could not be used (no text of its own)."""
+    if isinstance(exc, httpx2.HTTPError | httpx2.InvalidURL | httpx2.StreamError):
+        return NtfyUnavailable(
+            f"the request to ntfy failed ({type(exc).__name__}); whether ntfy acted on it is not known"
+        )
+    return None
+
+
 def main() -> None:
-    """Console script `ntfy-mcp`: exit code 1 on a bad setting, else serve over stdio."""
+    """Console script `ntfy-mcp`: serve over stdio; exit code 1 on a setting given with a bad value.
+
+    Without ``NTFY_URL`` it starts all the same (one line on stderr says so),
+    lists its tools, and answers every call with what to set: nothing is ever
+    sent to a default server.
+    """
     configure_logging()  # root at WARNING: httpx2's per-request INFO lines (query strings included) stay out
     settings = load_settings_or_exit(SERVER_NAME)
+    if not os.environ.get("NTFY_URL"):
+        say(SERVER_NAME, "NTFY_URL is not set; the tools are listed and each call says what to set")
+        build_server(settings, _unconfigured).run("stdio")
+        return
     try:
         ntfy = NtfySettings.from_env()
     except ConfigError as exc:
         exit_on_bad_setting(SERVER_NAME, exc)
     build_server(settings, ntfy).run("stdio")
+
+
+def _unconfigured() -> NtfySettings:
+    return NtfySettings.from_env({})  # raises the "NTFY_URL is not set" ConfigError every tool then reports

@@ -1,8 +1,10 @@
 """ntfy-mcp's own settings, read strictly from the environment at startup.
 
 ``NTFY_URL``
-    Base URL of the ntfy server, ``http://`` or ``https://``. Required: there
-    is no default, so nothing is sent to a public server by accident.
+    Base URL of the ntfy server, ``http://`` or ``https://``, without a user
+    name or password in it (those go in the variables below). There is no
+    default, so nothing is sent to a public server by accident: without it the
+    server starts, lists its tools, and every call says to set it.
 ``NTFY_TOKEN``
     An ntfy access token (``tk_...``), sent as ``Authorization: Bearer``.
 ``NTFY_USERNAME`` / ``NTFY_PASSWORD``
@@ -13,7 +15,11 @@
     this server publishes and reads only these topics, and refuses to grant
     access rules for any other topic or for a wildcard pattern.
 ``NTFY_TIMEOUT``
-    Seconds one HTTP request to ntfy may take, 1 to 120 (default 15).
+    Seconds one HTTP request to ntfy may take, answer read in full, 1 to 120
+    (default 15).
+``NTFY_MAX_RESPONSE_BYTES``
+    The largest answer read from ntfy, in bytes, 65,536 to 1,073,741,824
+    (default 16,777,216 = 16 MiB). A longer answer is refused, not read on.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ TOPIC_PATTERN = re.compile(r"^[-_A-Za-z0-9]{1,64}$")
 """A topic name (ntfy docs, "Publishing": letters, digits, ``-`` and ``_``, 1 to 64)."""
 
 DEFAULT_TIMEOUT = 15.0
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +51,8 @@ class NtfySettings:
         username: Basic-auth user, or None.
         password: Basic-auth password, or None (never logged or shown).
         topics: The allowed topics, first is the default; empty = unbounded.
-        timeout: Seconds per HTTP request.
+        timeout: Seconds per HTTP request, answer included.
+        max_response_bytes: The largest answer read from ntfy.
     """
 
     url: str
@@ -53,6 +61,7 @@ class NtfySettings:
     password: str | None = None
     topics: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __repr__(self) -> str:
         auth = "token" if self.token else "basic" if self.username else "anonymous"
@@ -71,7 +80,8 @@ class NtfySettings:
             ConfigError: ``NTFY_URL`` is missing or not an http(s) URL, a token
                 is given together with a username/password, only one of
                 username and password is given, a topic in ``NTFY_TOPICS`` is
-                not a valid name, or ``NTFY_TIMEOUT`` is out of range.
+                not a valid name, or ``NTFY_TIMEOUT`` or ``NTFY_MAX_RESPONSE_BYTES``
+                is out of range. No message repeats the URL (it may hold a password).
         """
         env = os.environ if environ is None else environ
         url = _url(env.get("NTFY_URL"))
@@ -89,6 +99,7 @@ class NtfySettings:
             password=password,
             topics=_topics(env.get("NTFY_TOPICS")),
             timeout=_timeout(env.get("NTFY_TIMEOUT")),
+            max_response_bytes=_max_bytes(env.get("NTFY_MAX_RESPONSE_BYTES")),
         )
 
 
@@ -98,9 +109,18 @@ def _url(raw: str | None) -> str:
             "NTFY_URL is not set: give the base URL of your ntfy server, e.g. https://ntfy.example.org "
             "(there is no default, so nothing is sent to a public server by accident)"
         )
-    parts = urlsplit(raw)
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
-        raise ConfigError(f"NTFY_URL={raw!r} is not an http:// or https:// URL")
+    try:
+        parts = urlsplit(raw)
+        _ = parts.port  # reading the port checks it
+    except ValueError:
+        raise ConfigError("NTFY_URL is not a URL (its host or port cannot be read)") from None
+    if "@" in parts.netloc:
+        raise ConfigError(
+            "NTFY_URL must not hold a user name or password: put them in NTFY_USERNAME and NTFY_PASSWORD, "
+            "or use NTFY_TOKEN"
+        )
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ConfigError("NTFY_URL is not an http:// or https:// URL with a host")
     if parts.query or parts.fragment:
         raise ConfigError("NTFY_URL must not have a query or fragment")
     return raw.rstrip("/")
@@ -129,4 +149,16 @@ def _timeout(raw: str | None) -> float:
         value = float("nan")
     if not 1 <= value <= 120:
         raise ConfigError(f"NTFY_TIMEOUT={raw!r} is not valid: seconds per request, from 1 to 120")
+    return value
+
+
+def _max_bytes(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    value = int(raw) if raw.strip().isdigit() else 0
+    if not 65_536 <= value <= 1_073_741_824:
+        raise ConfigError(
+            f"NTFY_MAX_RESPONSE_BYTES={raw!r} is not valid: the largest answer read from ntfy, "
+            "in bytes, from 65536 to 1073741824"
+        )
     return value

@@ -1,15 +1,16 @@
-"""Helpers every tool module uses: this package's errors as MCP tool errors, and content from parameters."""
+"""Helpers every tool module uses: the shared content parameters, and content from them.
+
+A tool raises this package's own errors (:mod:`ntfy_mcp.errors`); the error boundary installed in
+:func:`ntfy_mcp.server.build_server` gives the caller their text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from contextlib import contextmanager
 from typing import Annotated
 
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
-from ntfy_mcp.errors import InputError, NtfyMcpError
+from ntfy_mcp.errors import InputError
 from ntfy_mcp.models import Action, Content, Priority
 
 __all__ = [
@@ -24,7 +25,6 @@ __all__ = [
     "TagsArg",
     "TitleArg",
     "content_from",
-    "tool_errors",
 ]
 
 # The content schema publish_message and update_message share (a revision carries the same content).
@@ -38,15 +38,6 @@ IconArg = Annotated[str | None, Field(description="http(s) URL of an icon")]
 AttachArg = Annotated[str | None, Field(description="http(s) URL of a file to attach")]
 FilenameArg = Annotated[str | None, Field(description="Name shown for the attachment")]
 ActionsArg = Annotated[list[Action] | None, Field(max_length=3, description="Up to 3 buttons")]
-
-
-@contextmanager
-def tool_errors() -> Generator[None]:
-    """Re-raise any :class:`NtfyMcpError` as a ``ToolError`` the model reads (``isError: true``)."""
-    try:
-        yield
-    except NtfyMcpError as exc:
-        raise ToolError(str(exc)) from exc
 
 
 def content_from(**fields: object) -> Content:

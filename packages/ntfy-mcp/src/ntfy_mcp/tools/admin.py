@@ -17,9 +17,8 @@ from pydantic import Field
 from approval_core import NotApproved, annotations, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
-from ntfy_mcp.errors import InputError, OutsideAllowedTopics
+from ntfy_mcp.errors import ChangedMeanwhile, InputError, OutsideAllowedTopics
 from ntfy_mcp.outputs import AccessResult, Grant, User, UserResult, Users
-from ntfy_mcp.tools._common import tool_errors
 
 __all__ = ["register"]
 
@@ -42,6 +41,12 @@ def _user(raw: dict[str, Any]) -> User:
     return User(name=str(raw.get("username")), role=str(raw.get("role")), grants=grants)
 
 
+def _standing(user: User) -> str:
+    """The version an admin approval binds: the account's role and rules as read (ntfy gives no ETag)."""
+    rules = ",".join(sorted(f"{g.topic}={g.permission}" for g in user.grants))
+    return f"role={user.role};rules={rules}"
+
+
 def _check_username(username: str, *, everyone: bool = False) -> str:
     if everyone and username == EVERYONE:
         return username
@@ -56,11 +61,25 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
     async def users() -> dict[str, User]:
         return {u.name: u for u in map(_user, await app.client.users())}
 
+    async def _unchanged(username: str, standing: str) -> None:
+        """Read the user list again after the answer: the account must stand as it did when asked about.
+
+        ntfy's admin API has no conditional write; this re-read right before the write is the check.
+
+        Raises:
+            ChangedMeanwhile: the account's role or rules changed, or it is gone.
+        """
+        now = (await users()).get(username)
+        if now is None or _standing(now) != standing:
+            raise ChangedMeanwhile(
+                f"username: the account {username!r} changed while the person was being asked (its role or "
+                "access rules, or it is gone); nothing was done. Call again to be asked about it as it is now."
+            )
+
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def list_users() -> Annotated[mt.CallToolResult, Users]:
         """The instance's users with role and access rules (admin credentials). No hashes, no tokens."""
-        with tool_errors():
-            found = await users()
+        found = await users()
         return structured(Users(users=list(found.values())))
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
@@ -76,21 +95,20 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         reach this instance. The password is neither shown in the dialog nor
         part of what an approval is bound to.
         """
-        with tool_errors():
-            _check_username(username)
-            if username in await users():
-                raise InputError(f"username: an account {username!r} already exists")
-            decision = await app.gate.check(
-                ctx,
-                tool="create_user",
-                target={"username": username, "password": password},
-                exclude=["password"],
-                dialog=create_user_dialog(username),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            await app.client.create_user(username, password)
+        _check_username(username)
+        if username in await users():
+            raise InputError(f"username: an account {username!r} already exists")
+        decision = await app.gate.check(
+            ctx,
+            tool="create_user",
+            target={"username": username, "password": password},
+            exclude=["password"],
+            dialog=create_user_dialog(username),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await app.client.create_user(username, password)
         return structured(UserResult(username=username, created=True))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
@@ -100,23 +118,24 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         confirm_token: ConfirmToken = None,
     ) -> Annotated[mt.CallToolResult, UserResult] | mt.InputRequiredResult:
         """Delete a user account with its access rules and tokens. Always asks a person first."""
-        with tool_errors():
-            _check_username(username)
-            found = (await users()).get(username)
-            if found is None:
-                raise InputError(f"username: there is no account {username!r}")
-            if found.role == "admin":
-                raise InputError(f"username: {username!r} is an admin; ntfy does not delete admins through its API")
-            decision = await app.gate.check(
-                ctx,
-                tool="delete_user",
-                target={"username": username},
-                dialog=delete_user_dialog(username, len(found.grants)),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            await app.client.delete_user(username)
+        _check_username(username)
+        found = (await users()).get(username)
+        if found is None:
+            raise InputError(f"username: there is no account {username!r}")
+        if found.role == "admin":
+            raise InputError(f"username: {username!r} is an admin; ntfy does not delete admins through its API")
+        decision = await app.gate.check(
+            ctx,
+            tool="delete_user",
+            version=_standing(found),
+            target={"username": username},
+            dialog=delete_user_dialog(username, len(found.grants)),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await _unchanged(username, _standing(found))
+        await app.client.delete_user(username)
         return structured(UserResult(username=username, deleted=True))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
@@ -132,36 +151,37 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         While NTFY_TOPICS is set, only those topics may be named and a
         wildcard pattern is refused.
         """
-        with tool_errors():
-            _check_username(username, everyone=True)
-            if not TOPIC_RULE.match(topic):
-                raise InputError(f"topic: {topic!r} is not a topic or pattern (letters, digits, '-', '_', '*')")
-            allowed = app.settings.topics
-            if allowed and "*" in topic:
-                raise OutsideAllowedTopics(f"topic: a wildcard rule ({topic!r}) is refused while NTFY_TOPICS is set")
-            if allowed and topic not in allowed:
-                raise OutsideAllowedTopics(f"topic: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)})")
-            found = (await users()).get(username)
-            if found is None:
-                raise InputError(f"username: there is no account {username!r}")
-            if found.role == "admin":
-                raise InputError(f"username: {username!r} is an admin, who may use every topic; rules do not apply")
-            existing = sum(g.topic == topic for g in found.grants)
-            if permission == "remove" and not existing:
-                raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
-            decision = await app.gate.check(
-                ctx,
-                tool="manage_user_access",
-                target={"rule": (username, topic, permission)},
-                dialog=access_dialog(username, topic, permission, existing),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            if permission == "remove":
-                await app.client.reset_access(username, topic)
-            else:
-                await app.client.set_access(username, topic, permission)
+        _check_username(username, everyone=True)
+        if not TOPIC_RULE.match(topic):
+            raise InputError(f"topic: {topic!r} is not a topic or pattern (letters, digits, '-', '_', '*')")
+        allowed = app.settings.topics
+        if allowed and "*" in topic:
+            raise OutsideAllowedTopics(f"topic: a wildcard rule ({topic!r}) is refused while NTFY_TOPICS is set")
+        if allowed and topic not in allowed:
+            raise OutsideAllowedTopics(f"topic: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)})")
+        found = (await users()).get(username)
+        if found is None:
+            raise InputError(f"username: there is no account {username!r}")
+        if found.role == "admin":
+            raise InputError(f"username: {username!r} is an admin, who may use every topic; rules do not apply")
+        existing = sum(g.topic == topic for g in found.grants)
+        if permission == "remove" and not existing:
+            raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
+        decision = await app.gate.check(
+            ctx,
+            tool="manage_user_access",
+            version=_standing(found),
+            target={"rule": (username, topic, permission)},
+            dialog=access_dialog(username, topic, permission, existing),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await _unchanged(username, _standing(found))
+        if permission == "remove":
+            await app.client.reset_access(username, topic)
+        else:
+            await app.client.set_access(username, topic, permission)
         return structured(
             AccessResult(username=username, topic=topic, permission=permission.replace("remove", "removed"))
         )

@@ -13,7 +13,6 @@ from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import InputError, NtfyRejected
 from ntfy_mcp.outputs import AccessCheck, Account, ServerInfo
 from ntfy_mcp.settings import TOPIC_PATTERN
-from ntfy_mcp.tools._common import tool_errors
 
 __all__ = ["register"]
 
@@ -28,18 +27,16 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         admin_tools says whether the user tools will work; sequence_support
         whether update_message, mark_messages_read and delete_messages can.
         """
-        with tool_errors():
-            client = app.client
-            healthy = await client.healthy()
-            stats = await client.stats()
-            version = await client.version()
-            account = await client.account()
-            try:
-                await client.users()
-                admin = True
-            except NtfyRejected:
-                admin = False
-            support = await app.sequence_support()
+        client = app.client
+        healthy = await client.healthy()
+        stats = await client.stats()
+        account = await client.account()
+        try:
+            await client.users()
+            admin = True
+        except NtfyRejected:
+            admin = False
+        support, version = await app.sequence_support()
         rate = stats.get("messages_rate")
         return structured(
             ServerInfo(
@@ -59,8 +56,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def get_account() -> Annotated[mt.CallToolResult, Account]:
         """The account behind these credentials: name, role, tier, limits, usage. Never its access tokens."""
-        with tool_errors():
-            raw = await app.client.account()
+        raw = await app.client.account()
         tier: dict[str, Any] | None = raw.get("tier") if isinstance(raw.get("tier"), dict) else None
         held: list[dict[str, Any]] = list(raw.get("reservations") or [])
         reservations = [{"topic": r.get("topic"), "everyone": r.get("everyone")} for r in held]
@@ -81,9 +77,8 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         topic: Annotated[str, Field(min_length=1, max_length=64, description="A topic name")],
     ) -> Annotated[mt.CallToolResult, AccessCheck]:
         """Whether these credentials may read a topic, and whether NTFY_TOPICS lets this server use it."""
-        with tool_errors():
-            if not TOPIC_PATTERN.match(topic):
-                raise InputError(f"topic: {topic!r} is not a topic name (1-64 letters, digits, '-' or '_')")
-            readable = await app.client.can_read(topic)
-            allowed = app.settings.topics
+        if not TOPIC_PATTERN.match(topic):
+            raise InputError(f"topic: {topic!r} is not a topic name (1-64 letters, digits, '-' or '_')")
+        readable = await app.client.can_read(topic)
+        allowed = app.settings.topics
         return structured(AccessCheck(topic=topic, read=readable, allowed_by_config=not allowed or topic in allowed))

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 import mcp_types as mt
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from approval_core import annotations, structured
@@ -32,7 +31,6 @@ from ntfy_mcp.tools._common import (
     TagsArg,
     TitleArg,
     content_from,
-    tool_errors,
 )
 
 __all__ = ["register"]
@@ -89,33 +87,32 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         update_message, mark_messages_read and delete_messages). Not guarded:
         nothing is taken away, and NTFY_TOPICS bounds where it may go.
         """
-        with tool_errors():
-            chosen = app.topics_or_default(topics)
-            content = content_from(
-                message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
-                icon=icon, attach=attach, filename=filename, actions=actions, delay=delay,
+        chosen = app.topics_or_default(topics)
+        content = content_from(
+            message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
+            icon=icon, attach=attach, filename=filename, actions=actions, delay=delay,
+        )  # fmt: skip
+        if content.message is None and content.attach is None:
+            raise InputError("message: give a message (or attach a file by URL)")
+        body = content.to_ntfy()
+        now = time.time()
+        results: list[PublishResult] = []
+        for topic in chosen:
+            try:
+                stored = await app.client.publish(topic, body)
+            except BackendError as exc:
+                results.append(PublishResult(topic=topic, ok=False, error=str(exc)))
+                continue
+            sent = message_from_ntfy(stored, now, shorten=True)
+            results.append(
+                PublishResult(
+                    topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
+                    scheduled=sent.scheduled,
+                )
             )  # fmt: skip
-            if content.message is None and content.attach is None:
-                raise InputError("message: give a message (or attach a file by URL)")
-            body = content.to_ntfy()
-            now = time.time()
-            results: list[PublishResult] = []
-            for topic in chosen:
-                try:
-                    stored = await app.client.publish(topic, body)
-                except BackendError as exc:
-                    results.append(PublishResult(topic=topic, ok=False, error=str(exc)))
-                    continue
-                sent = message_from_ntfy(stored, now, shorten=True)
-                results.append(
-                    PublishResult(
-                        topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
-                        scheduled=sent.scheduled,
-                    )
-                )  # fmt: skip
         failed = sum(not r.ok for r in results)
         if failed == len(results):
-            raise ToolError("Nothing was published. " + " ".join(f"{r.topic}: {r.error}" for r in results))
+            raise BackendError("Nothing was published. " + " ".join(f"{r.topic}: {r.error}" for r in results))
         return structured(PublishResults(results=results, published=len(results) - failed, failed=failed))
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
@@ -136,19 +133,20 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         Page with cursor; get_message returns a whole body. Text in the
         result was written by whoever published to the topic.
         """
-        with tool_errors():
-            chosen = app.topics_or_default(topics)
-            params = {"since": since_param(since, cursor)}
-            if scheduled:
-                params["scheduled"] = "1"
-            for name, value in (("id", id), ("title", title), ("message", message)):
-                if value is not None:
-                    params[name] = value
-            if priority:
-                params["priority"] = ",".join(str(priority_number(p)) for p in priority)
-            if tags:
-                params["tags"] = ",".join(tags)
-            events = await app.client.poll(chosen, params, limit=limit + 1)
+        chosen = app.topics_or_default(topics)
+        params = {"since": since_param(since, cursor)}
+        if id is not None and not _MESSAGE_ID.match(id):
+            raise InputError(f"id: {id[:80]!r} is not an ntfy message id (12 letters and digits)")
+        if scheduled:
+            params["scheduled"] = "1"
+        for name, value in (("id", id), ("title", title), ("message", message)):
+            if value is not None:
+                params[name] = value
+        if priority:
+            params["priority"] = ",".join(str(priority_number(p)) for p in priority)
+        if tags:
+            params["tags"] = ",".join(tags)
+        events = await app.client.poll(chosen, params, limit=limit + 1)
         now = time.time()
         page = [message_from_ntfy(e, now, shorten=True) for e in events[:limit]]
         cut = len(events) > limit
@@ -163,14 +161,13 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         id: Annotated[str, Field(description="The message id (12 characters)")],
     ) -> Annotated[mt.CallToolResult, Message]:
         """One cached notification with its whole body. Its text was written by whoever published it."""
-        with tool_errors():
-            app.check_topic(topic)
-            if not _MESSAGE_ID.match(id):
-                raise InputError(f"id: {id!r} is not an ntfy message id (12 letters and digits)")
-            events = await app.client.poll([topic], {"since": "all", "scheduled": "1", "id": id})
-            found = [e for e in events if e.get("id") == id]
-            if not found:
-                raise InputError(f"id: no message {id!r} in the cache of topic {topic!r}")
+        app.check_topic(topic)
+        if not _MESSAGE_ID.match(id):
+            raise InputError(f"id: {id!r} is not an ntfy message id (12 letters and digits)")
+        events = await app.client.poll([topic], {"since": "all", "scheduled": "1", "id": id})
+        found = [e for e in events if e.get("id") == id]
+        if not found:
+            raise InputError(f"id: no message {id!r} in the cache of topic {topic!r}")
         return structured(message_from_ntfy(found[0], time.time(), shorten=False))
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=True))
@@ -182,17 +179,15 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
         The notifications stay in the topic's cache. Refused on older servers.
         """
-        with tool_errors():
-            app.check_topic(topic)
-            ids = app.check_sequence_ids(sequence_ids)
-            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
-            await app.require_sequences("clear", events)
-            results: list[IdResult] = []
-            for sid in ids:
-                try:
-                    await app.client.clear(topic, sid)
-                    results.append(IdResult(sequence_id=sid, ok=True))
-                except BackendError as exc:
-                    results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+        app.check_topic(topic)
+        ids = app.check_sequence_ids(sequence_ids)
+        await app.require_sequences("mark_messages_read", topic)
+        results: list[IdResult] = []
+        for sid in ids:
+            try:
+                await app.client.clear(topic, sid)
+                results.append(IdResult(sequence_id=sid, ok=True))
+            except BackendError as exc:
+                results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
         failed = sum(not r.ok for r in results)
         return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))

@@ -19,7 +19,7 @@ from pydantic import Field
 from approval_core import NotApproved, annotations, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import delete_messages_dialog, update_dialog
-from ntfy_mcp.errors import BackendError, InputError
+from ntfy_mcp.errors import BackendError, ChangedMeanwhile, InputError
 from ntfy_mcp.models import HttpAction
 from ntfy_mcp.outputs import IdResult, IdResults, PublishResult, message_from_ntfy
 from ntfy_mcp.tools._common import (
@@ -34,7 +34,6 @@ from ntfy_mcp.tools._common import (
     TagsArg,
     TitleArg,
     content_from,
-    tool_errors,
 )
 from ntfy_mcp.tools.messages import SequenceIds
 
@@ -74,6 +73,29 @@ def _sequences(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return latest
 
 
+def _revision(event: dict[str, Any]) -> str:
+    """The version an approval binds: the id of the sequence's newest message as read (ntfy gives no ETag)."""
+    return str(event.get("id"))
+
+
+async def _unchanged(app: NtfyApp, topic: str, versions: dict[str, str]) -> None:
+    """Read the topic again after the answer: each sequence's newest message must still be the one asked about.
+
+    ntfy has no conditional write (no If-Match), so this re-read right before
+    the write is the check; the window left is the one request's time.
+
+    Raises:
+        ChangedMeanwhile: a sequence was revised, or dropped from the cache, meanwhile.
+    """
+    now = _sequences(await app.client.poll([topic], {"since": "all", "scheduled": "1"}))
+    moved = [sid for sid, version in versions.items() if sid not in now or _revision(now[sid]) != version]
+    if moved:
+        raise ChangedMeanwhile(
+            f"sequence_ids: {', '.join(moved)} on topic {topic!r} changed while the person was being asked; "
+            "nothing was done. Call again to be asked about what is there now."
+        )
+
+
 def register(server: MCPServer[Any], app: NtfyApp) -> None:
     """Add update_message and delete_messages to ``server``."""
 
@@ -100,37 +122,38 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         gone from the new version. Refused on servers older than 2.16, which
         would send a second notification instead.
         """
-        with tool_errors():
-            app.check_topic(topic)
-            (sid,) = app.check_sequence_ids([sequence_id], "sequence_id")
-            content = content_from(
-                message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
-                icon=icon, attach=attach, filename=filename, actions=actions,
-            )  # fmt: skip
-            if content.message is None and content.attach is None:
-                raise InputError("message: a revision needs a message (or an attachment by URL)")
-            body = content.to_ntfy()
-            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
-            await app.require_sequences("revise", events)
-            current = _sequences(events).get(sid)
-            if current is None:
-                raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
-            fields = content.set_fields()
-            http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
-            decision = await app.gate.check(
-                ctx,
-                tool="update_message",
-                target={
-                    "topic": topic,
-                    "sequence_id": sid,
-                    "content": content.model_dump(mode="json", exclude_none=True),
-                },
-                dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            stored = await app.client.publish(topic, body, sequence_id=sid)
+        app.check_topic(topic)
+        (sid,) = app.check_sequence_ids([sequence_id], "sequence_id")
+        content = content_from(
+            message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
+            icon=icon, attach=attach, filename=filename, actions=actions,
+        )  # fmt: skip
+        if content.message is None and content.attach is None:
+            raise InputError("message: a revision needs a message (or an attachment by URL)")
+        body = content.to_ntfy()
+        events = await app.require_sequences("update_message", topic)
+        current = _sequences(events).get(sid)
+        if current is None:
+            raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
+        fields = content.set_fields()
+        http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
+        version = _revision(current)
+        decision = await app.gate.check(
+            ctx,
+            tool="update_message",
+            version=version,
+            target={
+                "topic": topic,
+                "sequence_id": sid,
+                "content": content.model_dump(mode="json", exclude_none=True),
+            },
+            dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await _unchanged(app, topic, {sid: version})
+        stored = await app.client.publish(topic, body, sequence_id=sid)
         sent = message_from_ntfy(stored, time.time(), shorten=True)
         return structured(PublishResult(topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time))
 
@@ -145,32 +168,33 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
         Always asks a person first. Every id must be on the topic.
         """
-        with tool_errors():
-            app.check_topic(topic)
-            ids = app.check_sequence_ids(sequence_ids)
-            events = await app.client.poll([topic], {"since": "all", "scheduled": "1"})
-            await app.require_sequences("delete", events)
-            known = _sequences(events)
-            missing = [sid for sid in ids if sid not in known]
-            if missing:
-                raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
-            now = time.time()
-            scheduled = sum(int(known[sid].get("time", 0)) > now for sid in ids)
-            decision = await app.gate.check(
-                ctx,
-                tool="delete_messages",
-                target={"topic": topic, "sequence_ids": frozenset(ids)},
-                dialog=delete_messages_dialog(topic, ids, scheduled),
-                confirm_token=confirm_token,
-            )
-            if isinstance(decision, NotApproved):
-                return decision.result
-            results: list[IdResult] = []
-            for sid in ids:
-                try:
-                    await app.client.delete(topic, sid)
-                    results.append(IdResult(sequence_id=sid, ok=True))
-                except BackendError as exc:
-                    results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+        app.check_topic(topic)
+        ids = app.check_sequence_ids(sequence_ids)
+        events = await app.require_sequences("delete_messages", topic)
+        known = _sequences(events)
+        missing = [sid for sid in ids if sid not in known]
+        if missing:
+            raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
+        now = time.time()
+        scheduled = sum(int(known[sid].get("time", 0)) > now for sid in ids)
+        versions = {sid: _revision(known[sid]) for sid in ids}
+        decision = await app.gate.check(
+            ctx,
+            tool="delete_messages",
+            version=";".join(f"{sid}={versions[sid]}" for sid in sorted(ids)),
+            target={"topic": topic, "sequence_ids": frozenset(ids), "count": len(ids), "scheduled": scheduled},
+            dialog=delete_messages_dialog(topic, ids, scheduled),
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        await _unchanged(app, topic, versions)
+        results: list[IdResult] = []
+        for sid in ids:
+            try:
+                await app.client.delete(topic, sid)
+                results.append(IdResult(sequence_id=sid, ok=True))
+            except BackendError as exc:
+                results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
         failed = sum(not r.ok for r in results)
         return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))
