@@ -295,3 +295,23 @@ def test_an_expansion_over_the_time_bound_is_interrupted(monkeypatch) -> None:
     # Nothing is left pending: ordinary work goes on in this thread afterwards.
     time.sleep(0.3)
     assert len(ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)) == 3
+
+
+async def test_moving_a_series_start_keeps_its_until_of_the_same_value_type(account) -> None:
+    account.put(
+        account.work,
+        "days.ics",
+        ics(
+            vevent(
+                "days@x", ";VALUE=DATE:20261201", ";VALUE=DATE:20261202", "Days", "RRULE:FREQ=DAILY;UNTIL=20261205\n"
+            )
+        ),
+    )
+    async with connect(account.build(), revision="2025-11-25", answer=DialogLog()) as client:
+        result = await client.call_tool(
+            "update_event",
+            {"calendar": account.work, "id": "days@x", "scope": "series", "start": "2026-12-02T09:00:00Z"},
+        )
+    assert result.is_error
+    assert "start: the series' RRULE no longer fits the new start: UNTIL=20261205 is a DATE" in result.content[0].text
+    assert "DTSTART;VALUE=DATE:20261201" in account.get(account.work, "days.ics")[1]

@@ -33,6 +33,7 @@ from caldav_mcp.ical import (
     rid_text,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
+from caldav_mcp.rrule import until_problem
 from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
@@ -231,6 +232,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if start is not None or end is not None:
             set_times(target_component, start=start, end=end, tzid=tzid)
+            if target_component is series:
+                _check_until(series)
         bump(target_component)
         written = await app.client.replace(resource, serialise(ical))
         out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
@@ -387,6 +390,20 @@ def register(server: MCPServer[Any], app: App) -> None:
             bump(component, sequence=False)
         await app.client.replace(resource, serialise(ical))
         return structured(Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling))
+
+
+def _check_until(series: icalendar.Component) -> None:
+    """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
+
+    Raises:
+        InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
+    """
+    raw: Any = series.get("RRULE")
+    begin: Any = series["DTSTART"].dt
+    for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+        problem = until_problem(rule.to_ical().decode(), begin)
+        if problem is not None:
+            raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
 
 
 def _my_attendance(ical: icalendar.Calendar, addresses: set[str]) -> list[tuple[icalendar.Component, Any]]:
