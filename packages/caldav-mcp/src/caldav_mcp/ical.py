@@ -363,7 +363,7 @@ def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
 
 
 def occurrence_start(component: icalendar.Component) -> Any:
-    """The RECURRENCE-ID of an occurrence produced by :func:`iter_occurrences` (or its DTSTART)."""
+    """The RECURRENCE-ID of an occurrence produced by :func:`occurrences` (or its DTSTART)."""
     rid = component.get("RECURRENCE-ID") or component.get("DTSTART")
     return rid.dt if rid is not None else None
 
