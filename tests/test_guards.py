@@ -131,20 +131,9 @@ def test_a_tool_takes_confirm_token_exactly_when_it_may_ask(server) -> None:
         assert takes == guards[tool.name].may_ask, tool.name
 
 
-# Placeholders the servers' own branches remove (each guarded tool then binds its ETag or revision, or keeps a
-# true reason). Drop a server from this set when its branch is merged: the xfail is strict, so the test says so.
-STILL_PENDING = {"caldav-mcp"}
-
-
-def _pending(name: str):
-    if name in STILL_PENDING:
-        return pytest.param(name, marks=pytest.mark.xfail(reason="placeholder unversioned entries", strict=True))
-    return name
-
-
-@pytest.mark.parametrize("name", [_pending(name) for name in SERVERS])
+@pytest.mark.parametrize("name", SERVERS)
 def test_every_guarded_tool_binds_a_version_or_gives_a_true_reason(name) -> None:
-    """Issue 11 §2, a family rule: an approval binds the version of what the dialog was built from.
+    """A family rule: an approval binds the version of what the dialog was built from.
 
     A guarded tool is either absent from the guard table's ``unversioned`` (so the gate refuses to ask unless it
     passes ``version=``) or listed there with a real reason; no placeholder may remain.

@@ -176,6 +176,7 @@ async def test_deleting_what_someone_else_deleted_meanwhile_is_not_an_error(shar
         result = await client.call_tool("delete_event", {"calendar": "/willi/own/", "id": "gone@x"})
     assert len(log.messages) == 1
     assert structured(result)["uid"] == "gone@x"
+    assert structured(result)["already_gone"] is True
 
 
 async def test_the_client_reports_already_gone(shared: Shared) -> None:

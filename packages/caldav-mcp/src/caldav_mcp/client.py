@@ -625,6 +625,12 @@ class CalDAVClient:
             headers["If-Match"] = resource.etag
 
         def run() -> str:
+            if resource.etag:
+                # Some servers (Radicale 3.9) ignore If-Match on MOVE: compare the ETag first, so that an
+                # entry changed since it was read is never moved on their account either.
+                current = self._client().request(self._url(resource.href), "HEAD", "", {})
+                if current.status >= 300 or current.headers.get("ETag") != resource.etag:
+                    raise _status_error("moving the entry", current.status if current.status >= 300 else 412)
             response = self._client().request(self._url(resource.href), "MOVE", "", headers)
             if response.status == 412 and "If-Match" in headers:
                 # Either the entry changed, or the destination holds that name: tell them apart.

@@ -7,9 +7,16 @@ caller's own argument values only.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from approval_core import CallerValue, Dialog, operation
 
+Count = int | None | Literal["uncountable"]
+"""Occurrences of a series: a number, None for a series that never ends, or ``"uncountable"`` for a stored
+rule this server will not expand (an invalid RRULE, or over an expansion bound)."""
+
 __all__ = [
+    "Count",
     "delete_entry",
     "delete_event",
     "move_event",
@@ -24,15 +31,18 @@ def _calendar(calendar: str) -> list[CallerValue]:
     return [CallerValue("Calendar", calendar)]
 
 
-def delete_event(calendar: str, *, scope: str, occurrences: int | None) -> Dialog:
+def delete_event(calendar: str, *, scope: str, occurrences: Count) -> Dialog:
     """Deleting a single event, one occurrence, or a whole series of ``occurrences`` (None: no end)."""
     if scope == "occurrence":
         op = operation("delete one occurrence of a recurring event")
+    elif scope == "series" and occurrences == "uncountable":
+        op = operation("delete a recurring event whose stored rule this server cannot expand, with all its occurrences")
     elif scope == "series" and occurrences is None:
         op = operation("delete a recurring event that never ends, with every occurrence it would have")
     elif scope == "series":
         op = operation(
-            "delete a recurring event and all {occurrences} of its occurrences", occurrences=occurrences or 0
+            "delete a recurring event and all {occurrences} of its occurrences",
+            occurrences=occurrences if isinstance(occurrences, int) else 0,
         )
     else:
         op = operation("delete an event")
@@ -45,9 +55,15 @@ def delete_entry(calendar: str, kind: str) -> Dialog:
     return Dialog(op, NO_HISTORY, _calendar(calendar))
 
 
-def update_series(calendar: str, *, fields: list[str], occurrences: int | None) -> Dialog:
+def update_series(calendar: str, *, fields: list[str], occurrences: Count) -> Dialog:
     """Changing a whole series: how many fields, and how many occurrences it reaches."""
-    if occurrences is None:
+    if occurrences == "uncountable":
+        op = operation(
+            "change {fields} field(s) of a recurring event whose stored rule this server cannot expand, "
+            "in all its occurrences",
+            fields=len(fields),
+        )
+    elif occurrences is None:
         op = operation(
             "change {fields} field(s) of a recurring event that never ends, in every occurrence",
             fields=len(fields),
@@ -65,9 +81,11 @@ def update_series(calendar: str, *, fields: list[str], occurrences: int | None) 
     )
 
 
-def move_event(calendar: str, destination: str, *, occurrences: int | None) -> Dialog:
+def move_event(calendar: str, destination: str, *, occurrences: Count) -> Dialog:
     """Moving an event (and all of a series' occurrences) to another calendar."""
-    if occurrences is None:
+    if occurrences == "uncountable":
+        op = operation("move a recurring event whose stored rule this server cannot expand to another calendar")
+    elif occurrences is None:
         op = operation("move a recurring event that never ends to another calendar")
     elif occurrences > 1:
         op = operation(

@@ -14,6 +14,7 @@ import icalendar
 
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_when
+from caldav_mcp.rrule import rule_problem, until_problem
 
 __all__ = [
     "PRODID",
@@ -35,9 +36,9 @@ def new_uid() -> str:
     return f"{uuid.uuid4()}@caldav-mcp"
 
 
-def new_entry(component: icalendar.Component) -> icalendar.Component:
-    """Give a fresh VEVENT/VTODO/VJOURNAL its UID and DTSTAMP (RFC 5545 §3.8.4.7, §3.8.7.2)."""
-    component.add("UID", new_uid())
+def new_entry(component: icalendar.Component, uid: str | None = None) -> icalendar.Component:
+    """Give a fresh VEVENT/VTODO/VJOURNAL its UID (``uid``, or a new one) and DTSTAMP (RFC 5545 §3.8.4.7, §3.8.7.2)."""
+    component.add("UID", uid or new_uid())
     component.add("DTSTAMP", now_utc())
     return component
 
@@ -132,16 +133,24 @@ def _comparable(value: dt.date | dt.datetime) -> Any:
     return dt.datetime.combine(value, dt.time(), tzinfo=dt.UTC)
 
 
-def validate_rrule(text: str) -> icalendar.vRecur:
-    """Parse an RRULE value (``FREQ=WEEKLY;COUNT=10``).
+def validate_rrule(text: str, dtstart: dt.date | dt.datetime | None = None) -> icalendar.vRecur:
+    """Check and parse an RRULE value given by the caller (``FREQ=WEEKLY;COUNT=10``).
+
+    Args:
+        text: The rule (a leading ``RRULE:`` is allowed).
+        dtstart: The entry's DTSTART, for the UNTIL checks.
 
     Raises:
-        InvalidInput: not a valid RRULE (RFC 5545 §3.3.10).
+        InvalidInput: the rule breaks RFC 5545 §3.3.10; the message names the
+            rule part (see :func:`caldav_mcp.rrule.rule_problem` and
+            :func:`caldav_mcp.rrule.until_problem`).
     """
+    problem = rule_problem(text)
+    if problem is None and dtstart is not None:
+        problem = until_problem(text, dtstart)
+    if problem is not None:
+        raise InvalidInput(f"rrule: {problem}")
     try:
-        rule = icalendar.vRecur.from_ical(text.removeprefix("RRULE:"))
+        return icalendar.vRecur.from_ical(text.strip().removeprefix("RRULE:"))
     except (ValueError, TypeError):
         raise InvalidInput(f"rrule: {text!r} is not an RRULE (e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10)") from None
-    if "FREQ" not in rule:
-        raise InvalidInput("rrule: FREQ is required (RFC 5545 §3.3.10)")
-    return rule

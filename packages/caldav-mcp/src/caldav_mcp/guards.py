@@ -37,12 +37,6 @@ _NEVER = [
 ]
 
 
-# PENDING(issue 11 §2): each of these must bind its version (gate.check(version=...)) or give a real reason.
-_PENDING = {
-    tool: "PENDING: binds no version yet"
-    for tool in ["delete_event", "delete_task", "delete_journal", "move_event", "respond_to_event", "update_event"]
-}
-
 GUARDS = GuardTable(
     {
         **{tool: Guard.never() for tool in _NEVER},
@@ -73,7 +67,6 @@ GUARDS = GuardTable(
             "named and read, and the ETag refuses the write if someone changed it meanwhile",
         ),
     ],
-    unversioned=_PENDING,
 )
 
 _SCHEDULED = (

@@ -17,24 +17,32 @@ never moves a day.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import datetime as dt
 import re
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import icalendar
 import recurring_ical_events
 
 from caldav_mcp.errors import BackendError, InvalidInput
+from caldav_mcp.rrule import rule_problem
 
 __all__ = [
-    "MAX_ITERATIONS",
+    "MAX_EXPANSION_SECONDS",
+    "MAX_OCCURRENCES_PER_ITEM",
+    "ExpansionTimeout",
     "Times",
+    "Unreadable",
     "count_occurrences",
-    "iter_occurrences",
     "master",
+    "occurrences",
     "overrides",
     "parse_calendar",
     "parse_when",
@@ -42,7 +50,84 @@ __all__ = [
     "times_of",
 ]
 
-MAX_ITERATIONS = 20_000
+MAX_OCCURRENCES_PER_ITEM = 10_000
+"""The most occurrences one stored entry is expanded into, per window (and when counting a series)."""
+MAX_EXPANSION_SECONDS = 2.0
+"""The most time spent expanding one stored entry's recurrence (a watchdog interrupts it)."""
+T = TypeVar("T")
+
+
+class Unreadable(Exception):
+    """A stored entry this server will not expand: an invalid RRULE, or over one of the bounds.
+
+    Attributes:
+        reason: Why, as a sentence fragment for the caller ("its RRULE is invalid: ...").
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ExpansionTimeout(Exception):
+    """Raised inside a thread by the watchdog when an expansion passes its time bound."""
+
+
+class _Watchdog:
+    """Interrupts an expansion that runs past its deadline, from one background thread.
+
+    ``limit(seconds)`` arms a deadline for the calling thread; if the block is
+    still running then, :class:`ExpansionTimeout` is raised in that thread at
+    its next bytecode (``PyThreadState_SetAsyncExc``, the mechanism behind
+    ``KeyboardInterrupt`` in threads). Pure-Python loops (dateutil's rrule) are
+    interrupted; nothing runs after the block ends, since leaving the block
+    withdraws a pending interruption.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._armed: dict[int, float] = {}
+        self._idle = True
+        self._thread: threading.Thread | None = None
+
+    @contextlib.contextmanager
+    def limit(self, seconds: float) -> Iterator[None]:
+        ident = threading.get_ident()
+        with self._cond:
+            self._armed[ident] = time.monotonic() + seconds
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="caldav-mcp-expansion-watchdog", daemon=True)
+                self._thread.start()
+            if self._idle:
+                self._cond.notify()
+        try:
+            yield
+        finally:
+            with self._cond:
+                fired = self._armed.pop(ident, None) is None
+            if fired:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if not self._armed:
+                    self._idle = True
+                    self._cond.wait()
+                    self._idle = False
+                    continue
+                now = time.monotonic()
+                for ident, deadline in list(self._armed.items()):
+                    if deadline <= now:
+                        del self._armed[ident]
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                            ctypes.c_ulong(ident), ctypes.py_object(ExpansionTimeout)
+                        )
+                if self._armed:
+                    self._cond.wait(max(0.0, min(self._armed.values()) - now))
+
+
+_WATCHDOG = _Watchdog()
 _RID = re.compile(r"^\d{8}(T\d{6}Z?)?$")
 
 
@@ -190,42 +275,95 @@ def _aware(value: dt.date | dt.datetime, tz: dt.tzinfo) -> dt.datetime:
     return dt.datetime.combine(value, dt.time(), tzinfo=tz)
 
 
-def iter_occurrences(
-    cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.datetime
-) -> Iterator[icalendar.Component]:
-    """Occurrences of ``kind`` overlapping ``[start, end)``, overrides applied, at most MAX_ITERATIONS examined.
+def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
+    """Why a stored entry's RRULE cannot be expanded safely (RFC 5545 §3.3.10), or None.
+
+    Used before expanding data another client stored: a rule such as
+    ``INTERVAL=0`` would make the expansion loop for ever.
+    """
+    for component in cal.walk(kind):
+        raw: Any = component.get("RRULE")
+        for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+            text = rule.to_ical().decode() if hasattr(rule, "to_ical") else str(rule)
+            problem = rule_problem(text)
+            if problem is not None:
+                return f"its RRULE is invalid: {problem}"
+    return None
+
+
+def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[T]:
+    """Everything ``produce`` yields, within MAX_EXPANSION_SECONDS and at most ``limit`` items.
 
     Raises:
-        InvalidInput: a series produced more than MAX_ITERATIONS occurrences in the window.
+        Unreadable: over either bound, or the expansion failed.
     """
-    query = recurring_ical_events.of(cal, components=[kind])
-    for examined, occurrence in enumerate(query.between(start, end)):
-        if examined >= MAX_ITERATIONS:
-            raise InvalidInput(f"a series has more than {MAX_ITERATIONS} occurrences in this window; narrow it")
-        yield occurrence
+    found: list[T] = []
+    try:
+        with _WATCHDOG.limit(MAX_EXPANSION_SECONDS):
+            for item in produce():
+                found.append(item)
+                if len(found) > limit:
+                    raise Unreadable(f"it has more than {limit} {what}, the most this server expands for one entry")
+    except ExpansionTimeout:
+        raise Unreadable(
+            f"expanding its recurrence took longer than {MAX_EXPANSION_SECONDS:g} s, "
+            "the most this server spends on one entry"
+        ) from None
+    except Unreadable:
+        raise
+    except Exception as exc:
+        raise Unreadable(f"its recurrence could not be expanded ({type(exc).__name__})") from None
+    return found
+
+
+def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.datetime) -> list[icalendar.Component]:
+    """Occurrences of ``kind`` overlapping ``[start, end)``, overrides and EXDATEs applied.
+
+    Bounded per entry: at most MAX_OCCURRENCES_PER_ITEM occurrences and
+    MAX_EXPANSION_SECONDS of work; a stored RRULE that breaks RFC 5545
+    §3.3.10 is not expanded at all.
+
+    Raises:
+        Unreadable: the entry breaks one of these bounds (the message says which).
+    """
+    problem = stored_rule_problem(cal, kind)
+    if problem is not None:
+        raise Unreadable(problem)
+    return _bounded(
+        lambda: recurring_ical_events.of(cal, components=[kind]).between(start, end),
+        MAX_OCCURRENCES_PER_ITEM,
+        "occurrences in this window",
+    )
 
 
 def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
     """How many occurrences a series has in all (EXDATEs and overrides applied); None if it never ends.
 
-    Counting stops at MAX_ITERATIONS; a series that long is reported as that number.
+    Raises:
+        Unreadable: the stored RRULE is invalid, or counting would pass
+            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_SECONDS.
     """
     first = master(cal, kind)
     if not is_recurring(first):
         return 1
-    rules = first.get("RRULE")
-    rules = rules if isinstance(rules, list) else [rules] if rules is not None else []
+    problem = stored_rule_problem(cal, kind)
+    if problem is not None:
+        raise Unreadable(problem)
+    raw: Any = first.get("RRULE")
+    rules: list[Any] = raw if isinstance(raw, list) else [raw] if raw is not None else []
     if any("COUNT" not in rule and "UNTIL" not in rule for rule in rules):
         return None
-    total = 0
-    for total, _ in enumerate(recurring_ical_events.of(cal, components=[kind]).all(), start=1):
-        if total >= MAX_ITERATIONS:
-            break
-    return total
+    if len(rules) == 1 and "COUNT" in rules[0] and "RDATE" not in first and "EXDATE" not in first:
+        return int(rules[0]["COUNT"][0])
+    return len(
+        _bounded(
+            lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
+        )
+    )
 
 
 def occurrence_start(component: icalendar.Component) -> Any:
-    """The RECURRENCE-ID of an occurrence produced by :func:`iter_occurrences` (or its DTSTART)."""
+    """The RECURRENCE-ID of an occurrence produced by :func:`occurrences` (or its DTSTART)."""
     rid = component.get("RECURRENCE-ID") or component.get("DTSTART")
     return rid.dt if rid is not None else None
 

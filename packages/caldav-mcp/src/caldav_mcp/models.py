@@ -28,8 +28,22 @@ __all__ = [
     "ServerInfo",
     "TaskDetail",
     "TaskList",
+    "Unreadable",
     "Written",
 ]
+
+_UNREADABLE = (
+    "Entries stored (by another client) in a form this server will not expand or parse, each with its id and "
+    "why; the rest of the answer is complete without them."
+)
+
+
+class Unreadable(BaseModel):
+    """A stored entry left out of an answer, and why (an invalid RRULE, or over an expansion bound)."""
+
+    id: str = Field(description="The entry's UID, or its path on the server when it has no readable UID.")
+    href: str = Field(description="Its path on the server.")
+    reason: str
 
 
 class CalendarOut(BaseModel):
@@ -92,6 +106,7 @@ class EventList(BaseModel):
     events: list[Occurrence]
     truncated: bool = Field(description="True when more occurrences follow; pass next_cursor to continue.")
     next_cursor: str | None = None
+    unreadable: list[Unreadable] = Field(default=[], description=_UNREADABLE)
 
 
 class Attendee(BaseModel):
@@ -130,6 +145,11 @@ class EventDetail(BaseModel):
         default=None, description="Occurrences of the series in all; null if it never ends."
     )
     changed_occurrences: int = 0
+    unreadable: str | None = Field(
+        default=None,
+        description="Set when the series' recurrence cannot be expanded (an invalid stored RRULE, or over a bound): "
+        "why. Its occurrences are then not counted or listed.",
+    )
 
 
 class Written(BaseModel):
@@ -140,6 +160,9 @@ class Written(BaseModel):
     id: str
     etag: str | None = None
     action: Literal["created", "updated", "completed", "reopened"]
+    note: str | None = Field(
+        default=None, description="Set when the server's answer to the write was lost and the result was read back."
+    )
 
 
 class Deleted(BaseModel):
@@ -149,6 +172,10 @@ class Deleted(BaseModel):
     uid: str
     scope: Literal["entry", "series", "occurrence"]
     recurrence_id: str | None = None
+    already_gone: bool = Field(
+        default=False,
+        description="True when the server answered 404: someone else had deleted it meanwhile, as asked.",
+    )
 
 
 class Moved(BaseModel):
@@ -184,6 +211,7 @@ class FreeBusy(BaseModel):
     source: Literal["server", "events"]
     busy: list[BusyInterval]
     free: list[BusyInterval]
+    unreadable: list[Unreadable] = Field(default=[], description=_UNREADABLE + " Their time is not counted as busy.")
 
 
 class TaskDetail(BaseModel):
@@ -211,6 +239,7 @@ class TaskList(BaseModel):
     tasks: list[TaskDetail]
     truncated: bool
     next_cursor: str | None = None
+    unreadable: list[Unreadable] = Field(default=[], description=_UNREADABLE)
 
 
 class JournalDetail(BaseModel):
@@ -233,3 +262,4 @@ class JournalList(BaseModel):
     journals: list[JournalDetail]
     truncated: bool
     next_cursor: str | None = None
+    unreadable: list[Unreadable] = Field(default=[], description=_UNREADABLE)

@@ -12,6 +12,7 @@ from mcp_types import CallToolResult, TextContent
 
 from caldav_mcp.ical import (
     Times,
+    Unreadable,
     count_occurrences,
     is_recurring,
     master,
@@ -22,8 +23,19 @@ from caldav_mcp.ical import (
     utc_bound,
 )
 from caldav_mcp.models import Attendee, EventDetail, EventList, Occurrence
+from caldav_mcp.models import Unreadable as UnreadableOut
 
-__all__ = ["event_detail", "event_list_result", "occurrence", "sort_key", "text_of"]
+__all__ = ["event_detail", "event_list_result", "occurrence", "sort_key", "text_of", "unreadable_entry"]
+
+
+def unreadable_entry(href: str, data: str | None, reason: str) -> UnreadableOut:
+    """An entry left out of an answer: its UID where one can be read (else its path), and why."""
+    uid = None
+    for line in (data or "").splitlines():
+        if line.upper().startswith("UID:"):
+            uid = line[4:].strip()
+            break
+    return UnreadableOut(id=uid or href, href=href, reason=reason)
 
 
 def text_of(component: icalendar.Component, name: str) -> str | None:
@@ -106,6 +118,10 @@ def event_list_result(result: EventList) -> CallToolResult:
     )
     if result.truncated:
         lines.append(f"More follow: repeat the call with cursor={result.next_cursor}")
+    lines.extend(
+        f"Unreadable entry {json.dumps(item.id, ensure_ascii=False)} left out: {item.reason}"
+        for item in result.unreadable
+    )
     data = result.model_dump(mode="json")
     return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=data)
 
@@ -136,6 +152,13 @@ def event_detail(
                 role=params.get("ROLE"),
             )
         )
+    occurrences: int | None = None
+    problem: str | None = None
+    if recurring and component is None:
+        try:
+            occurrences = count_occurrences(ical, "VEVENT")
+        except Unreadable as exc:
+            problem = exc.reason
     return EventDetail(
         calendar=calendar,
         id=f"{uid}#{rid}" if rid else uid,
@@ -157,8 +180,9 @@ def event_detail(
         floating=times.floating,
         recurring=recurring,
         rrule=rrule.to_ical().decode() if rrule is not None and hasattr(rrule, "to_ical") else None,
-        occurrences=count_occurrences(ical, "VEVENT") if recurring and component is None else None,
+        occurrences=occurrences,
         changed_occurrences=len(overrides(ical, "VEVENT")),
+        unreadable=problem,
     )
 
 

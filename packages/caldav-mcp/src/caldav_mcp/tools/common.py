@@ -8,15 +8,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import icalendar
-from mcp_types import CallToolResult
-
-from approval_core import ApprovalGate, annotations, structured
-from caldav_mcp.client import CalDAVClient, CalendarInfo
-from caldav_mcp.editing import new_calendar, serialise
+from approval_core import ApprovalGate, annotations
+from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_rid, parse_when, utc_bound
-from caldav_mcp.models import Written
 
 __all__ = [
     "ADD",
@@ -27,7 +22,6 @@ __all__ = [
     "READ",
     "TOGGLE",
     "App",
-    "create_entry",
     "decode_cursor",
     "encode_cursor",
     "split_id",
@@ -55,15 +49,6 @@ class App:
 
     client: CalDAVClient
     gate: ApprovalGate
-
-
-async def create_entry(app: App, cal: CalendarInfo, component: icalendar.Component) -> CallToolResult:
-    """Store a new entry (``If-None-Match: *``) in its own VCALENDAR and say what was created."""
-    uid = str(component["UID"])
-    ical = new_calendar()
-    ical.add_component(component)
-    created = await app.client.create(cal, uid, serialise(ical))
-    return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
 
 
 def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:

@@ -16,9 +16,10 @@ from approval_core import NotApproved, structured
 from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times
-from caldav_mcp.errors import InvalidInput
+from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import master, parse_calendar, parse_when, times_of
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
+from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import (
     ADD,
     CHANGE,
@@ -26,20 +27,29 @@ from caldav_mcp.tools.common import (
     READ,
     TOGGLE,
     App,
-    create_entry,
     decode_cursor,
     encode_cursor,
     window,
 )
+from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.events_read import CalendarArg
-from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg
-from caldav_mcp.views import categories, text_of
+from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, version_of
+from caldav_mcp.views import categories, text_of, unreadable_entry
 
 __all__ = ["register"]
 
 Status = Literal["NEEDS-ACTION", "IN-PROCESS", "COMPLETED", "CANCELLED"]
 UidArg = Annotated[str, Field(description="The entry's UID.", min_length=1, max_length=1024)]
 LimitArg = Annotated[int, Field(ge=1, le=1000)]
+# What reading one stored task or journal entry can fail with: not iCalendar, no such component, a value
+# of the wrong type (PRIORITY:high). Each makes that entry unreadable, never the whole listing.
+_UNREADABLE = (BackendError, ValueError, TypeError, KeyError, AttributeError)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, BackendError):
+        return str(exc)
+    return f"a stored property has a value this server cannot read ({type(exc).__name__})"
 
 
 def _task(calendar: str, component: icalendar.Component, etag: str | None, children: list[str]) -> TaskDetail:
@@ -105,12 +115,13 @@ def register(server: MCPServer[Any], app: App) -> None:
             tool="delete_task" if kind == "VTODO" else "delete_journal",
             target={"calendar": cal.path, "uid": uid},
             dialog=dialogs.delete_entry(cal.path, kind),
+            version=version_of(resource, "uid"),
             confirm_token=token,
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        await app.client.delete(resource)
-        return structured(Deleted(calendar=cal.path, uid=uid, scope="entry"))
+        gone = await app.client.delete(resource) == "already gone"
+        return structured(Deleted(calendar=cal.path, uid=uid, scope="entry", already_gone=gone))
 
     # ------------------------------------------------------------------ tasks
 
@@ -123,11 +134,14 @@ def register(server: MCPServer[Any], app: App) -> None:
     ) -> Annotated[CallToolResult, TaskList]:
         """Tasks in a calendar, undated ones included, due first; with priority, percent, dates and RELATED-TO."""
         cal = await _calendar_for(app, calendar, "VTODO")
-        components: list[tuple[icalendar.Component, str | None]] = []
+        tasks: list[TaskDetail] = []
+        unreadable: list[UnreadableOut] = []
         for resource in await app.client.query(cal, "VTODO"):
-            components.append((master(parse_calendar(resource.data), "VTODO"), resource.etag))
+            try:
+                tasks.append(_task(cal.path, master(parse_calendar(resource.data), "VTODO"), resource.etag, []))
+            except _UNREADABLE as exc:
+                unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         children: dict[str, list[str]] = {}
-        tasks = [_task(cal.path, c, etag, []) for c, etag in components]
         for task in tasks:
             if task.parent:
                 children.setdefault(task.parent, []).append(task.uid)
@@ -142,7 +156,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         more = len(tasks) > limit
         tasks = tasks[:limit]
         next_cursor = encode_cursor(_task_sort(tasks[-1]), query) if more and tasks else None
-        return structured(TaskList(calendar=cal.path, tasks=tasks, truncated=more, next_cursor=next_cursor))
+        return structured(
+            TaskList(calendar=cal.path, tasks=tasks, truncated=more, next_cursor=next_cursor, unreadable=unreadable)
+        )
 
     @server.tool(annotations=READ)
     async def get_task(calendar: CalendarArg, uid: UidArg) -> Annotated[CallToolResult, TaskDetail]:
@@ -163,10 +179,11 @@ def register(server: MCPServer[Any], app: App) -> None:
         ] = None,
         description: TextArg = None,
         parent: Annotated[str | None, Field(description="UID of a parent task (RELATED-TO).")] = None,
+        uid: NewUidArg = None,
     ) -> Annotated[CallToolResult, Written]:
-        """Create a task (VTODO), dated or not."""
+        """Create a task (VTODO), dated or not. Give a uid to make the call safe to repeat."""
         cal = await _calendar_for(app, calendar, "VTODO")
-        todo = new_entry(icalendar.Todo())
+        todo = new_entry(icalendar.Todo(), uid)
         todo.add("STATUS", "NEEDS-ACTION")
         if start is not None or due is not None:
             set_times(todo, start=start, end=due, tzid=tzid, end_prop="DUE")
@@ -176,7 +193,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if parent is not None:
             await app.client.find(cal, "VTODO", parent, field="parent")
             todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
-        return await create_entry(app, cal, todo)
+        return await create_entry(app, cal, todo, given=uid is not None)
 
     @server.tool(annotations=CHANGE)
     async def update_task(
@@ -255,10 +272,13 @@ def register(server: MCPServer[Any], app: App) -> None:
         bounds = window(start, end) if start is not None and end is not None else None
         if (start is None) != (end is None):
             raise InvalidInput("end: give both start and end, or neither")
-        entries = [
-            _journal(cal.path, master(parse_calendar(r.data), "VJOURNAL"), r.etag)
-            for r in await app.client.query(cal, "VJOURNAL")
-        ]
+        entries: list[JournalDetail] = []
+        unreadable: list[UnreadableOut] = []
+        for resource in await app.client.query(cal, "VJOURNAL"):
+            try:
+                entries.append(_journal(cal.path, master(parse_calendar(resource.data), "VJOURNAL"), resource.etag))
+            except _UNREADABLE as exc:
+                unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         if bounds is not None:
             lo, hi = bounds
             entries = [e for e in entries if e.date and lo.date().isoformat() <= e.date[:10] < hi.date().isoformat()]
@@ -270,7 +290,11 @@ def register(server: MCPServer[Any], app: App) -> None:
         more = len(entries) > limit
         entries = entries[:limit]
         next_cursor = encode_cursor([entries[-1].date or "", entries[-1].uid], query) if more and entries else None
-        return structured(JournalList(calendar=cal.path, journals=entries, truncated=more, next_cursor=next_cursor))
+        return structured(
+            JournalList(
+                calendar=cal.path, journals=entries, truncated=more, next_cursor=next_cursor, unreadable=unreadable
+            )
+        )
 
     @server.tool(annotations=READ)
     async def get_journal(calendar: CalendarArg, uid: UidArg) -> Annotated[CallToolResult, JournalDetail]:
@@ -285,13 +309,14 @@ def register(server: MCPServer[Any], app: App) -> None:
         summary: Annotated[str, Field(min_length=1, max_length=1000)],
         description: TextArg = None,
         date: Annotated[str | None, Field(description="ISO 8601 date or date-time; default: today (UTC).")] = None,
+        uid: NewUidArg = None,
     ) -> Annotated[CallToolResult, Written]:
-        """Create a journal entry (VJOURNAL)."""
+        """Create a journal entry (VJOURNAL). Give a uid to make the call safe to repeat."""
         cal = await _calendar_for(app, calendar, "VJOURNAL")
-        journal = new_entry(icalendar.Journal())
+        journal = new_entry(icalendar.Journal(), uid)
         journal.add("DTSTART", parse_when(date, "date") if date else dt.datetime.now(dt.UTC).date())
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
-        return await create_entry(app, cal, journal)
+        return await create_entry(app, cal, journal, given=uid is not None)
 
     @server.tool(annotations=CHANGE)
     async def update_journal(

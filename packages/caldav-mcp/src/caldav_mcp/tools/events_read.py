@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import icalendar
-import recurring_ical_events
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -16,19 +15,21 @@ from approval_core import structured
 from caldav_mcp.client import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound
 from caldav_mcp.ical import (
+    Unreadable,
     is_recurring,
-    iter_occurrences,
     master,
     occurrence_start,
+    occurrences,
     overrides,
     parse_calendar,
     rid_text,
 )
 from caldav_mcp.models import EventDetail, EventList, Occurrence
+from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
-from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key
+from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
-__all__ = ["expand", "find_occurrence", "register"]
+__all__ = ["expand", "find_occurrence", "occurrence_of", "register"]
 
 MAX_COLLECTED = 20_000
 _SEARCHED = ("SUMMARY", "DESCRIPTION", "LOCATION", "ATTENDEE", "CATEGORIES")
@@ -46,19 +47,32 @@ def expand(
     lo: dt.datetime,
     hi: dt.datetime,
     keep: Callable[[icalendar.Component], bool] | None = None,
+    unreadable: list[UnreadableOut] | None = None,
 ) -> list[Occurrence]:
     """Every occurrence of the VEVENTs in ``resources`` overlapping ``[lo, hi)``, in start order.
 
-    ``keep``, when given, decides per occurrence (overrides applied).
+    ``keep``, when given, decides per occurrence (overrides applied). An entry
+    that cannot be parsed or expanded within the bounds of
+    :func:`caldav_mcp.ical.occurrences` is left out and added to
+    ``unreadable`` (with its id and why), so one bad entry never costs the answer.
 
     Raises:
         InvalidInput: more than MAX_COLLECTED occurrences in the window.
+        Unreadable: an entry is unreadable and no ``unreadable`` list was given.
     """
     found: list[Occurrence] = []
     for resource in resources:
-        ical = parse_calendar(resource.data)
-        recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
-        for component in iter_occurrences(ical, "VEVENT", lo, hi):
+        try:
+            ical = parse_calendar(resource.data)
+            recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
+            expanded = occurrences(ical, "VEVENT", lo, hi)
+        except (Unreadable, BackendError) as exc:
+            if unreadable is None:
+                raise
+            reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
+            unreadable.append(unreadable_entry(resource.href, resource.data, reason))
+            continue
+        for component in expanded:
             if keep is not None and not keep(component):
                 continue
             found.append(occurrence(component, recurring=recurring))
@@ -79,15 +93,35 @@ def page(items: list[Occurrence], limit: int, cursor: str | None, query: Any) ->
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
-    """The occurrence whose RECURRENCE-ID is ``rid`` (compact form), overrides applied."""
+    """The occurrence whose RECURRENCE-ID is ``rid`` (compact form), overrides applied.
+
+    Raises:
+        Unreadable: the series cannot be expanded within the bounds (see :func:`caldav_mcp.ical.occurrences`).
+    """
     digits = rid.rstrip("Z")
     day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
     lo = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), tzinfo=dt.UTC)
     hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC)
-    for component in recurring_ical_events.of(ical, components=["VEVENT"]).between(lo, hi):
+    for component in occurrences(ical, "VEVENT", lo, hi):
         if rid_text(occurrence_start(component)) == rid:
             return component
     return None
+
+
+def occurrence_of(ical: icalendar.Calendar, rid: str, uid: str) -> icalendar.Component:
+    """:func:`find_occurrence` for a tool: a missing or unreadable occurrence is the caller's error.
+
+    Raises:
+        NotFound: the series has no such occurrence.
+        BackendError: the stored series cannot be expanded (names the UID and why).
+    """
+    try:
+        component = find_occurrence(ical, rid)
+    except Unreadable as exc:
+        raise BackendError(f"id: the stored event {uid!r} cannot be read: {exc.reason}") from None
+    if component is None:
+        raise NotFound(f"id: the event has no occurrence {rid}")
+    return component
 
 
 def register(server: MCPServer[Any], app: App) -> None:
@@ -105,7 +139,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         lo, hi = window(start, end)
         resources = await app.client.query(cal, "VEVENT", start=lo, end=hi)
-        items, next_cursor = page(expand(resources, lo, hi), limit, cursor, ["list", cal.path, start, end])
+        unreadable: list[UnreadableOut] = []
+        expanded = expand(resources, lo, hi, unreadable=unreadable)
+        items, next_cursor = page(expanded, limit, cursor, ["list", cal.path, start, end])
         return event_list_result(
             EventList(
                 calendar=cal.path,
@@ -114,6 +150,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 events=items,
                 truncated=next_cursor is not None,
                 next_cursor=next_cursor,
+                unreadable=unreadable,
             )
         )
 
@@ -129,9 +166,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         ical = parse_calendar(resource.data)
         if rid is None:
             return structured(event_detail(cal.path, ical, resource.etag))
-        component = find_occurrence(ical, rid)
-        if component is None:
-            raise NotFound(f"id: the event has no occurrence {rid}")
+        component = occurrence_of(ical, rid, uid)
         return structured(event_detail(cal.path, ical, resource.etag, rid, component))
 
     @server.tool(annotations=READ)
@@ -156,9 +191,12 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         needle = query.casefold()
         matches: list[Occurrence] = []
+        unreadable: list[UnreadableOut] = []
         for cal in chosen:
             resources = await _server_side_candidates(app, cal, query, lo, hi)
-            matches.extend(expand(resources, lo, hi, keep=lambda component: _matches(component, needle)))
+            matches.extend(
+                expand(resources, lo, hi, keep=lambda component: _matches(component, needle), unreadable=unreadable)
+            )
         matches.sort(key=sort_key)
         label = ", ".join(c.path for c in chosen)
         return event_list_result(
@@ -169,6 +207,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 events=matches[:limit],
                 truncated=len(matches) > limit,
                 next_cursor=None,
+                unreadable=unreadable,
             )
         )
 

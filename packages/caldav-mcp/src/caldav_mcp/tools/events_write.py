@@ -19,9 +19,11 @@ from pydantic import Field
 
 from approval_core import NotApproved, annotations, structured
 from caldav_mcp import dialogs
+from caldav_mcp.client import Resource
 from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times, validate_rrule
-from caldav_mcp.errors import Conflict, InvalidInput, NotFound
+from caldav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
+    Unreadable,
     count_occurrences,
     is_recurring,
     master,
@@ -31,8 +33,10 @@ from caldav_mcp.ical import (
     rid_text,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
-from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, create_entry, split_id
-from caldav_mcp.tools.events_read import CalendarArg, find_occurrence
+from caldav_mcp.rrule import until_problem
+from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
+from caldav_mcp.tools.creating import NewUidArg, create_entry
+from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
 
 __all__ = ["register"]
 
@@ -74,9 +78,7 @@ def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -
     for component in overrides(ical, "VEVENT"):
         if rid_text(occurrence_start(component)) == rid:
             return component
-    generated = find_occurrence(ical, rid)
-    if generated is None:
-        raise NotFound(f"id: the series has no occurrence {rid}")
+    generated = occurrence_of(ical, rid, str(series.get("UID")))
     component = icalendar.Event()
     for name, value in series.property_items(recursive=False):
         if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
@@ -89,6 +91,32 @@ def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -
         component.add_component(sub)
     ical.add_component(component)
     return component
+
+
+def version_of(resource: Resource, field: str = "id") -> str:
+    """The ETag a guarded tool binds its approval to, and its write then carries as If-Match.
+
+    :meth:`caldav_mcp.client.CalDAVClient.find` already re-reads an entry by
+    GET when the REPORT gave no ETag; a server that sends none even then gives
+    nothing to bind an approval to, so the tool refuses before asking.
+
+    Raises:
+        BackendError: the server gave no ETag for the entry.
+    """
+    if not resource.etag:
+        raise BackendError(
+            f"{field}: the CalDAV server sent no ETag for this entry (not even on a GET), so a change could not be "
+            "tied to the version a person approves. Nothing was asked and nothing was changed."
+        )
+    return resource.etag
+
+
+def count_of(ical: icalendar.Calendar) -> dialogs.Count:
+    """A series' occurrences for a dialog: a number, None (never ends) or ``"uncountable"``."""
+    try:
+        return count_occurrences(ical, "VEVENT")
+    except Unreadable:
+        return "uncountable"
 
 
 def register(server: MCPServer[Any], app: App) -> None:
@@ -105,12 +133,18 @@ def register(server: MCPServer[Any], app: App) -> None:
         location: TextArg = None,
         rrule: Annotated[str | None, Field(description="Recurrence rule, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10.")] = None,
         transparent: Annotated[bool, Field(description="True: does not block time (TRANSP:TRANSPARENT).")] = False,
+        uid: NewUidArg = None,
     ) -> Annotated[CallToolResult, Written]:
-        """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise."""
+        """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise.
+
+        The rrule is checked against RFC 5545 §3.3.10 (FREQ required, INTERVAL and COUNT at least 1, never
+        COUNT with UNTIL, the BYxxx ranges, UNTIL of the start's value type and in UTC for a zoned start).
+        Give a uid to make the call safe to repeat: a repeat answers that the event already exists.
+        """
         cal = await app.client.calendar(calendar)
         if "VEVENT" not in cal.components:
             raise InvalidInput(f"calendar: {cal.path} does not accept events")
-        event = new_entry(icalendar.Event())
+        event = new_entry(icalendar.Event(), uid)
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:
             begin: Any = event["DTSTART"].dt
@@ -119,10 +153,11 @@ def register(server: MCPServer[Any], app: App) -> None:
             )
         apply_text(event, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if rrule is not None:
-            event.add("RRULE", validate_rrule(rrule))
+            begin = event["DTSTART"].dt
+            event.add("RRULE", validate_rrule(rrule, begin))
         if transparent:
             event.add("TRANSP", "TRANSPARENT")
-        return await create_entry(app, cal, event)
+        return await create_entry(app, cal, event, given=uid is not None)
 
     @server.tool(annotations=CHANGE)
     async def update_event(
@@ -171,8 +206,10 @@ def register(server: MCPServer[Any], app: App) -> None:
             )
         target_component = _override(ical, series, rid) if effective == "occurrence" and rid else series
         fields = sorted(changes)
-        if effective == "series":
-            await app.client.require_write(cal.path)
+        asks = effective == "series" and recurring
+        count = count_of(ical) if asks else 1
+        if asks:
+            await app.client.require_write(cal.path)  # no dialog for what the account may not do
         decision = await app.gate.check(
             ctx,
             tool="update_event",
@@ -183,10 +220,13 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "scope": effective,
                 "changes": changes,
                 "tzid": tzid,
+                "occurrences": count,
+                "fields": len(fields),
             },
-            dialog=dialogs.update_series(cal.path, fields=fields, occurrences=count_occurrences(ical, "VEVENT")),
+            dialog=dialogs.update_series(cal.path, fields=fields, occurrences=count),
             arguments={"scope": effective},
             facts={"recurring": recurring},
+            version=version_of(resource) if asks else resource.etag,
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
@@ -194,6 +234,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if start is not None or end is not None:
             set_times(target_component, start=start, end=end, tzid=tzid)
+            if target_component is series:
+                _check_until(series)
         bump(target_component)
         written = await app.client.replace(resource, serialise(ical))
         out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
@@ -210,10 +252,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         ical = parse_calendar(resource.data)
         series = master(ical, "VEVENT")
         effective = _scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
-        occurrence = find_occurrence(ical, rid) if effective == "occurrence" and rid else None
-        if effective == "occurrence" and occurrence is None:
-            raise NotFound(f"id: the series has no occurrence {rid}")
-        count = count_occurrences(ical, "VEVENT") if effective == "series" else 1
+        occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
+        count = count_of(ical) if effective == "series" else 1
         await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
@@ -223,8 +263,10 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "uid": uid,
                 "scope": effective,
                 "recurrence_id": rid if effective == "occurrence" else None,
+                "occurrences": count,
             },
             dialog=dialogs.delete_event(cal.path, scope=effective, occurrences=count),
+            version=version_of(resource),
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
@@ -237,11 +279,16 @@ def register(server: MCPServer[Any], app: App) -> None:
             series.add("EXDATE", original)
             bump(series)
             await app.client.replace(resource, serialise(ical))
+            gone = False
         else:
-            await app.client.delete(resource)
+            gone = await app.client.delete(resource) == "already gone"
         return structured(
             Deleted(
-                calendar=cal.path, uid=uid, scope=effective, recurrence_id=rid if effective == "occurrence" else None
+                calendar=cal.path,
+                uid=uid,
+                scope=effective,
+                recurrence_id=rid if effective == "occurrence" else None,
+                already_gone=gone,
             )
         )
 
@@ -275,12 +322,14 @@ def register(server: MCPServer[Any], app: App) -> None:
         else:
             raise Conflict(f"destination: {target.path} already has an event with this UID")
         ical = parse_calendar(resource.data)
+        count = count_of(ical)
         await app.client.require_write(cal.path)
         decision = await app.gate.check(
             ctx,
             tool="move_event",
-            target={"calendar": cal.path, "uid": uid, "destination": target.path},
-            dialog=dialogs.move_event(cal.path, target.path, occurrences=count_occurrences(ical, "VEVENT")),
+            target={"calendar": cal.path, "uid": uid, "destination": target.path, "occurrences": count},
+            dialog=dialogs.move_event(cal.path, target.path, occurrences=count),
+            version=version_of(resource),
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
@@ -331,8 +380,15 @@ def register(server: MCPServer[Any], app: App) -> None:
         decision = await app.gate.check(
             ctx,
             tool="respond_to_event",
-            target={"calendar": cal.path, "uid": uid, "partstat": partstat, "attendee": sorted(addresses)},
+            target={
+                "calendar": cal.path,
+                "uid": uid,
+                "partstat": partstat,
+                "attendee": sorted(addresses),
+                "scheduling": scheduling,
+            },
             dialog=dialogs.respond_to_event(cal.path, partstat, scheduling=scheduling),
+            version=version_of(resource),
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
@@ -344,6 +400,20 @@ def register(server: MCPServer[Any], app: App) -> None:
             bump(component, sequence=False)
         await app.client.replace(resource, serialise(ical))
         return structured(Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling))
+
+
+def _check_until(series: icalendar.Component) -> None:
+    """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
+
+    Raises:
+        InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
+    """
+    raw: Any = series.get("RRULE")
+    begin: Any = series["DTSTART"].dt
+    for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+        problem = until_problem(rule.to_ical().decode(), begin)
+        if problem is not None:
+            raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
 
 
 def _my_attendance(ical: icalendar.Calendar, addresses: set[str]) -> list[tuple[icalendar.Component, Any]]:

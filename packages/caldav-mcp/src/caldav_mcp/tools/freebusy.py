@@ -13,10 +13,13 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
-from caldav_mcp.errors import InvalidInput
-from caldav_mcp.ical import iter_occurrences, parse_calendar, zone
+from caldav_mcp.client import Resource
+from caldav_mcp.errors import BackendError, InvalidInput
+from caldav_mcp.ical import Unreadable, occurrences, parse_calendar, zone
 from caldav_mcp.models import BusyInterval, FreeBusy
+from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import READ, App, window
+from caldav_mcp.views import unreadable_entry
 
 __all__ = ["free_slots", "merge", "register"]
 
@@ -75,12 +78,28 @@ def _instant(value: dt.date | dt.datetime, tz: dt.tzinfo) -> dt.datetime:
     return dt.datetime.combine(value, dt.time(), tzinfo=tz)
 
 
-def busy_from_events(data: list[str], lo: dt.datetime, hi: dt.datetime, tz: dt.tzinfo) -> list[Interval]:
-    """Busy intervals of every opaque, not cancelled occurrence (floating and all-day read in ``tz``)."""
+def busy_from_events(
+    resources: list[Resource],
+    lo: dt.datetime,
+    hi: dt.datetime,
+    tz: dt.tzinfo,
+    unreadable: list[UnreadableOut],
+) -> list[Interval]:
+    """Busy intervals of every opaque, not cancelled occurrence (floating and all-day read in ``tz``).
+
+    An entry that cannot be parsed or expanded within the bounds of
+    :func:`caldav_mcp.ical.occurrences` is added to ``unreadable`` instead.
+    """
     found: list[Interval] = []
-    for text in data:
+    for resource in resources:
         occurrence: Any
-        for occurrence in iter_occurrences(parse_calendar(text), "VEVENT", lo, hi):
+        try:
+            expanded = occurrences(parse_calendar(resource.data), "VEVENT", lo, hi)
+        except (Unreadable, BackendError) as exc:
+            reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
+            unreadable.append(unreadable_entry(resource.href, resource.data, reason))
+            continue
+        for occurrence in expanded:
             if str(occurrence.get("TRANSP", "OPAQUE")).upper() == "TRANSPARENT":
                 continue
             if str(occurrence.get("STATUS", "")).upper() == "CANCELLED":
@@ -142,6 +161,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             else [c for c in await app.client.calendars() if "VEVENT" in c.components]
         )
         busy: list[Interval] = []
+        unreadable: list[UnreadableOut] = []
         source: Literal["server", "events"] = "server" if method != "events" else "events"
         if method != "events":
             reports = [await app.client.freebusy(cal, lo, hi) for cal in chosen]
@@ -154,7 +174,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if source == "events":
             for cal in chosen:
                 resources = await app.client.query(cal, "VEVENT", start=lo, end=hi)
-                busy.extend(busy_from_events([r.data for r in resources], lo, hi, tz))
+                busy.extend(busy_from_events(resources, lo, hi, tz, unreadable))
         merged = merge([(max(s, lo), min(e, hi)) for s, e in busy if e > lo and s < hi])
         free = free_slots(merged, lo, hi, dt.timedelta(minutes=min_duration_minutes), hours, tz)
         return structured(
@@ -167,6 +187,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 free=[
                     BusyInterval(start=s.astimezone(tz).isoformat(), end=e.astimezone(tz).isoformat()) for s, e in free
                 ],
+                unreadable=unreadable,
             )
         )
 

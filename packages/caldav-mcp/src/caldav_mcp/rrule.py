@@ -1,0 +1,162 @@
+"""RRULE checks (RFC 5545 §3.3.10, "Recurrence Rule").
+
+:func:`rule_problem` finds the first rule part that breaks the grammar or a
+range of §3.3.10, as text naming that part; it is used twice:
+
+* on write (``create_event``): a rule given by the caller is refused with that
+  text, together with the checks that need the entry's DTSTART
+  (:func:`until_problem`);
+* on read: a rule stored by another client is checked before it is expanded,
+  so a rule that would make the expansion loop for ever (``INTERVAL=0``) or
+  that the RFC forbids (``BYMONTH=13``, ``COUNT=-1``) makes its entry
+  unreadable instead of wedging the server.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+__all__ = ["rule_problem", "until_problem"]
+
+_FREQS = {"SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY"}
+_WEEKDAYS = {"MO", "TU", "WE", "TH", "FR", "SA", "SU"}
+# Rule part -> (lowest, highest, signed): a signed part takes -highest..-lowest too, never 0.
+_RANGES: dict[str, tuple[int, int, bool]] = {
+    "BYSECOND": (0, 60, False),
+    "BYMINUTE": (0, 59, False),
+    "BYHOUR": (0, 23, False),
+    "BYMONTHDAY": (1, 31, True),
+    "BYYEARDAY": (1, 366, True),
+    "BYWEEKNO": (1, 53, True),
+    "BYMONTH": (1, 12, False),
+    "BYSETPOS": (1, 366, True),
+}
+_KNOWN = {"FREQ", "UNTIL", "COUNT", "INTERVAL", "BYDAY", "WKST", *_RANGES}
+_INTEGER = re.compile(r"^[+-]?\d{1,6}$")
+_BYDAY = re.compile(r"^([+-]?)(\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)$")
+_UNTIL = re.compile(r"^\d{8}(T\d{6}Z?)?$")
+_SECTION = "(RFC 5545 §3.3.10)"
+
+
+def _parts(text: str) -> tuple[dict[str, str], str | None]:
+    parts: dict[str, str] = {}
+    for piece in text.strip().removeprefix("RRULE:").split(";"):
+        name, sep, value = piece.partition("=")
+        name = name.strip().upper()
+        if not sep or not name or not value:
+            return parts, f"{piece!r} is not NAME=VALUE"
+        if name in parts:
+            return parts, f"{name} is given twice"
+        if name not in _KNOWN and not name.startswith("X-"):
+            return parts, f"{name} is not a rule part"
+        parts[name] = value.strip().upper()
+    return parts, None
+
+
+def _range_problem(name: str, value: str) -> str | None:
+    low, high, signed = _RANGES[name]
+    for item in value.split(","):
+        if not _INTEGER.match(item):
+            return f"{name}={value} is not a comma-separated list of integers"
+        number = int(item)
+        if signed and low <= abs(number) <= high:
+            continue
+        if not signed and low <= number <= high and not item.startswith(("+", "-")):
+            continue
+        allowed = f"{low}..{high} or -{high}..-{low}" if signed else f"{low}..{high}"
+        return f"{name}={item} is out of range: each value must be {allowed}"
+    return None
+
+
+def rule_problem(text: str) -> str | None:
+    """What is wrong with an RRULE value, naming the rule part; None when it is valid.
+
+    Checks: every part is ``NAME=VALUE`` and given once; FREQ present and one
+    of the seven frequencies; INTERVAL and COUNT integers >= 1; never both
+    COUNT and UNTIL; UNTIL a DATE or DATE-TIME; the BYxxx ranges (BYSECOND
+    0..60, BYMINUTE 0..59, BYHOUR 0..23, BYMONTHDAY ±1..31, BYYEARDAY ±1..366,
+    BYWEEKNO ±1..53, BYMONTH 1..12, BYSETPOS ±1..366); BYDAY as ``[±n]XX`` with
+    n 1..53 and a number only with FREQ=MONTHLY or YEARLY; BYWEEKNO only with
+    YEARLY; BYYEARDAY not with DAILY, WEEKLY or MONTHLY; BYMONTHDAY not with
+    WEEKLY; BYSETPOS only with another BYxxx part; WKST a weekday.
+
+    Args:
+        text: The rule, e.g. ``FREQ=WEEKLY;BYDAY=MO;COUNT=10`` (a leading ``RRULE:`` is allowed).
+
+    Returns:
+        A sentence for the caller, e.g. ``"INTERVAL=0 is out of range: INTERVAL must be 1 or more
+        (RFC 5545 §3.3.10)"``, or None.
+    """
+    parts, problem = _parts(text)
+    if problem is not None:
+        return f"{problem} {_SECTION}"
+    freq = parts.get("FREQ")
+    if freq is None:
+        return f"FREQ is required {_SECTION}"
+    if freq not in _FREQS:
+        return f"FREQ={freq} is not one of {', '.join(sorted(_FREQS))} {_SECTION}"
+    for name in ("INTERVAL", "COUNT"):
+        if name in parts:
+            value = parts[name]
+            if not value.isdigit() or int(value) < 1:
+                return f"{name}={value} is out of range: {name} must be an integer of 1 or more {_SECTION}"
+    if "COUNT" in parts and "UNTIL" in parts:
+        return f"COUNT and UNTIL are given together; a rule may have only one of them {_SECTION}"
+    if "UNTIL" in parts and not _UNTIL.match(parts["UNTIL"]):
+        return f"UNTIL={parts['UNTIL']} is not a DATE (20261231) or DATE-TIME (20261231T235959Z) {_SECTION}"
+    for name in _RANGES:
+        if name in parts:
+            found = _range_problem(name, parts[name])
+            if found is not None:
+                return f"{found} {_SECTION}"
+    if "BYDAY" in parts:
+        for item in parts["BYDAY"].split(","):
+            match = _BYDAY.match(item)
+            if match is None:
+                return f"BYDAY={item} is not a weekday (MO..SU), optionally after +n or -n {_SECTION}"
+            if match.group(2) is not None:
+                if not 1 <= int(match.group(2)) <= 53:
+                    return f"BYDAY={item} is out of range: the number must be 1..53 {_SECTION}"
+                if freq not in {"MONTHLY", "YEARLY"} or (freq == "YEARLY" and "BYWEEKNO" in parts):
+                    return (
+                        f"BYDAY={item} has a number, which only FREQ=MONTHLY or YEARLY without BYWEEKNO allows "
+                        f"{_SECTION}"
+                    )
+            elif match.group(1):
+                return f"BYDAY={item} has a sign but no number {_SECTION}"
+    if "BYWEEKNO" in parts and freq != "YEARLY":
+        return f"BYWEEKNO is allowed only with FREQ=YEARLY {_SECTION}"
+    if "BYYEARDAY" in parts and freq in {"DAILY", "WEEKLY", "MONTHLY"}:
+        return f"BYYEARDAY is not allowed with FREQ={freq} {_SECTION}"
+    if "BYMONTHDAY" in parts and freq == "WEEKLY":
+        return f"BYMONTHDAY is not allowed with FREQ=WEEKLY {_SECTION}"
+    if "BYSETPOS" in parts and not any(name.startswith("BY") and name != "BYSETPOS" for name in parts):
+        return f"BYSETPOS needs another BYxxx rule part to select from {_SECTION}"
+    if "WKST" in parts and parts["WKST"] not in _WEEKDAYS:
+        return f"WKST={parts['WKST']} is not a weekday (MO..SU) {_SECTION}"
+    return None
+
+
+def until_problem(text: str, dtstart: dt.date | dt.datetime) -> str | None:
+    """What is wrong with a rule's UNTIL given the entry's DTSTART; None when it fits.
+
+    RFC 5545 §3.3.10: UNTIL has the value type of DTSTART (DATE with a DATE,
+    DATE-TIME with a DATE-TIME); with a zoned or UTC DTSTART it is in UTC
+    (ends in ``Z``); with a floating DTSTART it is floating too.
+    """
+    parts, problem = _parts(text)
+    if problem is not None or "UNTIL" not in parts:
+        return None
+    until = parts["UNTIL"]
+    if not isinstance(dtstart, dt.datetime):
+        if "T" in until:
+            return f"UNTIL={until} is a DATE-TIME but the start is a date (all-day): give UNTIL as a DATE {_SECTION}"
+        return None
+    if "T" not in until:
+        return f"UNTIL={until} is a DATE but the start is a date-time: give UNTIL as a DATE-TIME {_SECTION}"
+    if dtstart.tzinfo is not None and not until.endswith("Z"):
+        return f"UNTIL={until} must be in UTC (ending in Z) because the start has a time zone {_SECTION}"
+    if dtstart.tzinfo is None and until.endswith("Z"):
+        return f"UNTIL={until} must be floating (no Z) because the start is floating {_SECTION}"
+    return None

@@ -1,0 +1,317 @@
+"""RRULEs are checked on write (RFC 5545 §3.3.10); rules stored by others never wedge a read."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import tempfile
+import time
+
+import anyio
+import icalendar
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from approval_core.testing import DialogLog, connect, decline
+from caldav_helpers import ics, structured, vevent
+from caldav_mcp import ical
+from caldav_mcp.rrule import rule_problem, until_problem
+
+pytestmark = pytest.mark.anyio
+
+# ---------------------------------------------------------------- the rule grammar
+
+
+@pytest.mark.parametrize(
+    ("rule", "named"),
+    [
+        ("COUNT=3", "FREQ is required"),
+        ("FREQ=FORTNIGHTLY", "FREQ=FORTNIGHTLY is not one of"),
+        ("FREQ=DAILY;INTERVAL=0", "INTERVAL=0 is out of range"),
+        ("FREQ=DAILY;INTERVAL=-2", "INTERVAL=-2 is out of range"),
+        ("FREQ=DAILY;COUNT=0", "COUNT=0 is out of range"),
+        ("FREQ=DAILY;COUNT=-1", "COUNT=-1 is out of range"),
+        ("FREQ=DAILY;COUNT=3;UNTIL=20261231T000000Z", "COUNT and UNTIL are given together"),
+        ("FREQ=DAILY;UNTIL=tomorrow", "UNTIL=TOMORROW is not a DATE"),
+        ("FREQ=YEARLY;BYMONTH=13", "BYMONTH=13 is out of range: each value must be 1..12"),
+        ("FREQ=YEARLY;BYMONTH=0", "BYMONTH=0 is out of range"),
+        ("FREQ=MONTHLY;BYMONTHDAY=32", "BYMONTHDAY=32 is out of range: each value must be 1..31 or -31..-1"),
+        ("FREQ=MONTHLY;BYMONTHDAY=0", "BYMONTHDAY=0 is out of range"),
+        ("FREQ=YEARLY;BYYEARDAY=367", "BYYEARDAY=367 is out of range"),
+        ("FREQ=YEARLY;BYWEEKNO=54", "BYWEEKNO=54 is out of range"),
+        ("FREQ=DAILY;BYHOUR=24", "BYHOUR=24 is out of range"),
+        ("FREQ=DAILY;BYMINUTE=60", "BYMINUTE=60 is out of range"),
+        ("FREQ=DAILY;BYSECOND=61", "BYSECOND=61 is out of range"),
+        ("FREQ=MONTHLY;BYDAY=MO;BYSETPOS=367", "BYSETPOS=367 is out of range"),
+        ("FREQ=MONTHLY;BYSETPOS=1", "BYSETPOS needs another BYxxx rule part"),
+        ("FREQ=WEEKLY;BYDAY=XX", "BYDAY=XX is not a weekday"),
+        ("FREQ=WEEKLY;BYDAY=1MO", "BYDAY=1MO has a number"),
+        ("FREQ=MONTHLY;BYDAY=54MO", "BYDAY=54MO is out of range"),
+        ("FREQ=MONTHLY;BYDAY=-MO", "BYDAY=-MO has a sign but no number"),
+        ("FREQ=MONTHLY;BYWEEKNO=3", "BYWEEKNO is allowed only with FREQ=YEARLY"),
+        ("FREQ=MONTHLY;BYYEARDAY=3", "BYYEARDAY is not allowed with FREQ=MONTHLY"),
+        ("FREQ=WEEKLY;BYMONTHDAY=3", "BYMONTHDAY is not allowed with FREQ=WEEKLY"),
+        ("FREQ=WEEKLY;WKST=XY", "WKST=XY is not a weekday"),
+        ("FREQ=DAILY;FREQ=WEEKLY", "FREQ is given twice"),
+        ("FREQ=DAILY;COLOUR=RED", "COLOUR is not a rule part"),
+        ("FREQ=DAILY;COUNT", "'COUNT' is not NAME=VALUE"),
+    ],
+)
+def test_a_rule_that_breaks_rfc_5545_is_named_by_its_part(rule, named) -> None:
+    problem = rule_problem(rule)
+    assert problem is not None
+    assert problem.startswith(named), problem
+    assert problem.endswith("(RFC 5545 §3.3.10)")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10",
+        "RRULE:FREQ=MONTHLY;BYDAY=-1FR",
+        "FREQ=MONTHLY;BYMONTHDAY=-1;INTERVAL=2",
+        "FREQ=YEARLY;BYWEEKNO=20,-1;BYDAY=MO",
+        "FREQ=YEARLY;BYYEARDAY=1,-366;UNTIL=20301231",
+        "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+        "FREQ=DAILY;BYHOUR=0,23;BYMINUTE=0,59;BYSECOND=0,60;WKST=SU",
+        "FREQ=DAILY;X-NAME=anything",
+    ],
+)
+def test_a_valid_rule_passes(rule) -> None:
+    assert rule_problem(rule) is None
+
+
+@pytest.mark.parametrize(
+    ("until", "start", "named"),
+    [
+        ("20261231T000000Z", dt.date(2026, 12, 1), "UNTIL=20261231T000000Z is a DATE-TIME but the start is a date"),
+        ("20261231", dt.datetime(2026, 12, 1, 9, tzinfo=dt.UTC), "UNTIL=20261231 is a DATE but the start"),
+        ("20261231T000000", dt.datetime(2026, 12, 1, 9, tzinfo=dt.UTC), "UNTIL=20261231T000000 must be in UTC"),
+        ("20261231T000000Z", dt.datetime(2026, 12, 1, 9), "UNTIL=20261231T000000Z must be floating"),
+    ],
+)
+def test_until_has_the_value_type_of_the_start(until, start, named) -> None:
+    problem = until_problem(f"FREQ=DAILY;UNTIL={until}", start)
+    assert problem is not None
+    assert problem.startswith(named)
+
+
+async def test_create_event_refuses_each_broken_rule_and_stores_nothing(account) -> None:
+    async with connect(account.build(), revision="2026-07-28") as client:
+        texts = []
+        for rule, start in [
+            ("FREQ=DAILY;INTERVAL=0", "2026-12-01T09:00:00Z"),
+            ("FREQ=YEARLY;BYMONTH=13", "2026-12-01T09:00:00Z"),
+            ("FREQ=DAILY;COUNT=-1", "2026-12-01T09:00:00Z"),
+            ("FREQ=DAILY;COUNT=2;UNTIL=20261231T000000Z", "2026-12-01T09:00:00Z"),
+            ("FREQ=DAILY;UNTIL=20261231T000000", "2026-12-01T09:00:00Z"),
+            ("FREQ=DAILY;UNTIL=20261231T000000Z", "2026-12-01"),
+        ]:
+            result = await client.call_tool(
+                "create_event", {"calendar": account.work, "summary": "x", "start": start, "rrule": rule}
+            )
+            assert result.is_error, rule
+            texts.append(result.content[0].text.removeprefix("Error executing tool create_event: "))
+        good = structured(
+            await client.call_tool(
+                "create_event",
+                {
+                    "calendar": account.work,
+                    "summary": "Standup",
+                    "start": "2026-12-01T09:00:00",
+                    "tzid": "Europe/Berlin",
+                    "rrule": "FREQ=DAILY;UNTIL=20261203T235959Z",
+                },
+            )
+        )
+        listed = structured(
+            await client.call_tool(
+                "list_events", {"calendar": account.work, "start": "2026-12-01", "end": "2027-01-01"}
+            )
+        )
+    assert [t.split(" is ")[0].split(" must ")[0] for t in texts] == [
+        "rrule: INTERVAL=0",
+        "rrule: BYMONTH=13",
+        "rrule: COUNT=-1",
+        "rrule: COUNT and UNTIL are given together; a rule may have only one of them (RFC 5545 §3.3.10)",
+        "rrule: UNTIL=20261231T000000",
+        "rrule: UNTIL=20261231T000000Z",
+    ]
+    assert [e["uid"] for e in listed["events"]] == [good["uid"]] * 3
+
+
+# ---------------------------------------------------------------- rules stored by someone else
+
+BAD_RULES = {
+    "interval-zero@x": "FREQ=DAILY;INTERVAL=0",
+    "month-13@x": "FREQ=YEARLY;BYMONTH=13",
+    "count-minus-one@x": "FREQ=DAILY;COUNT=-1",
+    "every-second@x": "FREQ=SECONDLY",
+}
+
+
+def seed_bad_data(account) -> None:
+    """Store, with plain PUTs that bypass caldav-mcp, entries whose rules break RFC 5545 or the bounds."""
+    for uid, rule in BAD_RULES.items():
+        account.put(
+            account.work,
+            f"{uid.split('@')[0]}.ics",
+            ics(vevent(uid, ":20261201T090000Z", ":20261201T093000Z", "Broken", f"RRULE:{rule}\n")),
+        )
+    account.put(account.work, "fine.ics", ics(vevent("fine@x", ":20261202T090000Z", ":20261202T100000Z", "Fine")))
+    todo = (
+        "BEGIN:VTODO\nUID:{uid}\nDTSTAMP:20261101T000000Z\nDTSTART:20261201T090000Z\nSUMMARY:{summary}\n"
+        "{more}END:VTODO\n"
+    )
+    account.put(account.work, "t1.ics", ics(todo.format(uid="todo-fine@x", summary="Fine task", more="")))
+    account.put(
+        account.work,
+        "t2.ics",
+        ics(todo.format(uid="todo-loop@x", summary="Looping task", more="RRULE:FREQ=DAILY;INTERVAL=0\n")),
+    )
+    account.put(
+        account.work, "t3.ics", ics(todo.format(uid="todo-priority@x", summary="Odd task", more="PRIORITY:high\n"))
+    )
+    journal = (
+        "BEGIN:VJOURNAL\nUID:{uid}\nDTSTAMP:20261101T000000Z\nDTSTART;VALUE=DATE:20261201\nSUMMARY:{s}\nEND:VJOURNAL\n"
+    )
+    account.put(account.work, "j1.ics", ics(journal.format(uid="note-fine@x", s="Fine note")))
+
+
+def _server_params(account) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CALDAV_", "ELICITATION"))}
+    env |= {"CALDAV_URL": account.server.url, "CALDAV_USERNAME": "willi", "CALDAV_PASSWORD": "secret"}
+    return StdioServerParameters(command=sys.executable, args=["-m", "caldav_mcp"], env=env)
+
+
+async def test_rules_stored_by_another_client_never_wedge_a_read_tool(account) -> None:
+    """Each read tool answers, with the broken entries reported as unreadable and the rest given.
+
+    The server runs as its own process over stdio, so that on a server that loops for ever the
+    safety net (fail_after) ends the test and the process; the assertions are on the answers.
+    """
+    seed_bad_data(account)
+    window = {"start": "2026-12-01", "end": "2027-01-01"}
+    answers: dict[str, dict] = {}
+    with tempfile.TemporaryFile("w+") as errlog, anyio.fail_after(240):
+        async with Client(stdio_client(_server_params(account), errlog=errlog), mode="2026-07-28") as client:
+            answers["list_events"] = structured(
+                await client.call_tool("list_events", {"calendar": account.work, **window})
+            )
+            answers["search_events"] = structured(
+                await client.call_tool("search_events", {"query": "e", "calendars": [account.work], **window})
+            )
+            answers["get_free_busy"] = structured(
+                await client.call_tool("get_free_busy", {"calendars": [account.work], "method": "events", **window})
+            )
+            for uid in [*BAD_RULES, "fine@x"]:
+                answers[f"get_event {uid}"] = structured(
+                    await client.call_tool("get_event", {"calendar": account.work, "id": uid})
+                )
+            occurrence = await client.call_tool(
+                "get_event", {"calendar": account.work, "id": "interval-zero@x#20261202T090000Z"}
+            )
+            answers["list_tasks"] = structured(await client.call_tool("list_tasks", {"calendar": account.work}))
+            answers["get_task"] = structured(
+                await client.call_tool("get_task", {"calendar": account.work, "uid": "todo-loop@x"})
+            )
+            answers["list_journals"] = structured(await client.call_tool("list_journals", {"calendar": account.work}))
+
+    listed = answers["list_events"]
+    assert [e["uid"] for e in listed["events"]] == ["fine@x"]
+    unreadable = {item["id"]: item["reason"] for item in listed["unreadable"]}
+    # Radicale's own time-range filter leaves out the BYMONTH=13 and COUNT=-1 entries (they have no
+    # occurrence it can find); get_event reads them below.
+    assert set(unreadable) == {"interval-zero@x", "every-second@x"}
+    assert unreadable["interval-zero@x"].startswith("its RRULE is invalid: INTERVAL=0 is out of range")
+    assert "the most this server" in unreadable["every-second@x"]
+    assert [e["uid"] for e in answers["search_events"]["events"]] == ["fine@x"]
+    assert {item["id"] for item in answers["search_events"]["unreadable"]} >= {"interval-zero@x", "every-second@x"}
+    busy = answers["get_free_busy"]
+    assert busy["busy"] == [{"start": "2026-12-02T09:00:00+00:00", "end": "2026-12-02T10:00:00+00:00"}]
+    assert {item["id"] for item in busy["unreadable"]} >= {"interval-zero@x", "every-second@x"}
+    assert answers["get_event interval-zero@x"]["occurrences"] is None
+    assert answers["get_event interval-zero@x"]["unreadable"].startswith("its RRULE is invalid: INTERVAL=0")
+    assert answers["get_event month-13@x"]["unreadable"].startswith("its RRULE is invalid: BYMONTH=13 is out")
+    assert answers["get_event count-minus-one@x"]["unreadable"].startswith("its RRULE is invalid: COUNT=-1")
+    assert answers["get_event fine@x"]["unreadable"] is None
+    assert occurrence.is_error
+    assert "id: the stored event 'interval-zero@x' cannot be read: its RRULE" in occurrence.content[0].text
+    tasks = answers["list_tasks"]
+    assert sorted(t["uid"] for t in tasks["tasks"]) == ["todo-fine@x", "todo-loop@x"]
+    assert [(u["id"], u["reason"]) for u in tasks["unreadable"]] == [
+        ("todo-priority@x", "the calendar server returned an entry that is not valid iCalendar")
+    ]
+    assert answers["get_task"]["summary"] == "Looping task"
+    assert [j["uid"] for j in answers["list_journals"]["journals"]] == ["note-fine@x"]
+
+
+async def test_deleting_a_series_whose_rule_cannot_be_expanded_says_so(account) -> None:
+    seed_bad_data(account)
+    log = DialogLog(decline)
+    with anyio.fail_after(120):
+        async with connect(account.build(), revision="2025-11-25", answer=log) as client:
+            result = await client.call_tool(
+                "delete_event", {"calendar": account.work, "id": "interval-zero@x", "scope": "series"}
+            )
+    assert result.is_error
+    assert log.messages[0].startswith(
+        "Delete a recurring event whose stored rule this server cannot expand, with all its occurrences"
+    )
+
+
+# ---------------------------------------------------------------- the bounds themselves
+
+
+def _series(rule: str, more: str = "") -> icalendar.Calendar:
+    return icalendar.Calendar.from_ical(
+        ics(vevent("s@x", ":20261201T090000Z", ":20261201T090100Z", "S", f"RRULE:{rule}\n{more}"))
+    )
+
+
+def test_an_entry_over_the_occurrence_bound_is_unreadable(monkeypatch) -> None:
+    monkeypatch.setattr(ical, "MAX_OCCURRENCES_PER_ITEM", 50)
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+    assert len(ical.occurrences(_series("FREQ=MINUTELY;COUNT=50"), "VEVENT", lo, hi)) == 50
+    with pytest.raises(ical.Unreadable, match="more than 50 occurrences in this window"):
+        ical.occurrences(_series("FREQ=MINUTELY;COUNT=51"), "VEVENT", lo, hi)
+    with pytest.raises(ical.Unreadable, match="more than 50 occurrences"):
+        ical.count_occurrences(_series("FREQ=MINUTELY;UNTIL=20261202T000000Z"), "VEVENT")
+
+
+def test_an_expansion_over_the_time_bound_is_interrupted(monkeypatch) -> None:
+    """A valid rule that matches nothing makes dateutil search until the year 9999 (about 10 s here)."""
+    monkeypatch.setattr(ical, "MAX_EXPANSION_SECONDS", 0.2)
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    with pytest.raises(ical.Unreadable, match=r"took longer than 0\.2 s"):
+        # (an EXDATE, so that the count is not simply read from COUNT)
+        ical.count_occurrences(
+            _series("FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30;COUNT=5", "EXDATE:20261201T090000Z\n"), "VEVENT"
+        )
+    with pytest.raises(ical.Unreadable, match=r"took longer than 0\.2 s"):
+        ical.occurrences(_series("FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30"), "VEVENT", lo, hi)
+    # Nothing is left pending: ordinary work goes on in this thread afterwards.
+    time.sleep(0.3)
+    assert len(ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)) == 3
+
+
+async def test_moving_a_series_start_keeps_its_until_of_the_same_value_type(account) -> None:
+    account.put(
+        account.work,
+        "days.ics",
+        ics(
+            vevent(
+                "days@x", ";VALUE=DATE:20261201", ";VALUE=DATE:20261202", "Days", "RRULE:FREQ=DAILY;UNTIL=20261205\n"
+            )
+        ),
+    )
+    async with connect(account.build(), revision="2025-11-25", answer=DialogLog()) as client:
+        result = await client.call_tool(
+            "update_event",
+            {"calendar": account.work, "id": "days@x", "scope": "series", "start": "2026-12-02T09:00:00Z"},
+        )
+    assert result.is_error
+    assert "start: the series' RRULE no longer fits the new start: UNTIL=20261205 is a DATE" in result.content[0].text
+    assert "DTSTART;VALUE=DATE:20261201" in account.get(account.work, "days.ics")[1]
