@@ -1,6 +1,6 @@
 """Every tool of every server, driven through a strict client: each result must validate against its outputSchema.
 
-Issue 13 §1: a strict client (the TypeScript SDK client 1.x) validates any
+A strict client (the TypeScript SDK client 1.x) validates any
 ``structuredContent`` against the tool's ``outputSchema``, error or not, and
 throws -32602 on a mismatch, so the person and the model never see the
 result. The clients of ``approval_core.testing.connect`` apply the same rule

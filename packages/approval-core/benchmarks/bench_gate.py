@@ -9,7 +9,7 @@ Two views, both in one process:
    transport), for the same paths, plus the primitives: fingerprint, seal,
    open (verify + spend).
 
-Target (issue 2): the gate adds under 1 ms per guarded call in-process.
+Target: the gate adds under 1 ms per guarded call in-process.
 Run: ``uv run nox -s bench`` (or ``uv run python packages/approval-core/benchmarks/bench_gate.py``).
 """
 

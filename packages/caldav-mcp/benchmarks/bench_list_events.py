@@ -10,7 +10,7 @@ Compares, in one process against one real Radicale on 127.0.0.1:
 Reports time per call (median of 5), the ratios, the bytes per listed
 occurrence in the text content the model reads, and checks that every
 occurrence comes out the same under four host time zones.
-Targets (issue 3): no slower than the caldav library; at most 150 bytes per occurrence.
+Targets: no slower than the caldav library; at most 150 bytes per occurrence.
 """
 
 from __future__ import annotations
