@@ -81,6 +81,14 @@ class Driver:
         assert isinstance(result.structured_content, dict)
         return result.structured_content
 
+    async def refused(self, tool: str, args: dict[str, Any], why: str) -> str:
+        """A call that must end in a tool error (checked like any result); returns its text."""
+        result = await self.call(tool, args)
+        assert result.is_error, f"{tool}: expected a refusal, got {result}"
+        text = result.content[0].text
+        assert why in text, f"{tool}: {text}"
+        return text
+
     async def listed(self) -> set[str]:
         return {tool.name for tool in (await self.client.list_tools()).tools}
 
@@ -294,7 +302,8 @@ def ntfy_standin_server(_: Any = None, elicitation: bool = True) -> Any:
     return build_server(ApprovalSettings(elicitation=elicitation), settings, transport=STANDIN.transport)
 
 
-async def ntfy_scenario(d: Driver, _: Any) -> None:
+async def ntfy_scenario(d: Driver, _: Any, *, revisions: bool = True) -> None:
+    """Every ntfy-mcp tool once; ``revisions=False`` for a server older than 2.16 (the revision tools refuse)."""
     topic = f"family-{uuid.uuid4().hex[:8]}"
     await d.ok("get_server_info", {})
     await d.ok("get_account", {})
@@ -303,9 +312,16 @@ async def ntfy_scenario(d: Driver, _: Any) -> None:
     (sent,) = published["results"]
     await d.ok("list_messages", {"topics": [topic]})
     await d.ok("get_message", {"topic": topic, "id": sent["id"]})
-    await d.ok("update_message", {"topic": topic, "sequence_id": sent["sequence_id"], "message": "Backup done (2)"})
-    await d.ok("mark_messages_read", {"topic": topic, "sequence_ids": [sent["sequence_id"]]})
-    await d.ok("delete_messages", {"topic": topic, "sequence_ids": [sent["sequence_id"]]})
+    revise = {
+        "update_message": {"topic": topic, "sequence_id": sent["sequence_id"], "message": "Backup done (2)"},
+        "mark_messages_read": {"topic": topic, "sequence_ids": [sent["sequence_id"]]},
+        "delete_messages": {"topic": topic, "sequence_ids": [sent["sequence_id"]]},
+    }
+    for tool, args in revise.items():
+        if revisions:
+            await d.ok(tool, args)
+        else:
+            await d.refused(tool, args, "needs ntfy 2.16 or newer")
     await d.ok("list_users", {})
     user = f"user{uuid.uuid4().hex[:6]}"
     await d.ok("create_user", {"username": user, "password": "a-long-password-1"})
@@ -358,7 +374,7 @@ async def test_every_ntfy_tool_answers_a_strict_client_on_the_real_ntfy(revision
     settings = NtfySettings(url=real_ntfy.url, username=real_ntfy.admin_user, password=real_ntfy.admin_password)
     async with connect(build_server(ApprovalSettings(), settings), revision=revision, answer=accept) as client:
         driver = Driver(client)
-        await ntfy_scenario(driver, real_ntfy)
+        await ntfy_scenario(driver, real_ntfy, revisions=real_ntfy.supports_sequences)
         listed = await driver.listed()
     assert driver.called == listed, f"not driven: {sorted(listed - driver.called)}"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -96,6 +97,6 @@ async def test_a_server_started_without_settings_lists_its_tools_and_says_what_t
     assert result.is_error
     text = result.content[0].text
     assert variable in text
-    assert "set " in text
+    assert re.search(r"\bset\b", text), text
     assert discovered == handshake
     assert not list(tmp_path.iterdir()), "a start without settings wrote into the home folder"
