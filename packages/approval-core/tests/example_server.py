@@ -24,6 +24,7 @@ from approval_core import (
     Mismatch,
     NotApproved,
     annotations,
+    install_error_boundary,
     load_settings_or_exit,
     operation,
     structured,
@@ -62,6 +63,7 @@ class Example:
         self.server: MCPServer[Any] = MCPServer(NAME)
         settings = settings or ApprovalSettings()
         self.gate = ApprovalGate.attach(self.server, GUARDS, settings, strict=strict, **gate)
+        install_error_boundary(self.server, ())
         self._register()
 
     def _register(self) -> None:

@@ -72,3 +72,23 @@ async def test_a_defect_names_the_tool_and_the_kind_and_logs_once(caplog) -> Non
     assert text.startswith("crash stopped on an unexpected internal error (KeyError)")
     assert "Whether anything was changed is not known" in text
     assert len([r for r in caplog.records if r.exc_info]) == 1
+
+
+async def test_a_tool_error_goes_out_without_the_sdk_prefix() -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = build()
+
+    @server.tool()
+    async def refuse(calendar: str) -> str:
+        """Refuses with a ToolError of its own."""
+        raise ToolError(f"calendar: {calendar} is not one of the allowed calendars")
+
+    async with connect(server, revision="2026-07-28") as client:
+        refused = await client.call_tool("refuse", {"calendar": "/x/"})
+        invalid = await client.call_tool("refuse", {})
+    assert refused.is_error
+    assert refused.content[0].text == "calendar: /x/ is not one of the allowed calendars"
+    assert invalid.is_error
+    assert not invalid.content[0].text.startswith("Error executing tool")
+    assert "calendar" in invalid.content[0].text

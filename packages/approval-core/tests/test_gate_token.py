@@ -206,5 +206,6 @@ async def test_a_guarded_tool_that_binds_no_version_is_a_programming_error(caplo
     async with connect(ex.server, revision="2026-07-28") as client:
         result = await client.call_tool("grant", {"username": "u", "topic": "t", "password": "p"})
     assert result.is_error
-    assert any("grant asks but binds no version" in str(r.exc_info[1].__cause__) for r in caplog.records if r.exc_info)
+    assert result.content[0].text.startswith("grant stopped on an unexpected internal error (GuardTableError)")
+    assert any("grant asks but binds no version" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
     assert ex.grants == []

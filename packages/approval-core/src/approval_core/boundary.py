@@ -7,8 +7,9 @@ calls :func:`install_error_boundary` once, naming the base class of its own
 errors (whose messages are written for the model) and, optionally, a
 translator for library exceptions it knows. Then:
 
-* the server's own errors reach the caller with their text, logged at INFO
-  without a traceback (a handled case);
+* the server's own errors reach the caller with their text (without the
+  SDK's ``Error executing tool <name>:`` prefix), logged at INFO without a
+  traceback (a handled case);
 * an exception the translator recognises becomes the server's own error;
 * anything else is a defect: the caller is told which tool stopped, on what
   kind of error, and that whether the backend changed is unknown; the
@@ -56,7 +57,7 @@ def install_error_boundary(
     Args:
         server: The server whose tools are wrapped.
         own: The base class(es) of the server's own errors; their message is
-            shown as it is.
+            shown as it is (``()`` for a server that raises only ``ToolError``).
         translate: Optional: turns a library exception into one of the
             server's own errors, or returns None.
     """
@@ -81,6 +82,14 @@ def install_error_boundary(
                 raise ToolError(str(mapped)) from cause
             logger.error("%s stopped on an unexpected error", name, exc_info=cause)
             raise _unexpected(name, cause) from cause
+        except ToolError as exc:
+            # The SDK puts "Error executing tool <name>: " before a ToolError's own text; the message is
+            # already written for the caller, so it goes out as it was raised.
+            prefix = f"Error executing tool {name}: "
+            text = str(exc)
+            if not text.startswith(prefix):
+                raise
+            raise ToolError(text[len(prefix) :]) from (exc.__cause__ or exc)
 
     server.call_tool = call_tool  # type: ignore[method-assign]
     setattr(server, _MARK, True)

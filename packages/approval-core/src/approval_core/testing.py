@@ -168,11 +168,19 @@ def check_result(tool: types.Tool, result: types.CallToolResult) -> None:
     * a result that is not an error carries ``structuredContent`` that
       validates against it;
     * an error result carries no ``structuredContent``, or one that
-      validates (that client validates whatever is present, error or not).
+      validates (that client validates whatever is present, error or not);
+
+    and the family's own rule for errors: an error's text is the server's
+    message, never the SDK's bare ``Error executing tool <name>`` (see
+    :func:`approval_core.install_error_boundary`).
 
     Raises:
         AssertionError: naming the tool and the first failure.
     """
+    if result.is_error:
+        texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+        bare = [text for text in texts if text.startswith("Error executing tool")]
+        assert not bare, f"{tool.name}: {bare[0]!r} carries the SDK's prefix, not only the server's own message"
     schema = tool.output_schema
     if schema is None:
         return
