@@ -18,10 +18,9 @@ never moves a day.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import re
-import threading
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ __all__ = [
 MAX_OCCURRENCES_PER_ITEM = 10_000
 """The most occurrences one stored entry is expanded into, per window (and when counting a series)."""
 MAX_EXPANSION_SECONDS = 2.0
-"""The most time spent expanding one stored entry's recurrence (a watchdog interrupts it)."""
+"""The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
 T = TypeVar("T")
 
 
@@ -70,64 +69,37 @@ class Unreadable(Exception):
 
 
 class ExpansionTimeout(Exception):
-    """Raised inside a thread by the watchdog when an expansion passes its time bound."""
+    """Raised by :func:`_time_limit` when an expansion passes its time bound."""
 
 
-class _Watchdog:
-    """Interrupts an expansion that runs past its deadline, from one background thread.
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`ExpansionTimeout` in this thread once ``seconds`` have passed inside the block.
 
-    ``limit(seconds)`` arms a deadline for the calling thread; if the block is
-    still running then, :class:`ExpansionTimeout` is raised in that thread at
-    its next bytecode (``PyThreadState_SetAsyncExc``, the mechanism behind
-    ``KeyboardInterrupt`` in threads). Pure-Python loops (dateutil's rrule) are
-    interrupted; nothing runs after the block ends, since leaving the block
-    withdraws a pending interruption.
+    A trace function (``sys.settrace``, this thread only) looks at the clock
+    each time a Python function is entered and raises there, so the
+    interruption happens at a defined point of ordinary Python code: the
+    recurrence libraries (dateutil's rrule, recurring-ical-events) are pure
+    Python and call helpers on every period they search, even when none of
+    them matches. Only ``call`` events are traced (lines are not), which keeps
+    the cost to one small function call per Python call. The thread's
+    previous trace function (a debugger, coverage) is restored on exit.
     """
+    deadline = time.monotonic() + seconds
+    previous = sys.gettrace()
 
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._armed: dict[int, float] = {}
-        self._idle = True
-        self._thread: threading.Thread | None = None
+    def tracer(frame: object, event: str, arg: object) -> None:
+        if time.monotonic() > deadline:
+            raise ExpansionTimeout
+        return None
 
-    @contextlib.contextmanager
-    def limit(self, seconds: float) -> Iterator[None]:
-        ident = threading.get_ident()
-        with self._cond:
-            self._armed[ident] = time.monotonic() + seconds
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="caldav-mcp-expansion-watchdog", daemon=True)
-                self._thread.start()
-            if self._idle:
-                self._cond.notify()
-        try:
-            yield
-        finally:
-            with self._cond:
-                fired = self._armed.pop(ident, None) is None
-            if fired:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                if not self._armed:
-                    self._idle = True
-                    self._cond.wait()
-                    self._idle = False
-                    continue
-                now = time.monotonic()
-                for ident, deadline in list(self._armed.items()):
-                    if deadline <= now:
-                        del self._armed[ident]
-                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                            ctypes.c_ulong(ident), ctypes.py_object(ExpansionTimeout)
-                        )
-                if self._armed:
-                    self._cond.wait(max(0.0, min(self._armed.values()) - now))
+    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
 
 
-_WATCHDOG = _Watchdog()
 _RID = re.compile(r"^\d{8}(T\d{6}Z?)?$")
 
 
@@ -299,7 +271,7 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[
     """
     found: list[T] = []
     try:
-        with _WATCHDOG.limit(MAX_EXPANSION_SECONDS):
+        with _time_limit(MAX_EXPANSION_SECONDS):
             for item in produce():
                 found.append(item)
                 if len(found) > limit:
