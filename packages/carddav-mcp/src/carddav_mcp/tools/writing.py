@@ -259,7 +259,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             )
         await write_each(
             "move_contact",
-            [Write(href, lambda: backend.client().move(href, new_href, version), _moved(backend, href, new_href))],
+            [
+                Write(
+                    f"{href} (moved to {new_href})",
+                    lambda: backend.client().move(href, new_href, version),
+                    _moved(backend, href, new_href),
+                )
+            ],
         )
         return structured(Moved(id=new_href, previous_id=href, address_book=dest.path))
 
