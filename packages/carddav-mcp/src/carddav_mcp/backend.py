@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+import anyio
+
 from carddav_mcp.client import BookInfo, CardData, CardDavClient
 from carddav_mcp.davxml import HREF_SAFE, norm_href
 from carddav_mcp.errors import (
@@ -40,7 +42,7 @@ from carddav_mcp.errors import (
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from carddav_mcp.vcard import Card
 
-__all__ = ["MAX_ID_LENGTH", "Backend", "Entry", "resolve_path"]
+__all__ = ["MAX_ID_LENGTH", "PARSE_IN_THREAD_CHARS", "Backend", "Entry", "parse_card", "resolve_path"]
 
 log = logging.getLogger("carddav_mcp")
 
@@ -361,7 +363,7 @@ class Backend:
         if wanted:
             for data in await client.multiget(book, wanted, properties):
                 try:
-                    cached[data.href] = Entry(data, Card.parse(data.text), partial=properties is not None)
+                    cached[data.href] = Entry(data, await parse_card(data.text), partial=properties is not None)
                 except ValueError as exc:
                     log.warning("skipping an unreadable card at %s: %s", data.href, exc)
         if hrefs is None:
@@ -382,7 +384,7 @@ class Backend:
         except NotFound:
             raise NotFound(f"{field}: there is no card at {href} (it may have been moved or deleted).", 404) from None
         try:
-            return Entry(data, Card.parse(data.text))
+            return Entry(data, await parse_card(data.text))
         except ValueError as exc:
             raise BackendError(f"{field}: the card at {href} is not a readable vCard ({exc}).") from exc
 
@@ -391,7 +393,7 @@ class Backend:
         hrefs: list[str] = []
         for data in await self.client().query(book, [("UID", uid)]):
             try:
-                card = Card.parse(data.text)
+                card = await parse_card(data.text)
             except ValueError as exc:
                 log.warning("skipping an unreadable card at %s: %s", data.href, exc)
                 continue
@@ -402,3 +404,22 @@ class Backend:
 
 def _folder(path: str) -> str:
     return path if path.endswith("/") else path + "/"
+
+
+PARSE_IN_THREAD_CHARS = 64_000
+"""Cards longer than this (characters) are parsed in a worker thread, not on the event loop."""
+
+
+async def parse_card(text: str) -> Card:
+    """:meth:`Card.parse` of a card a server sent, off the event loop when it is large.
+
+    Parsing is linear in the card's size, but a card near
+    ``CARDDAV_MAX_RESPONSE_BYTES`` still takes a noticeable time; in a worker
+    thread (``anyio.to_thread``) it does not hold up the server's other calls.
+
+    Raises:
+        ValueError: not a vCard (as :meth:`Card.parse`).
+    """
+    if len(text) <= PARSE_IN_THREAD_CHARS:
+        return Card.parse(text)
+    return await anyio.to_thread.run_sync(Card.parse, text)

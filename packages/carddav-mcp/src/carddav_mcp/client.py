@@ -14,8 +14,10 @@ changed since it was read, and a blind retry would overwrite that change.
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import AsyncGenerator, Generator, Iterable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2 as httpx
@@ -35,6 +37,8 @@ from carddav_mcp.errors import (
     Unreachable,
 )
 from carddav_mcp.settings import CardDavSettings
+
+log = logging.getLogger("carddav_mcp")
 
 __all__ = ["MAX_REDIRECTS", "Answer", "BookInfo", "CardData", "CardDavClient", "SyncResult"]
 
@@ -281,6 +285,37 @@ class CardDavClient:
         scheme, host, port = self.origin
         return f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
 
+    def card_in(self, book: str, raw: str) -> str | None:
+        """The canonical path of a card href a server listed for ``book``, or None (logged) when it is not one.
+
+        A server's answer names cards by ``DAV:href`` (RFC 4918 §14.7), which
+        may be a path or an absolute URL. It is taken only when it resolves,
+        by the rules ids given by a caller follow
+        (:func:`carddav_mcp.backend.resolve_path`), to ``book`` followed by
+        exactly one segment, on the configured origin. Anything else (another
+        book, a dot segment, another host, a nested collection) is left out of
+        the answer and logged, so nothing is ever read or written there.
+
+        Args:
+            book: The address book that was asked, canonical, ending in ``/``.
+            raw: The href as the server wrote it.
+        """
+        from carddav_mcp.backend import resolve_path  # here, because backend imports this module
+        from carddav_mcp.errors import InvalidInput
+
+        path: str | None = None
+        try:
+            self.url(raw)  # on the configured origin (a path, or an absolute URL there)
+            parts = urlsplit(raw)
+            if not parts.query and not parts.fragment:
+                path = resolve_path("href", parts.path, "a card of the address book that was asked")
+        except (OffOrigin, InvalidInput, ValueError):
+            path = None
+        if path is None or not path.startswith(book) or "/" in path[len(book) :] or path == book:
+            log.warning("left out an href %s in the answer for %s: not a card of that address book", _shown(raw), book)
+            return None
+        return path
+
     # ---------------------------------------------------------------- transport and error translation
 
     async def _send(
@@ -348,7 +383,13 @@ class CardDavClient:
             target = current.join(location)
         except (httpx.InvalidURL, ValueError) as exc:
             raise BackendError(f"{what}: the CardDAV server redirected to an unreadable address.") from exc
-        if target.userinfo or _origin(target) != self.origin:
+        if target.userinfo:
+            raise BackendError(
+                f"{what}: the CardDAV server redirected to an address carrying a user name or password; "
+                "carddav-mcp does not follow such a redirect (it sends only the configured credentials), so the "
+                "request was not repeated there."
+            )
+        if _origin(target) != self.origin:
             scheme, host, port = _origin(target)
             raise BackendError(
                 f"{what}: the CardDAV server redirected to another server ({scheme}://{host}:{port}). "
@@ -405,9 +446,9 @@ class CardDavClient:
             "PROPFIND", self.base_url, davxml.propfind([(DAV, "current-user-principal")]), "0", "find the principal"
         )
         for response in ms.responses:
-            hrefs = response.hrefs(DAV, "current-user-principal")
+            hrefs = response.raw_hrefs(DAV, "current-user-principal")
             if hrefs:
-                return hrefs[0]
+                return self._discovered("current-user-principal", hrefs[0])
         return None
 
     async def home(self, principal: str) -> str | None:
@@ -416,10 +457,25 @@ class CardDavClient:
             "PROPFIND", principal, davxml.propfind([(CARDDAV, "addressbook-home-set")]), "0", "find the home"
         )
         for response in ms.responses:
-            hrefs = response.hrefs(CARDDAV, "addressbook-home-set")
+            hrefs = response.raw_hrefs(CARDDAV, "addressbook-home-set")
             if hrefs:
-                return hrefs[0]
+                return self._discovered("addressbook-home-set", hrefs[0])
         return None
+
+    def _discovered(self, name: str, raw: str) -> str | None:
+        """A discovered principal or home href as a path, or None (logged) when it points off the configured origin.
+
+        An absolute URL or a scheme-relative ``//host/`` on another server must
+        not be reduced to its path: that would widen the scope to whatever path
+        it names on this server (``/``). The caller then falls back to the path
+        of ``CARDDAV_URL``.
+        """
+        try:
+            self.url(raw)
+        except OffOrigin:
+            log.warning("ignored the %s %s: it is not on %s", name, _shown(raw), self.origin_text)
+            return None
+        return norm_href(raw)
 
     async def address_books(self) -> list[BookInfo]:
         """Every address book reachable from the configured URL, sorted by path.
@@ -485,32 +541,43 @@ class CardDavClient:
         )
         own = norm_href(book)
         rows = [
-            (r.href, r.text(DAV, "getetag"))
+            (href, r.text(DAV, "getetag"))
             for r in ms.responses
             if r.href.rstrip("/") != own.rstrip("/") and not r.has_child(DAV, "resourcetype", (DAV, "collection"))
+            if (href := self.card_in(own, r.raw or r.href)) is not None
         ]
         return sorted(rows)
 
-    def _cards(self, ms: davxml.MultiStatus) -> list[CardData]:
-        return [
-            CardData(r.href, r.text(DAV, "getetag"), r.props[f"{{{CARDDAV}}}address-data"].text or "")
-            for r in ms.responses
-            if r.status == 200 and f"{{{CARDDAV}}}address-data" in r.props
-        ]
+    def _cards(self, ms: davxml.MultiStatus, book: str, asked: set[str] | None = None) -> list[CardData]:
+        """The cards of a REPORT answer that lie in ``book`` (and, for a multiget, were asked for)."""
+        cards: list[CardData] = []
+        for r in ms.responses:
+            if r.status != 200 or f"{{{CARDDAV}}}address-data" not in r.props:
+                continue
+            href = self.card_in(norm_href(book), r.raw or r.href)
+            if href is None:
+                continue
+            if asked is not None and href not in asked:
+                log.warning("left out %s in the multiget answer for %s: it was not asked for", _shown(href), book)
+                continue
+            cards.append(CardData(href, r.text(DAV, "getetag"), r.props[f"{{{CARDDAV}}}address-data"].text or ""))
+        return cards
 
     async def multiget(self, book: str, hrefs: Iterable[str], properties: list[str] | None = None) -> list[CardData]:
         """The cards at ``hrefs`` (addressbook-multiget, in batches); missing ones are left out."""
         wanted = list(hrefs)
         cards: list[CardData] = []
         for start in range(0, len(wanted), MULTIGET_BATCH):
-            body = davxml.multiget(wanted[start : start + MULTIGET_BATCH], properties)
-            cards.extend(self._cards(await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")))
+            batch = wanted[start : start + MULTIGET_BATCH]
+            body = davxml.multiget(batch, properties)
+            answer = await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")
+            cards.extend(self._cards(answer, book, {norm_href(h) for h in batch}))
         return cards
 
     async def query(self, book: str, prop_filters: list[tuple[str, str]], *, anyof: bool = False) -> list[CardData]:
         """Cards of ``book`` whose properties equal the given texts (addressbook-query)."""
         body = davxml.addressbook_query(prop_filters, anyof=anyof)
-        return self._cards(await self._multistatus("REPORT", book, body, "1", f"search {book}"))
+        return self._cards(await self._multistatus("REPORT", book, body, "1", f"search {book}"), book)
 
     async def get(self, href: str) -> CardData:
         """One card, fresh from the server (GET), with its ETag.
@@ -529,10 +596,16 @@ class CardDavClient:
     async def sync(self, book: str, token: str | None) -> SyncResult:
         """Changes since ``token`` (RFC 6578); None for a first, full sync."""
         ms = await self._multistatus("REPORT", book, davxml.sync_collection(token), "1", f"sync {book}")
+        own = norm_href(book)
         changed = [
-            (r.href, r.text(DAV, "getetag")) for r in ms.responses if r.status != 404 and not r.href.endswith("/")
+            (href, r.text(DAV, "getetag"))
+            for r in ms.responses
+            if r.status != 404 and not r.href.endswith("/")
+            if (href := self.card_in(own, r.raw or r.href)) is not None
         ]
-        deleted = [r.href for r in ms.responses if r.status == 404]
+        deleted = [
+            href for r in ms.responses if r.status == 404 if (href := self.card_in(own, r.raw or r.href)) is not None
+        ]
         return SyncResult(ms.sync_token, sorted(changed), sorted(deleted))
 
     # ---------------------------------------------------------------- writing

@@ -126,11 +126,14 @@ class DavResponse:
         status: The response-level HTTP status, or the status of the found
             properties (200), or 404 when the resource is gone.
         props: Found properties by Clark name (``{DAV:}getetag``).
+        raw: The ``DAV:href`` as the server wrote it (a path or an absolute
+            URL), for checking where it points before it is used.
     """
 
     href: str
     status: int
     props: dict[str, Element] = field(default_factory=lambda: {})
+    raw: str = ""
 
     def text(self, namespace: str, local: str) -> str | None:
         """The text of a found property, stripped; None when absent."""
@@ -150,6 +153,13 @@ class DavResponse:
         if element is None:
             return []
         return [norm_href(h.text) for h in element.iter(f"{{{DAV}}}href") if h.text]
+
+    def raw_hrefs(self, namespace: str, local: str) -> list[str]:
+        """The ``DAV:href`` values inside a found property as the server wrote them (paths or URLs)."""
+        element = self.props.get(f"{{{namespace}}}{local}")
+        if element is None:
+            return []
+        return [h.text.strip() for h in element.iter(f"{{{DAV}}}href") if h.text]
 
 
 @dataclass
@@ -193,7 +203,7 @@ def parse_multistatus(body: bytes) -> MultiStatus:
             if code == 200 and prop is not None:
                 found.update({child.tag: child for child in prop})
                 status = status or 200
-        responses.append(DavResponse(norm_href(href_node.text), status or 200, found))
+        responses.append(DavResponse(norm_href(href_node.text), status or 200, found, href_node.text.strip()))
     token_node = root.find(f"{{{DAV}}}sync-token")
     token = token_node.text.strip() if token_node is not None and token_node.text else None
     return MultiStatus(responses, token)

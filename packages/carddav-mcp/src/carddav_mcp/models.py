@@ -199,6 +199,11 @@ class ContactList(BaseModel):
     partial: Literal[True] = Field(
         default=True, description="summary properties only: use get_contact for a whole card"
     )
+    cut: bool = Field(
+        default=False,
+        description="true when the page stopped early (fewer contacts than limit) after reading as many cards as "
+        "one call may; more may follow: call again with next_cursor",
+    )
 
 
 class SearchHit(ContactSummary):

@@ -37,15 +37,49 @@ _LINE_LIMIT = 75  # octets, RFC 6350 §3.2
 
 
 def _unfold(text: str) -> list[str]:
-    """Logical lines: folded continuations joined (§3.2), 2.1 quoted-printable soft breaks joined."""
+    """Logical lines: folded continuations joined (§3.2), 2.1 quoted-printable soft breaks joined.
+
+    Linear in the size of ``text``: the pieces of each logical line are
+    collected and joined once, and whether it is quoted-printable is decided
+    from its name and parameters (the text before the first ``:``) as they
+    arrive, so a card of many short continuation lines costs no more than
+    one long line.
+    """
     lines: list[str] = []
+    parts: list[str] = []  # the non-empty pieces of the logical line being read
+    head = ""  # the last characters of the text before its first ':' (enough to find QUOTED-PRINTABLE)
+    named = False  # whether its first ':' has been seen
+    qp = False
+
+    def add(piece: str) -> None:
+        nonlocal head, named, qp
+        if piece:
+            parts.append(piece)
+        if not named:
+            before, colon, _ = piece.partition(":")
+            window = head + before
+            qp = qp or "QUOTED-PRINTABLE" in window.upper()
+            head, named = window[-len("QUOTED-PRINTABLE") :], bool(colon)
+
+    def end() -> None:
+        nonlocal head, named, qp
+        if parts:
+            lines.append("".join(parts))
+        parts.clear()
+        head, named, qp = "", False, False
+
     for physical in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if physical[:1] in {" ", "\t"} and lines:
-            lines[-1] += physical[1:]
-        elif lines and lines[-1].endswith("=") and "QUOTED-PRINTABLE" in lines[-1].split(":", 1)[0].upper():
-            lines[-1] = lines[-1][:-1] + physical
+        if physical[:1] in {" ", "\t"} and parts:
+            add(physical[1:])
+        elif parts and parts[-1].endswith("=") and qp:
+            parts[-1] = parts[-1][:-1]
+            if not parts[-1]:
+                parts.pop()
+            add(physical)
         elif physical.strip():
-            lines.append(physical)
+            end()
+            add(physical)
+    end()
     return lines
 
 

@@ -27,10 +27,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from carddav_mcp.backend import Backend
+from carddav_mcp.backend import Backend, parse_card
 from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, NotFound, PreconditionFailed, Unreachable
-from carddav_mcp.vcard import Card
 
 __all__ = [
     "Created",
@@ -163,9 +162,10 @@ async def write_each(what: str, writes: Sequence[Write]) -> list[str]:
     Raises:
         BackendError: of the failing write's kind (its status kept), its text
             followed by "Changed (k of n): ... Not changed: ..." when there was
-            more than one write. After a lost reply (:class:`Unreachable`) the
-            failing card is read again and counted where it belongs, or named
-            as not known when even that read fails.
+            more than one write. After a lost reply (:class:`Unreachable`), also
+            of a single write, the failing card is read again and counted where
+            it belongs, or named as not known when even that read fails: a
+            write that landed is never reported as only "could not reach".
     """
     done: list[str] = []
     for index, write in enumerate(writes):
@@ -182,9 +182,10 @@ async def write_each(what: str, writes: Sequence[Write]) -> list[str]:
                 rest.sort()
             else:
                 rest.insert(0, write.href)
-            if len(writes) == 1 and not done and not unknown:
+            if len(writes) == 1 and not isinstance(exc, Unreachable):
                 raise
-            report = f"Changed ({len(done)} of {len(writes)}): {', '.join(done) or 'none'}."
+            report = "Read back afterwards: " if isinstance(exc, Unreachable) else ""
+            report += f"Changed ({len(done)} of {len(writes)}): {', '.join(done) or 'none'}."
             report += f" Not changed: {', '.join(rest) or 'none'}."
             if unknown:
                 report += f" Not known (the server could not be reached to check): {', '.join(unknown)}."
@@ -218,7 +219,7 @@ async def existing_card(backend: Backend, book: str, href: str, uid: str) -> Car
     except NotFound:
         pass
     else:
-        if _uid_of(found) != uid:
+        if await _uid_of(found) != uid:
             raise Conflict(f"uid: {href} is taken by a card with another UID; nothing was written. Choose another uid.")
         return found
     for other in await backend.hrefs_with_uid(book, uid):
@@ -229,9 +230,9 @@ async def existing_card(backend: Backend, book: str, href: str, uid: str) -> Car
     return None
 
 
-def _uid_of(data: CardData) -> str | None:
+async def _uid_of(data: CardData) -> str | None:
     try:
-        return Card.parse(data.text).uid
+        return (await parse_card(data.text)).uid
     except ValueError:
         return None
 

@@ -177,11 +177,33 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             still_as_asked(tool, plan.target, (await again()).target)
         if plan.card is None:
             await relabel(tool, plan.group.book, plan.relabels)
-        elif tool == "delete_group":
-            return await backend.client().delete(plan.group.id, plan.etags[plan.group.id])
-        else:
-            await backend.client().put(plan.group.id, plan.card.serialize(), etag=plan.etags[plan.group.id])
-        return True
+            return True
+        return await group_card_write(tool, plan.group.id, plan.card, plan.etags[plan.group.id])
+
+    async def group_card_write(tool: str, href: str, card: Card, etag: str | None) -> bool:
+        """DELETE or PUT the one group card; after a lost reply, read back and say whether it changed.
+
+        Returns:
+            False when a group card to delete was already gone (404), else True.
+        """
+        client = backend.client()
+        found: list[bool] = []
+
+        async def run() -> None:
+            if tool == "delete_group":
+                found.append(await client.delete(href, etag))
+            else:
+                await client.put(href, card.serialize(), etag=etag)
+
+        async def landed() -> bool:
+            try:
+                now = await client.get(href)
+            except NotFound:
+                return tool == "delete_group"
+            return tool != "delete_group" and now.etag != etag
+
+        await write_each(tool, [Write(href, run, landed)])
+        return all(found)
 
     @server.tool(annotations=READ)
     async def list_groups(address_book: BookArg) -> Annotated[mt.CallToolResult, GroupList]:

@@ -58,6 +58,16 @@ def contact_entry(entry: Entry, field: str) -> Entry:
     return entry
 
 
+MAX_READS_PER_PAGE = 4
+"""Card reads (one addressbook-multiget each, up to ``limit`` cards) one list_contacts call sends at most.
+
+A page normally needs one; more only when cards read turn out to be group
+cards or missing. Past this many the page ends early, marked ``cut``, with a
+cursor to go on, so one call's time stays bounded by a few ``CARDDAV_TIMEOUT``
+whatever the backend lists.
+"""
+
+
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
     """Add the tools of this module to ``server``."""
 
@@ -72,18 +82,24 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         after = decode_cursor(cursor)
         rows = [row for row in await backend.rows(book) if after is None or row[0] > after]
         found: list[Entry] = []
-        position = 0
+        position = reads = 0
+        cut = False
         while len(found) < limit and position < len(rows):
+            if reads == MAX_READS_PER_PAGE:
+                cut = True  # a backend answering with few or no contacts cannot stretch one call without end
+                break
             chunk = rows[position : position + limit - len(found)]
             position += len(chunk)
+            reads += 1
             found.extend(e for e in await backend.entries(book, chunk, SUMMARY) if not e.card.is_group)
-        last = found[-1].data.href if found else None
+        last = rows[position - 1][0] if cut else found[-1].data.href if found else None
         more = position < len(rows)
         return structured(
             ContactList(
                 address_book=book,
                 contacts=[summary(e.data.href, e.card) for e in found],
                 next_cursor=encode_cursor(last) if more and last else None,
+                cut=cut,
             )
         )
 

@@ -14,6 +14,7 @@ create_contact takes an optional caller-given UID and writes with If-None-Match:
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import mcp_types as mt
@@ -23,7 +24,7 @@ from pydantic import Field
 from approval_core import ApprovalGate, Dialog, NotApproved, annotations, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
-from carddav_mcp.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
 from carddav_mcp.fields import changed_lines
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
@@ -147,8 +148,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             return decision.result
         if decision.path == "dialog":
             still_as_asked("update_contact", target, (await prepare())[4])
-        etag = await backend.client().put(href, new.serialize(), etag=version)
-        return structured(Written(id=href, etag=etag, uid=new.uid, fields_changed=changed))
+        written: list[str | None] = []
+
+        async def put() -> None:
+            written.append(await backend.client().put(href, new.serialize(), etag=version))
+
+        await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
+        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def delete_contact(
@@ -221,7 +227,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         new_href = dest.path + href.rsplit("/", 1)[1]
 
         async def prepare() -> tuple[Entry, Dialog, dict[str, Any]]:
-            entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
+            entry = contact_entry(await _still_there(backend, href, new_href), "contact_id")
             if entry.card.uid and await backend.hrefs_with_uid(dest.path, entry.card.uid):
                 raise Conflict(
                     f"destination: {dest.path} already has a card with this contact's UID; nothing was moved."
@@ -251,10 +257,73 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 f"move_contact: {href} changed on the server since it was read, so nothing was moved. "
                 "Read it again and repeat the move if it still applies."
             )
-        await backend.client().move(href, new_href, version)
+        await write_each(
+            "move_contact",
+            [
+                Write(
+                    f"{href} (moved to {new_href})",
+                    lambda: backend.client().move(href, new_href, version),
+                    _moved(backend, href, new_href),
+                )
+            ],
+        )
         return structured(Moved(id=new_href, previous_id=href, address_book=dest.path))
 
     _ = (create_contact, update_contact, delete_contact, move_contact)
+
+
+def _etag_moved_on(backend: Backend, href: str, version: str) -> Callable[[], Awaitable[bool]]:
+    """After a lost reply to a PUT with ``If-Match: version``: whether it landed (the card no longer has that ETag).
+
+    The PUT could only apply to the card with that ETag (RFC 7232 §3.1), so a
+    card read back with another ETag was written (by this request, or by
+    somebody else after it); a card still with that ETag was not.
+    """
+
+    async def landed() -> bool:
+        return (await backend.client().get(href)).etag != version
+
+    return landed
+
+
+def _moved(backend: Backend, href: str, new_href: str) -> Callable[[], Awaitable[bool]]:
+    """After a lost reply to a MOVE: whether it landed (the card is gone from ``href`` and is at ``new_href``)."""
+
+    async def landed() -> bool:
+        client = backend.client()
+        try:
+            await client.get(href)
+        except NotFound:
+            await client.get(new_href)  # NotFound here too: the card is in neither place (an error of its own)
+            return True
+        return False
+
+    return landed
+
+
+async def _still_there(backend: Backend, href: str, new_href: str) -> Entry:
+    """The card to move, read fresh; when it is gone but a card is at ``new_href``, say that the move already happened.
+
+    A move whose reply was lost may be called again; the card is then already
+    in the destination, and the caller is told where it is instead of only
+    that it is missing.
+
+    Raises:
+        NotFound: no card at ``href`` (the text names ``new_href`` when a card is there).
+    """
+    try:
+        return await backend.fresh("contact_id", href)
+    except NotFound:
+        try:
+            moved = await backend.client().get(new_href)
+        except BackendError:
+            gone = f"contact_id: there is no card at {href} (it may have been moved or deleted)."
+            raise NotFound(gone, 404) from None
+        raise NotFound(
+            f"contact_id: there is no card at {href} any more; a card of that name is now at {moved.href} in the "
+            "destination, so the move has already been done. Nothing was changed.",
+            404,
+        ) from None
 
 
 def _replacement(current: Card, vcard: str) -> Card:
