@@ -129,6 +129,11 @@ def cards(draw: st.DrawFn) -> Spec:
         parts = {part: draw(ITEMS) for part in ADR_PARTS}
         lines.append(f"ADR{_types(types, version)}:{structured([parts[p] for p in ADR_PARTS])}")
         addresses.append({"types": types, **parts})
+    urls = draw(st.lists(st.tuples(WORD, TYPES), max_size=2))
+    lines += [f"URL{_types(types, version)}:https://{value}.example/" for value, types in urls]
+    title = draw(st.none() | TEXT)
+    if title is not None:
+        lines.append(f"TITLE:{escape_text(title)}")
     org = draw(st.lists(TEXT, max_size=3))
     if org:
         lines.append(f"ORG:{';'.join(escape_text(o) for o in org)}")
@@ -163,7 +168,8 @@ def cards(draw: st.DrawFn) -> Spec:
         "fn": fn, "n": n, "nickname": nicknames,
         "emails": [{"value": v, "types": t} for v, t in emails],
         "phones": [{"value": v, "types": t} for v, t in phones],
-        "addresses": addresses, "org": org, "note": note, "categories": categories,
+        "addresses": addresses, "org": org, "note": note, "categories": categories, "title": title,
+        "urls": [{"value": f"https://{v}.example/", "types": t} for v, t in urls],
         "birthday": None if birthday is None else dict(zip(("year", "month", "day"), birthday, strict=True)),
     }  # fmt: skip
     fold = draw(st.sampled_from([75, 40, 13]))
