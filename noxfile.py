@@ -66,6 +66,7 @@ def tests(session: nox.Session, package: str) -> None:
         f"--cov={IMPORT_NAMES[package]}",
         f"--cov-fail-under={floor}",
         *session.posargs,
+        env={"HYPOTHESIS_PROFILE": "thorough"},
     )
 
 

@@ -53,11 +53,13 @@ async def test_get_contact_reads_every_field(dav: Dav) -> None:
         "X-ANNIVERSARY:1835-07-08", "CATEGORIES:Friends,Math", "URL:https://example.org/ada", "X-CUSTOM:kept",
     ))  # fmt: skip
     contact = (await call(dav, "get_contact", {"contact_id": href})).structured_content
-    assert contact["n"] == {"family": "Lovelace", "given": "Ada", "additional": "King", "prefix": "Lady", "suffix": ""}
+    assert contact["n"] == {
+        "family": ["Lovelace"], "given": ["Ada"], "additional": ["King"], "prefix": ["Lady"], "suffix": []
+    }  # fmt: skip
     assert contact["nickname"] == ["Enchantress"]
     assert contact["emails"] == [{"value": "ada@example.org", "types": ["work"]}]
     assert contact["phones"][0]["types"] == ["cell"]
-    assert contact["addresses"][0]["locality"] == "London"
+    assert contact["addresses"][0]["locality"] == ["London"]
     assert contact["org"] == ["Analytical Engines", "Research"]
     assert contact["birthday"] == {"year": None, "month": 12, "day": 10}
     assert contact["anniversary"] == {"year": 1835, "month": 7, "day": 8}
@@ -279,10 +281,10 @@ async def test_every_field_can_be_set_and_cleared(dav: Dav) -> None:
         done = await client.call_tool("update_contact", {"contact_id": href, "changes": changes})
         contact = (await client.call_tool("get_contact", {"contact_id": href})).structured_content
     assert not done.is_error, done.content
-    assert contact["n"] == {"family": "", "given": "", "additional": "", "prefix": "", "suffix": ""}
+    assert contact["n"] == {"family": [], "given": [], "additional": [], "prefix": [], "suffix": []}
     assert contact["nickname"] == ["Ace"]
     assert contact["emails"] == [{"value": "a@example.org", "types": ["home"]}]
-    assert contact["addresses"][0]["street"] == "Main St 1"
+    assert contact["addresses"][0]["street"] == ["Main St 1"]
     assert contact["urls"] == []
     assert contact["org"] == ["Acme; Inc", "Lab"]
     assert contact["title"] is None

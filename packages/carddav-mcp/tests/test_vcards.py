@@ -32,7 +32,7 @@ def test_apple_export_with_labels_folded_photo_and_no_year_birthday() -> None:
     assert contact.fn == "Johnny Appleseed"
     assert contact.emails[0].value == "johnny@example.com"
     assert contact.emails[0].types == ["internet", "pref"]
-    assert contact.addresses[0].locality == "Cupertino"
+    assert contact.addresses[0].locality == ["Cupertino"]
     assert contact.birthday is not None
     assert (contact.birthday.year, contact.birthday.month, contact.birthday.day) == (None, 3, 14)
     photo = photo_info(card)
@@ -56,7 +56,7 @@ def test_outlook_21_quoted_printable_with_a_soft_line_break() -> None:
     contact = to_contact("/b/o.vcf", "/b/", None, read("outlook"))
     assert contact.fn == "Jürgen Müller"
     assert contact.n is not None
-    assert (contact.n.family, contact.n.given) == ("Müller", "Jürgen")
+    assert (contact.n.family, contact.n.given) == (["Müller"], ["Jürgen"])
     assert contact.note == "Zeile eins\r\nZeile zwei, sehr lang und mit einem weichen Zeilenumbruch hier weiter"
     assert contact.phones[0].types == ["work", "voice"]
     assert contact.version == "2.1"

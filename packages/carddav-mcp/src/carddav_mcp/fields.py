@@ -85,13 +85,13 @@ def _typed(prop: Prop) -> Typed:
     return Typed.model_construct(value=value, types=prop.types)
 
 
-def _name(prop: Prop) -> Name:
-    parts = [*prop.components(), "", "", "", "", ""][:5]
+def _name(prop: Prop, version: str) -> Name:
+    parts = [*prop.component_lists(lists=version != "2.1"), *[[]] * 5][:5]
     return Name.model_construct(family=parts[0], given=parts[1], additional=parts[2], prefix=parts[3], suffix=parts[4])
 
 
-def _address(prop: Prop) -> PostalAddress:
-    p = [*prop.components(), *[""] * 7][:7]
+def _address(prop: Prop, version: str) -> PostalAddress:
+    p = [*prop.component_lists(lists=version != "2.1"), *[[]] * 7][:7]
     return PostalAddress.model_construct(
         types=prop.types, po_box=p[0], extended=p[1], street=p[2], locality=p[3], region=p[4], postal_code=p[5],
         country=p[6],
@@ -132,11 +132,11 @@ def to_contact(card_id: str, book: str, etag: str | None, card: Card) -> Contact
         uid=card.uid,
         version=card.version,
         fn=card.text_of("FN"),
-        n=_name(n) if n else None,
+        n=_name(n, card.version) if n else None,
         nickname=[v for p in card.all("NICKNAME") for v in p.values()],
         emails=[_typed(p) for p in card.all("EMAIL")],
         phones=[_typed(p) for p in card.all("TEL")],
-        addresses=[_address(p) for p in card.all("ADR")],
+        addresses=[_address(p, card.version) for p in card.all("ADR")],
         urls=[_typed(p) for p in card.all("URL")],
         impp=[_typed(p) for p in card.all("IMPP")],
         org=card.first("ORG").components() if card.first("ORG") else [],  # type: ignore[union-attr]
@@ -165,6 +165,28 @@ def _date(value: PartialDate, version: str) -> str:
     return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
 
 
+def _structured(field: str, components: dict[str, list[str]], version: str) -> str:
+    """N / ADR components as a raw value: ``;`` between components, ``,`` between a component's items.
+
+    Every item is escaped (RFC 6350 §3.4), so a comma or semicolon inside an
+    item stays text. vCard 2.1 has no lists there: several items are refused.
+    """
+    if version == "2.1":
+        for name, items in components.items():
+            if len(items) > 1:
+                raise InvalidInput(
+                    f"{field}.{name}",
+                    f"this card is vCard 2.1, whose {name} holds one value, not a list of {len(items)}; give one",
+                )
+    return ";".join(",".join(escape_text(item) for item in items) for items in components.values())
+
+
+def _address_line(a: PostalAddress, field: str, version: str) -> str:
+    parts = {"po_box": a.po_box, "extended": a.extended, "street": a.street, "locality": a.locality,
+             "region": a.region, "postal_code": a.postal_code, "country": a.country}  # fmt: skip
+    return make_line("ADR", _structured(field, parts, version), _types(a.types, version))
+
+
 def _lines_for(field: str, value: Any, version: str) -> list[str]:
     if value is None:
         return []
@@ -172,20 +194,20 @@ def _lines_for(field: str, value: Any, version: str) -> list[str]:
         return [make_line("FN", escape_text(value))]
     if field == "n":
         n: Name = value
-        parts = [n.family, n.given, n.additional, n.prefix, n.suffix]
-        return [make_line("N", ";".join(escape_text(p) for p in parts))]
-    if field in {"nickname", "categories"}:
-        name = "NICKNAME" if field == "nickname" else "CATEGORIES"
-        return [make_line(name, ",".join(escape_text(v) for v in value))] if value else []
+        parts = {"family": n.family, "given": n.given, "additional": n.additional, "prefix": n.prefix,
+                 "suffix": n.suffix}  # fmt: skip
+        return [make_line("N", _structured("n", parts, version))]
+    if field == "nickname":
+        # One NICKNAME line per name (RFC 6350 §6.2.3 allows several): Radicale keeps only the first item of a
+        # NICKNAME list on one line and drops the rest.
+        return [make_line("NICKNAME", escape_text(v)) for v in value]
+    if field == "categories":
+        return [make_line("CATEGORIES", ",".join(escape_text(v) for v in value))] if value else []
     if field in {"emails", "phones", "urls"}:
         name = {"emails": "EMAIL", "phones": "TEL", "urls": "URL"}[field]
         return [make_line(name, escape_text(t.value), _types(t.types, version)) for t in value]
     if field == "addresses":
-        lines: list[str] = []
-        for a in value:
-            parts = [a.po_box, a.extended, a.street, a.locality, a.region, a.postal_code, a.country]
-            lines.append(make_line("ADR", ";".join(escape_text(p) for p in parts), _types(a.types, version)))
-        return lines
+        return [_address_line(a, f"addresses[{i}]", version) for i, a in enumerate(value)]
     if field == "org":
         return [make_line("ORG", ";".join(escape_text(v) for v in value))] if value else []
     if field in {"title", "note"}:
@@ -196,25 +218,51 @@ def _lines_for(field: str, value: Any, version: str) -> list[str]:
     return [make_line("ANNIVERSARY" if version == "4.0" else "X-ANNIVERSARY", _date(value, version))]
 
 
-def changed_lines(fields: ContactFields, version: str, *, creating: bool) -> tuple[dict[str, str], set[str], list[str]]:
+_ITEM_PROPERTY = {"emails": "EMAIL", "phones": "TEL", "urls": "URL", "addresses": "ADR"}
+
+
+def _as_read(card: Card) -> dict[str, Any]:
+    """What get_contact returns for each writable field of ``card``, as JSON."""
+    return to_contact("", "", None, card).model_dump(mode="json", include=set(FIELD_PROPERTIES))
+
+
+def _item_as_read(prop: Prop, field: str, version: str) -> Any:
+    item = _address(prop, version) if field == "addresses" else _typed(prop)
+    return item.model_dump(mode="json")
+
+
+def changed_lines(
+    fields: ContactFields, version: str, *, creating: bool, current: Card | None = None
+) -> tuple[dict[str, str], set[str], list[str]]:
     """What a write of ``fields`` does to a card of ``version``.
+
+    A value that reads back as it is does not touch the card: a field given
+    exactly as get_contact returned it keeps its lines as they are (their
+    parameters, groups, encodings and order), and in a list of EMAIL, TEL,
+    URL or ADR values each item equal to one already on the card keeps that
+    line. So reading a card and writing the result back leaves it unchanged.
 
     Args:
         fields: Only the fields that were given count (``model_fields_set``);
             a given ``null`` clears.
         version: The card's vCard version.
         creating: True for a new card (nothing to clear).
+        current: The card being updated (None when creating).
 
     Returns:
         (field → ``"set"`` or ``"cleared"``, the vCard property names
         replaced, the new content lines).
 
     Raises:
-        InvalidInput: ``fn`` is cleared (a vCard must have FN, RFC 6350 §6.2.1).
+        InvalidInput: ``fn`` is cleared (a vCard must have FN, RFC 6350 §6.2.1),
+            or several values are given for an N or ADR component of a vCard
+            2.1 card.
     """
     actions: dict[str, str] = {}
     names: set[str] = set()
     lines: list[str] = []
+    as_read = _as_read(current) if current is not None else {}
+    given = fields.model_dump(mode="json")
     for field in sorted(fields.model_fields_set):
         value = getattr(fields, field)
         if field == "fn" and value is None:
@@ -224,8 +272,29 @@ def changed_lines(fields: ContactFields, version: str, *, creating: bool) -> tup
         if creating and value is None:
             continue
         actions[field] = "cleared" if value is None else "set"
+        if current is not None and value is not None and given[field] == as_read[field]:
+            continue  # reads back as it is: the card's own lines stay
         names |= FIELD_PROPERTIES[field]
-        lines.extend(_lines_for(field, value, version))
+        if current is not None and value is not None and field in _ITEM_PROPERTY:
+            lines.extend(_reusing(current, field, value, given[field], version))
+        else:
+            lines.extend(_lines_for(field, value, version))
     if "n" in actions and actions["n"] == "cleared" and version != "4.0":
         lines.append("N:;;;;")  # N is required in vCard 3.0 (RFC 2426 §5)
     return actions, names, lines
+
+
+def _reusing(current: Card, field: str, value: list[Any], given: list[Any], version: str) -> list[str]:
+    """Lines for a list of EMAIL/TEL/URL/ADR values, keeping the card's own line for each item it already has."""
+    unused = list(current.all(_ITEM_PROPERTY[field]))
+    lines: list[str] = []
+    for index, (item, dumped) in enumerate(zip(value, given, strict=True)):
+        same = next((p for p in unused if _item_as_read(p, field, version) == dumped), None)
+        if same is not None:
+            unused.remove(same)
+            lines.append(same.line)
+        elif field == "addresses":
+            lines.append(_address_line(item, f"addresses[{index}]", version))
+        else:
+            lines.extend(_lines_for(field, [item], version))
+    return lines

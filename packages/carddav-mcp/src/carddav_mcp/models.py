@@ -8,9 +8,9 @@ approval dialog. The output models say so in their descriptions.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 __all__ = [
     "AddressBook",
@@ -64,14 +64,42 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Name(_Model):
-    """Structured N (RFC 6350 §6.2.2): family; given; additional; prefixes; suffixes."""
+def _one_or_many(value: object) -> object:
+    """A string given for a list-valued component is a list of that one value ("" is the empty list)."""
+    if isinstance(value, str):
+        return [value] if value else []
+    return value
 
-    family: str = Field("", max_length=500)
-    given: str = Field("", max_length=500)
-    additional: str = Field("", max_length=500)
-    prefix: str = Field("", max_length=500)
-    suffix: str = Field("", max_length=500)
+
+LIST_NOTE = (
+    "a list: each item is one value of this component, exactly as stored (on the card the items are separated "
+    "by commas, RFC 6350 §3.4/§6.2.2/§6.3.1; a comma inside an item is text, never a separator). Empty: []. "
+    "Writing accepts a single string as a list of one item"
+)
+Items = Annotated[
+    list[Annotated[str, Field(max_length=500)]],
+    BeforeValidator(_one_or_many, json_schema_input_type=str | list[str]),
+    Field(max_length=20, description=LIST_NOTE),
+]
+"""One component of N or ADR: a list of values (RFC 6350 §6.2.2, §6.3.1; RFC 2426 §3.1.2, §3.2.1)."""
+
+
+def _items(description: str) -> Any:
+    return Field(default_factory=lambda: [], max_length=20, description=f"{description}; {LIST_NOTE}")
+
+
+class Name(_Model):
+    """Structured N (RFC 6350 §6.2.2): family; given; additional; prefixes; suffixes.
+
+    Each component is a list of values (``"additional": ["Augusta", "Ada"]``,
+    ``"suffix": ["PhD", "MBA"]``); vCard 2.1 cards hold one value per component.
+    """
+
+    family: Items = _items("family names (surnames)")
+    given: Items = _items("given names")
+    additional: Items = _items("additional (middle) names")
+    prefix: Items = _items("honorific prefixes")
+    suffix: Items = _items("honorific suffixes")
 
 
 class Typed(_Model):
@@ -84,18 +112,22 @@ class Typed(_Model):
 
 
 class PostalAddress(_Model):
-    """Structured ADR (RFC 6350 §6.3.1)."""
+    r"""Structured ADR (RFC 6350 §6.3.1): each component is a list of values.
+
+    Several street lines are several items (``"street": ["Flat 3", "12 Example Road"]``,
+    stored as ``Flat 3,12 Example Road``); a line break inside one item is kept as one (``\n`` on the card).
+    """
 
     types: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,40}$")]] = Field(
         default_factory=lambda: [], max_length=10
     )
-    po_box: str = Field("", max_length=500)
-    extended: str = Field("", max_length=500)
-    street: str = Field("", max_length=500)
-    locality: str = Field("", max_length=500, description="city")
-    region: str = Field("", max_length=500)
-    postal_code: str = Field("", max_length=100)
-    country: str = Field("", max_length=200)
+    po_box: Items = _items("post office box")
+    extended: Items = _items("extended address (apartment, suite)")
+    street: Items = _items("street address lines")
+    locality: Items = _items("city")
+    region: Items = _items("region, state or province")
+    postal_code: Items = _items("postal code")
+    country: Items = _items("country name")
 
 
 class PartialDate(_Model):

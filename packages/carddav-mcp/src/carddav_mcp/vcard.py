@@ -4,8 +4,9 @@ A :class:`Card` keeps every logical line of a vCard as it came from the
 server, so a write replaces only the properties it was asked to change and
 every other line — X- properties, photos, RELATED, IMPP, Apple's ``itemN.``
 labels — goes back exactly as it was. Lines are split into name, parameters
-and value by ``vobject``'s content-line parser; values are unescaped with its
-text-value helper. vobject's component layer is not used: it reads vCard 4.0
+and value by ``vobject``'s content-line parser; structured values are split at
+unescaped ``;`` and ``,`` here (two levels, for N and ADR) and each part is
+unescaped with vobject's text-value helper. vobject's component layer is not used: it reads vCard 4.0
 with 3.0 rules (losing list values and ``data:`` URIs) and re-escapes
 unknown properties on output.
 
@@ -31,9 +32,49 @@ _parse_line = cast(Callable[[str], tuple[str, list[list[str]], str, str | None]]
 _escape = cast(Callable[[str], str], vobject.vcard.backslashEscape)  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 _text_values = cast(Callable[..., list[str]], vobject.vcard.stringToTextValues)  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 
-__all__ = ["Card", "Prop", "escape_text", "fold", "make_line"]
+__all__ = ["Card", "Prop", "escape_text", "fold", "make_line", "split_escaped", "unescape_text"]
 
 _LINE_LIMIT = 75  # octets, RFC 6350 §3.2
+# RFC 6350 §3.4 escapes (\\ \, \; \n \N), the \" vobject also reads, and "\:", which is not an RFC escape
+# but Google and others write it in URLs.
+_ESCAPABLE = '\\;,Nn":'
+
+
+def split_escaped(raw: str, separator: str) -> list[str]:
+    r"""Split a raw (still escaped) value at each ``separator`` not escaped by a backslash.
+
+    The escapes stay in the parts, so a part can be split again (``;`` then
+    ``,`` for the components of N and ADR, RFC 6350 §6.2.2, §6.3.1) before
+    :func:`unescape_text`. ``"a\,b,c"`` split at ``,`` is ``["a\,b", "c"]``;
+    an empty value is ``[""]``.
+    """
+    parts: list[str] = []
+    current: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\" and index + 1 < len(raw):
+            current.append(raw[index : index + 2])
+            index += 2
+            continue
+        if char == separator:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    parts.append("".join(current))
+    return parts
+
+
+def unescape_text(raw: str) -> str:
+    r"""One TEXT value with its backslash escapes undone.
+
+    RFC 6350 §3.4, RFC 2426 §4: ``\\`` ``\,`` ``\;`` and ``\n`` / ``\N`` (a
+    newline); also ``\:``, which Google writes in URLs. An unknown escape
+    such as ``\x`` is kept as written.
+    """
+    return "".join(str(v) for v in _text_values(raw, listSeparator="\x00", charList=_ESCAPABLE))
 
 
 def _unfold(text: str) -> list[str]:
@@ -165,16 +206,39 @@ class Prop:
 
     def text(self) -> str:
         """The value as text: quoted-printable decoded, backslash escapes undone."""
-        # "\:" is not an RFC escape, but Google and others write it in URLs
-        return "".join(str(v) for v in _text_values(self._decoded().replace("\\:", ":"), listSeparator="\x00"))
+        return unescape_text(self._decoded())
 
     def values(self) -> list[str]:
         """A comma-separated list value (CATEGORIES, NICKNAME), each item unescaped, empties dropped."""
-        return [str(v) for v in _text_values(self._decoded()) if str(v).strip()]
+        items = (unescape_text(part) for part in split_escaped(self._decoded(), ","))
+        return [item for item in items if item.strip()]
 
     def components(self) -> list[str]:
-        """A semicolon-structured value (N, ADR, ORG), each component unescaped."""
-        return [str(p) for p in _text_values(self._decoded(), listSeparator=";")]
+        r"""A semicolon-structured value (ORG), each component unescaped (``\,`` is a comma in it)."""
+        return [unescape_text(part) for part in split_escaped(self._decoded(), ";")]
+
+    def component_lists(self, *, lists: bool = True) -> list[list[str]]:
+        """A structured value whose components are lists (N, ADR): each component's items, unescaped.
+
+        RFC 6350 §6.2.2 / §6.3.1 (and RFC 2426 §3.1.2, §3.2.1 for 3.0): the
+        components are separated by ``;`` and each is a ``,``-separated list,
+        so ``;;Flat 3,12 Example Road;Springfield`` has the street lines
+        ``["Flat 3", "12 Example Road"]``. An empty component is ``[]``; empty
+        items between commas are kept (``a,,b`` is ``["a", "", "b"]``).
+
+        Args:
+            lists: False for vCard 2.1, whose components are single values (a
+                comma is part of the text there).
+        """
+        out: list[list[str]] = []
+        for component in split_escaped(self._decoded(), ";"):
+            if not component:
+                out.append([])
+            elif lists:
+                out.append([unescape_text(item) for item in split_escaped(component, ",")])
+            else:
+                out.append([unescape_text(component)])
+        return out
 
     def binary(self) -> bytes | None:
         """Inline binary content (3.0 ``ENCODING=b``, 2.1 ``BASE64``, 4.0 ``data:`` URI), or None."""
@@ -264,20 +328,21 @@ class Card:
         New lines go where the first removed property was (else at the end).
         Apple ``itemN.X-AB*`` labels that belonged only to removed lines go too.
         """
+        added = [Prop.parse(line) for line in new_lines]
         dropped_groups = {p.group for p in self.props if p.name in names and p.group}
         kept_groups = {p.group for p in self.props if p.name not in names and not p.name.startswith("X-AB") and p.group}
-        orphans = dropped_groups - kept_groups
+        orphans = dropped_groups - kept_groups - {p.group for p in added if p.group}
         out: list[Prop] = []
         inserted = False
         for prop in self.props:
             if prop.name in names or (prop.group in orphans and prop.name.startswith("X-AB")):
                 if not inserted:
-                    out.extend(Prop.parse(line) for line in new_lines)
+                    out.extend(added)
                     inserted = True
                 continue
             out.append(prop)
         if not inserted:
-            out.extend(Prop.parse(line) for line in new_lines)
+            out.extend(added)
         return Card(out)
 
     def serialize(self) -> str:

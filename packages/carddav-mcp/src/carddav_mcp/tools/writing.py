@@ -117,7 +117,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             current = entry.card
             target: dict[str, Any] = {"contact": href}
             if changes is not None:
-                actions, names, lines = changed_lines(changes, current.version, creating=False)
+                actions, names, lines = changed_lines(changes, current.version, creating=False, current=current)
                 new = current.replaced(names, lines)
                 target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
                 target["actions"] = actions
