@@ -35,6 +35,7 @@ from approval_core.gate import (
     judge_answer,
 )
 from approval_core.policy import (
+    Effect,
     Guard,
     GuardedCall,
     GuardKind,
@@ -42,6 +43,7 @@ from approval_core.policy import (
     Mismatch,
     MismatchKind,
     annotations,
+    effects,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
@@ -81,6 +83,7 @@ __all__ = [
     "Decision",
     "Dialog",
     "DialogError",
+    "Effect",
     "Guard",
     "GuardKind",
     "GuardTable",
@@ -103,6 +106,7 @@ __all__ = [
     "canonical_json",
     "client_can_show_form",
     "configure_logging",
+    "effects",
     "exit_on_bad_setting",
     "fingerprint",
     "install_error_boundary",
