@@ -14,16 +14,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "testing"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dav_servers import DavServer, radicale  # noqa: E402
 from ntfy_server import NtfyServer, ntfy_server  # noqa: E402
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="session")
