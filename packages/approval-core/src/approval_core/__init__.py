@@ -51,6 +51,7 @@ from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
 from approval_core.startup import (
     announce,
+    backend_settings_or_exit,
     configure_logging,
     exit_on_bad_setting,
     load_settings_or_exit,
@@ -103,6 +104,7 @@ __all__ = [
     "annotations",
     "announce",
     "approval_outcome",
+    "backend_settings_or_exit",
     "canonical_json",
     "client_can_show_form",
     "configure_logging",
