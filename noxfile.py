@@ -25,7 +25,8 @@ SERVER_TESTS = [f"packages/{name}/tests" for name in TESTED if name.endswith("-m
 
 def coverage_floor(package: str) -> str:
     """The branch coverage a package's own tests must reach: ``[tool.mcp-approval-family] coverage-floor`` in
-    its pyproject.toml, 85 when it names none. Measured over the package and approval-core together."""
+    its pyproject.toml, 85 when it names none. Measured over the package's own code only (approval-core's
+    lines count in approval-core's run, not in a server's)."""
     meta = tomllib.loads((ROOT / "packages" / package / "pyproject.toml").read_text())
     return str(meta.get("tool", {}).get("mcp-approval-family", {}).get("coverage-floor", 85))
 
@@ -68,7 +69,7 @@ def tests(session: nox.Session, package: str) -> None:
     session.run(
         "pytest",
         f"packages/{package}/tests",
-        *sorted({"--cov=approval_core", f"--cov={IMPORT_NAMES[package]}"}),
+        f"--cov={IMPORT_NAMES[package]}",
         "--cov-branch",
         "--cov-report=term-missing:skip-covered",
         f"--cov-fail-under={coverage_floor(package)}",
