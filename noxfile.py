@@ -19,8 +19,6 @@ ROOT = Path(__file__).parent
 PACKAGES = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
 TESTED = [name for name in PACKAGES if any((ROOT / "packages" / name / "tests").glob("test_*.py"))]
 IMPORT_NAMES = {name: name.replace("-", "_") for name in PACKAGES}
-# Every server's test folder, found as tests/ finds the servers (packages/*-mcp), for `nox -s integration`.
-SERVER_TESTS = [f"packages/{name}/tests" for name in TESTED if name.endswith("-mcp")]
 
 
 def coverage_floor(package: str) -> str:
@@ -94,7 +92,7 @@ def integration(session: nox.Session) -> None:
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run(
         "pytest",
-        *SERVER_TESTS,
+        *(f"packages/{name}/tests" for name in TESTED if name.endswith("-mcp")),  # every server, as tests/ finds them
         "-m",
         "",
         "--no-cov",
