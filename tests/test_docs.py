@@ -52,3 +52,44 @@ def test_the_tool_table_matches_the_code(name: str) -> None:
             tool.name
         )
         assert asks == guards[tool.name].condition, tool.name
+
+
+# ---------------------------------------------------------------- the places that list the servers
+
+LISTS = {
+    "README.md": "[`{name}`](packages/{name}/)",
+    "docs/index.md": "[{name}]({name}.md)",
+    "docs/clients.md": "[{name}]({name}.md)",
+    "docs/security.md": "[{name}]({name}.md#asking-a-person)",
+    "mkdocs.yml": "- {name}: {name}.md",
+}
+"""Each file that lists the servers, and how it names one: every server must be there."""
+
+COUNTED = re.compile(
+    r"\b(?:all\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:sister\s+)?(?:servers|distributions)\b"
+    r"|\b(?:second|third|fourth|fifth|sixth)\s+(?:sister\s+)?server\b",
+    re.IGNORECASE,
+)
+SCANNED = [*LISTS, "pyproject.toml", "CHANGELOG.md", "docs/adding-a-server.md", "docs/approval.md"]
+
+
+@pytest.mark.parametrize("path", sorted(LISTS))
+@pytest.mark.parametrize("name", SERVERS)
+def test_every_place_that_lists_the_servers_lists_each(path: str, name: str) -> None:
+    assert LISTS[path].format(name=name) in (ROOT / path).read_text(), f"{path} does not list {name}"
+
+
+@pytest.mark.parametrize("path", SCANNED)
+def test_no_page_counts_the_servers_by_hand(path: str) -> None:
+    """A count written by hand goes stale with the next server; the lists above are checked instead."""
+    assert COUNTED.findall((ROOT / path).read_text()) == [], path
+
+
+INDEX_ROW = re.compile(r"^\| \[(?P<name>[a-z-]+)\]\([a-z-]+\.md\) \| [^|]+ \| (?P<tools>\d+) \|", re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_the_home_page_gives_each_servers_number_of_tools(name: str) -> None:
+    rows = {m["name"]: int(m["tools"]) for m in INDEX_ROW.finditer((ROOT / "docs" / "index.md").read_text())}
+    server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
+    assert rows.get(name) == len(anyio.run(server.list_tools)), f"docs/index.md: the tools cell of {name}"

@@ -1,24 +1,35 @@
-"""Each server's guard table against its tool annotations.
+"""Each server's guard table and declared effects against its tool annotations.
 
 Servers are discovered from ``packages/*-mcp`` and built without a backend.
-The rules, so that a gap between "what a call does" (annotations) and "whether
-a person is asked" (the guard) can be seen, and never defined away by
-softening an annotation:
+Each declares, next to its guard table, what every tool does to stored data:
+``guards.EFFECTS``, tool -> a set of :class:`approval_core.Effect` (reads,
+creates, replaces, removes, sends). The rules below are derived from those
+declarations, never from a tool's name, so that a gap between "what a call
+does" (effects, annotations) and "whether a person is asked" (the guard) can
+be seen, and never defined away by softening an annotation or picking a new
+verb. ``tests/test_effects.py`` then checks each declaration against what
+the tool is seen to send to its real backend.
 
-1. Every tool has exactly one guard row and every row names a tool.
+1. Every tool has exactly one guard row and one effects entry, and every row
+   and entry names a tool.
 2. Every tool states all four annotations (readOnlyHint, destructiveHint,
    idempotentHint, openWorldHint) explicitly; none is left to a default.
 3. A tool that is destructive but never asks, or asks (always or sometimes)
    but is not destructive, is listed in the server's documented mismatches
    with a reason; every listed mismatch is really one, of the kind it says.
-4. A tool that removes or replaces stored data is destructive: every
-   ``delete_*``, ``update_*`` and ``move_*``.
-5. A read-only tool is not destructive and never asks; every ``list_*``,
-   ``get_*``, ``search_*``, ``check_*`` and ``export_*`` tool is read-only.
-6. A tool that only adds (``create_*``, ``publish_*``) is not destructive.
-7. A tool that asks takes ``confirm_token``, so the fallback can work; a tool
-   that never asks does not.
-8. openWorldHint (MCP 2025-11-25, ToolAnnotations: whether a tool's domain is
+4. A tool that replaces or removes stored data is destructive and not
+   read-only, unless listed as a ``changes-not-destructive`` mismatch with a
+   reason (what it replaces can be set back as it was); such a listing is
+   only allowed where the tool really declares replaces or removes.
+5. A tool whose only effect is reads is read-only, is not destructive and
+   never asks; a tool with any other effect is not read-only.
+6. A tool that neither replaces nor removes is not destructive.
+7. A tool that sends to others is open-world.
+8. A tool that asks takes ``confirm_token``, so the fallback can work; a tool
+   that never asks does not. (That it also calls the gate is checked by
+   behaviour in ``tests/test_effects.py``: with ``ELICITATION=false`` its
+   first answer is a refusal carrying a token, and nothing is changed.)
+9. openWorldHint (MCP 2025-11-25, ToolAnnotations: whether a tool's domain is
    open to external entities) is true exactly for the tools in the server's
    ``guards.OPEN_WORLD``, each listed with its reason. The family's rule for
    that list: a call is open-world when it may reach people other than the
@@ -38,13 +49,11 @@ from typing import Any
 import anyio
 import pytest
 
-from approval_core import ApprovalSettings, GuardTable
+from approval_core import ApprovalSettings, Effect, GuardTable
+from approval_core.policy import CHANGES, TAKES_AWAY
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
-REMOVES = ("delete_", "update_", "move_")
-READS = ("list_", "get_", "search_", "check_", "export_")
-ADDS = ("create_", "publish_")
 
 
 def load(name: str) -> tuple[list[Any], GuardTable]:
@@ -52,6 +61,10 @@ def load(name: str) -> tuple[list[Any], GuardTable]:
     server = importlib.import_module(f"{module}.server").build_server(ApprovalSettings())
     guards = importlib.import_module(f"{module}.guards").GUARDS
     return anyio.run(server.list_tools), guards
+
+
+def declared(name: str) -> dict[str, frozenset[Effect]]:
+    return dict(importlib.import_module(f"{name.replace('-', '_')}.guards").EFFECTS)
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -93,35 +106,63 @@ def test_every_gap_between_guard_and_destructive_is_documented(server) -> None:
             found[tool.name] = "guarded-not-destructive"
         elif destructive and not asks:
             found[tool.name] = "destructive-not-guarded"
-    documented = {m.tool: m.kind for m in guards.mismatches}
+    documented = {m.tool: m.kind for m in guards.mismatches if m.kind != "changes-not-destructive"}
     assert documented == found
     assert all(len(m.reason) > 20 for m in guards.mismatches)
 
 
-def test_tools_that_remove_or_replace_are_destructive(server) -> None:
-    _, tools, _ = server
+def test_every_tool_declares_its_effects(server) -> None:
+    name, tools, _ = server
+    effects = declared(name)
+    assert sorted(effects) == sorted(tool.name for tool in tools)
+    for tool, those in effects.items():
+        assert those, f"{tool}: declares no effect (a read-only tool declares Effect.READS)"
+        assert all(isinstance(effect, Effect) for effect in those), tool
+
+
+def test_tools_that_replace_or_remove_are_destructive(server) -> None:
+    name, tools, guards = server
+    effects = declared(name)
+    excused = {m.tool for m in guards.mismatches if m.kind == "changes-not-destructive"}
     for tool in tools:
-        if tool.name.startswith(REMOVES):
-            assert tool.annotations.destructive_hint is True, tool.name
+        takes_away = bool(effects[tool.name] & TAKES_AWAY)
+        assert tool.name not in excused or takes_away, f"{tool.name}: listed as changes-not-destructive, but "
+        "declares neither replaces nor removes"
+        if takes_away:
             assert tool.annotations.read_only_hint is False, tool.name
+            if tool.name in excused:
+                assert tool.annotations.destructive_hint is False, f"{tool.name}: listed, but destructive"
+            else:
+                assert tool.annotations.destructive_hint is True, (
+                    f"{tool.name} declares {sorted(effects[tool.name] & TAKES_AWAY)} but is not destructive"
+                )
 
 
-def test_read_only_tools_change_nothing_and_never_ask(server) -> None:
-    _, tools, guards = server
+def test_tools_that_only_read_are_read_only_and_never_ask(server) -> None:
+    name, tools, guards = server
+    effects = declared(name)
     for tool in tools:
-        if tool.name.startswith(READS):
-            assert tool.annotations.read_only_hint is True, tool.name
-        if tool.annotations.read_only_hint:
+        reads_only = not effects[tool.name] & CHANGES
+        assert tool.annotations.read_only_hint is reads_only, (tool.name, sorted(effects[tool.name]))
+        if reads_only:
             assert tool.annotations.destructive_hint is False, tool.name
             assert guards[tool.name].kind == "never", tool.name
 
 
-def test_tools_that_only_add_are_not_destructive(server) -> None:
-    _, tools, _ = server
+def test_tools_that_take_nothing_away_are_not_destructive(server) -> None:
+    name, tools, _ = server
+    effects = declared(name)
     for tool in tools:
-        if tool.name.startswith(ADDS):
+        if not effects[tool.name] & TAKES_AWAY:
             assert tool.annotations.destructive_hint is False, tool.name
-            assert tool.annotations.read_only_hint is False, tool.name
+
+
+def test_tools_that_send_to_others_are_open_world(server) -> None:
+    name, tools, _ = server
+    effects = declared(name)
+    for tool in tools:
+        if Effect.SENDS in effects[tool.name]:
+            assert tool.annotations.open_world_hint is True, tool.name
 
 
 def test_a_tool_takes_confirm_token_exactly_when_it_may_ask(server) -> None:

@@ -99,3 +99,22 @@ def test_configure_logging_keeps_library_chatter_out_and_the_audit_trail_in() ->
         "radicale: a warning that should show",
         'approval_core.audit: approval {"event":"asked","server":"s","tool":"t","path":"dialog","fp":"0123456789ab"}',
     ]
+
+
+def test_backend_settings_are_returned_or_the_server_stops_with_the_problem() -> None:
+    import io
+
+    from approval_core import SettingsError, backend_settings_or_exit
+
+    assert backend_settings_or_exit("demo-mcp", lambda: {"url": "http://x"}, SettingsError) == {"url": "http://x"}
+
+    def bad() -> dict[str, str]:
+        raise SettingsError("DEMO_URL: an http(s) URL is needed, not 'ftp://x'")
+
+    stream = io.StringIO()
+    with pytest.raises(SystemExit) as caught:
+        backend_settings_or_exit("demo-mcp", bad, (ValueError, SettingsError), stream)
+    assert caught.value.code == 1
+    assert stream.getvalue() == "demo-mcp: DEMO_URL: an http(s) URL is needed, not 'ftp://x'\n"
+    with pytest.raises(KeyError):
+        backend_settings_or_exit("demo-mcp", lambda: {}["missing"], SettingsError)

@@ -10,7 +10,6 @@ from typing import Any
 import caldav
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "testing"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dav_servers import DavServer, radicale
@@ -20,11 +19,6 @@ from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
 
 _names = itertools.count()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,6 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "testing"))
 sys.path.insert(0, str(Path(__file__).parent))
 
 import dav_servers
@@ -31,11 +30,6 @@ from carddav_mcp.settings import CardDavSettings
 sys.modules.setdefault("carddav_conftest", sys.modules[__name__])
 
 USER = "willi"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,7 @@ from approval_core.gate import (
     judge_answer,
 )
 from approval_core.policy import (
+    Effect,
     Guard,
     GuardedCall,
     GuardKind,
@@ -42,6 +43,7 @@ from approval_core.policy import (
     Mismatch,
     MismatchKind,
     annotations,
+    effects,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
@@ -49,6 +51,7 @@ from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
 from approval_core.startup import (
     announce,
+    backend_settings_or_exit,
     configure_logging,
     exit_on_bad_setting,
     load_settings_or_exit,
@@ -81,6 +84,7 @@ __all__ = [
     "Decision",
     "Dialog",
     "DialogError",
+    "Effect",
     "Guard",
     "GuardKind",
     "GuardTable",
@@ -100,9 +104,11 @@ __all__ = [
     "annotations",
     "announce",
     "approval_outcome",
+    "backend_settings_or_exit",
     "canonical_json",
     "client_can_show_form",
     "configure_logging",
+    "effects",
     "exit_on_bad_setting",
     "fingerprint",
     "install_error_boundary",

@@ -21,6 +21,7 @@ hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint; MCP
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from mcp_types import ToolAnnotations
@@ -28,6 +29,9 @@ from mcp_types import ToolAnnotations
 from approval_core.errors import GuardTableError
 
 __all__ = [
+    "CHANGES",
+    "TAKES_AWAY",
+    "Effect",
     "Guard",
     "GuardKind",
     "GuardTable",
@@ -35,10 +39,57 @@ __all__ = [
     "Mismatch",
     "MismatchKind",
     "annotations",
+    "effects",
 ]
 
 GuardKind = Literal["never", "always", "when"]
-MismatchKind = Literal["guarded-not-destructive", "destructive-not-guarded"]
+MismatchKind = Literal["guarded-not-destructive", "destructive-not-guarded", "changes-not-destructive"]
+
+
+class Effect(StrEnum):
+    """What a tool call does to the data a backend holds, as a server declares it per tool (``guards.EFFECTS``).
+
+    The family tests derive the annotation rules from these (``tests/test_guards.py``) and check them against
+    what a call is seen to send to its backend (:mod:`approval_core.testing`, :class:`~approval_core.testing.
+    HttpRecorder` and :class:`~approval_core.testing.FolderRecorder`).
+
+    Members:
+        READS: reads stored data. A tool whose effects are only ``READS`` is read-only (``readOnlyHint: true``)
+            and never asks.
+        CREATES: stores something new, next to what was there (an event, a card, a user, a message).
+        REPLACES: overwrites something stored (a new text for an entry, a new status, new access rules); the
+            earlier value is not kept. Implies ``destructiveHint: true`` unless documented otherwise.
+        REMOVES: takes something stored away (a delete; the source of a move). Implies ``destructiveHint: true``.
+        SENDS: reaches people other than the account holder (a notification to a topic's subscribers, an iTIP
+            message mailed by a scheduling server). Implies ``openWorldHint: true``.
+    """
+
+    READS = "reads"
+    CREATES = "creates"
+    REPLACES = "replaces"
+    REMOVES = "removes"
+    SENDS = "sends"
+
+
+CHANGES: frozenset[Effect] = frozenset({Effect.CREATES, Effect.REPLACES, Effect.REMOVES, Effect.SENDS})
+"""The effects that change something: a tool declaring none of these is read-only."""
+
+TAKES_AWAY: frozenset[Effect] = frozenset({Effect.REPLACES, Effect.REMOVES})
+"""The effects that take stored data away: a tool declaring one is destructive, unless a documented mismatch."""
+
+
+def effects(*declared: Effect | str) -> frozenset[Effect]:
+    """One tool's declared effects, as a frozen set: ``effects("reads")`` or ``effects(Effect.REMOVES)``.
+
+    Raises:
+        GuardTableError: nothing declared, or a name that is not an :class:`Effect`.
+    """
+    if not declared:
+        raise GuardTableError("a tool declares at least one effect (a read-only tool declares Effect.READS)")
+    try:
+        return frozenset(Effect(value) for value in declared)
+    except ValueError as exc:
+        raise GuardTableError(f"{exc}; the effects are {', '.join(e.value for e in Effect)}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +170,11 @@ class Mismatch:
 
     Attributes:
         tool: The tool's name.
-        kind: ``guarded-not-destructive`` (asks, though nothing is taken away)
-            or ``destructive-not-guarded`` (takes something away, does not ask).
+        kind: ``guarded-not-destructive`` (asks, though nothing is taken away),
+            ``destructive-not-guarded`` (takes something away, does not ask), or
+            ``changes-not-destructive`` (declares :attr:`Effect.REPLACES` or
+            :attr:`Effect.REMOVES` yet is annotated ``destructiveHint: false``,
+            because what it replaces can be set back as it was).
         reason: Why, in a sentence a reader of the docs can check.
     """
 
@@ -145,7 +199,7 @@ class GuardTable(Mapping[str, Guard]):
     Raises:
         GuardTableError: a mismatch or unversioned entry names a tool without
             a row, an unversioned tool never asks, a tool is listed twice
-            among the mismatches, or a reason is empty.
+            among the mismatches with the same kind, or a reason is empty.
     """
 
     def __init__(
@@ -164,15 +218,15 @@ class GuardTable(Mapping[str, Guard]):
                 raise GuardTableError(f"{tool!r} is listed as unversioned but never asks")
             if not reason.strip():
                 raise GuardTableError(f"the unversioned entry for {tool!r} needs a reason")
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         for mismatch in mismatches:
             if mismatch.tool not in self._rows:
                 raise GuardTableError(f"mismatch for {mismatch.tool!r}, which has no guard row")
-            if mismatch.tool in seen:
-                raise GuardTableError(f"{mismatch.tool!r} is listed twice among the mismatches")
+            if (mismatch.tool, mismatch.kind) in seen:
+                raise GuardTableError(f"{mismatch.tool!r} is listed twice among the mismatches as {mismatch.kind}")
             if not mismatch.reason.strip():
                 raise GuardTableError(f"the mismatch for {mismatch.tool!r} needs a reason")
-            seen.add(mismatch.tool)
+            seen.add((mismatch.tool, mismatch.kind))
         self.mismatches: tuple[Mismatch, ...] = tuple(mismatches)
 
     def __getitem__(self, tool: str) -> Guard:
@@ -196,9 +250,9 @@ class GuardTable(Mapping[str, Guard]):
         except KeyError:
             raise GuardTableError(f"{tool!r} has no row in this server's guard table") from None
 
-    def mismatch(self, tool: str) -> Mismatch | None:
-        """The documented mismatch for ``tool``, if there is one."""
-        return next((m for m in self.mismatches if m.tool == tool), None)
+    def mismatch(self, tool: str, kind: MismatchKind | None = None) -> Mismatch | None:
+        """The documented mismatch for ``tool`` (of ``kind``, when given), if there is one."""
+        return next((m for m in self.mismatches if m.tool == tool and kind in (None, m.kind)), None)
 
 
 def annotations(

@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Mapping
-from typing import NoReturn, TextIO
+from collections.abc import Callable, Mapping
+from typing import NoReturn, TextIO, TypeVar
 
 from approval_core.errors import SettingsError
 from approval_core.settings import ApprovalSettings
 
-__all__ = ["announce", "configure_logging", "exit_on_bad_setting", "load_settings_or_exit", "say", "startup_line"]
+__all__ = [
+    "announce",
+    "backend_settings_or_exit",
+    "configure_logging",
+    "exit_on_bad_setting",
+    "load_settings_or_exit",
+    "say",
+    "startup_line",
+]
+
+T = TypeVar("T")
 
 
 def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
@@ -90,3 +100,33 @@ def configure_logging(stream: TextIO | None = None) -> None:
             which carries the protocol).
     """
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=stream or sys.stderr)
+
+
+def backend_settings_or_exit(
+    server_name: str,
+    read: Callable[[], T],
+    errors: type[Exception] | tuple[type[Exception], ...],
+    stream: TextIO | None = None,
+) -> T:
+    """The backend's settings for a server that is starting (``read()``), or stop it on a bad value.
+
+    The step every ``main()`` repeats after :func:`load_settings_or_exit`::
+
+        caldav = backend_settings_or_exit(SERVER_NAME, CalDAVSettings.from_env, SettingsError)
+
+    Args:
+        server_name: The server's name, the prefix of the line on stderr.
+        read: Reads and checks the backend's settings (from the environment); raises one of ``errors``, whose
+            text names the variable and the rule, on a bad value. A setting that is merely missing should not
+            raise here: the server starts, and each tool says what to set.
+        errors: The exception classes that mean "a bad setting".
+        stream: Where the line goes (default stderr).
+
+    Raises:
+        SystemExit: with code 1 (after :func:`exit_on_bad_setting` wrote ``<server-name>: <problem>``), when
+            ``read`` raises one of ``errors``. Any other exception propagates.
+    """
+    try:
+        return read()
+    except errors as exc:
+        exit_on_bad_setting(server_name, exc, stream)

@@ -8,9 +8,9 @@ look at); everything else never asks.
 
 from __future__ import annotations
 
-from approval_core import Guard, GuardedCall, GuardTable, Mismatch
+from approval_core import Effect, Guard, GuardedCall, GuardTable, Mismatch, effects
 
-__all__ = ["GUARDS", "OPEN_WORLD"]
+__all__ = ["EFFECTS", "GUARDS", "OPEN_WORLD"]
 
 
 def _reaches_a_series(call: GuardedCall) -> bool:
@@ -50,9 +50,20 @@ GUARDS = GuardTable(
     mismatches=[
         Mismatch(
             "respond_to_event",
+            "changes-not-destructive",
+            "it replaces only the caller's own PARTSTAT on the entry, which can be set again to anything it was",
+        ),
+        Mismatch(
+            "respond_to_event",
             "guarded-not-destructive",
             "a participation status can be set again to anything it was, but on a scheduling server the "
             "change mails an iTIP REPLY to the organiser, and mail that has left cannot be recalled",
+        ),
+        Mismatch(
+            "complete_task",
+            "changes-not-destructive",
+            "it replaces a task's STATUS, PERCENT-COMPLETE and COMPLETED, and nothing else; update_task sets the "
+            "status back to what it was, so nothing is lost that cannot be restored",
         ),
         Mismatch(
             "update_task",
@@ -83,4 +94,24 @@ OPEN_WORLD = {
     "delete_task": _SCHEDULED,
     "update_journal": _SCHEDULED,
     "delete_journal": _SCHEDULED,
+}
+
+_READS = effects(Effect.READS)
+_SCHEDULING = (Effect.SENDS,)  # on an RFC 6638 scheduling server; what it sends is out of the backend's view
+# What each call does to stored data (approval_core.Effect; the family tests derive the annotation rules
+# from these and check them against the requests a call sends to Radicale).
+EFFECTS = {
+    **{tool: _READS for tool in _NEVER if tool.startswith(("list_", "get_", "search_"))},
+    "create_event": effects(Effect.CREATES),
+    "create_task": effects(Effect.CREATES),
+    "create_journal": effects(Effect.CREATES),
+    "update_event": effects(Effect.REPLACES, *_SCHEDULING),
+    "update_task": effects(Effect.REPLACES, *_SCHEDULING),
+    "update_journal": effects(Effect.REPLACES, *_SCHEDULING),
+    "complete_task": effects(Effect.REPLACES, *_SCHEDULING),
+    "respond_to_event": effects(Effect.REPLACES, *_SCHEDULING),
+    "delete_event": effects(Effect.REMOVES, *_SCHEDULING),
+    "delete_task": effects(Effect.REMOVES, *_SCHEDULING),
+    "delete_journal": effects(Effect.REMOVES, *_SCHEDULING),
+    "move_event": effects(Effect.CREATES, Effect.REMOVES),
 }

@@ -17,9 +17,9 @@ a multi-card change touches (:func:`carddav_mcp.writes.version_of`), and its
 write carries that ETag as If-Match. So no tool is listed as unversioned.
 """
 
-from approval_core import Guard, GuardTable
+from approval_core import Effect, Guard, GuardTable, effects
 
-__all__ = ["GUARDS", "OPEN_WORLD"]
+__all__ = ["EFFECTS", "GUARDS", "OPEN_WORLD"]
 
 
 GUARDS = GuardTable(
@@ -49,3 +49,18 @@ GUARDS = GuardTable(
 # every call reads or changes the account's own address books, and a CardDAV server sends nothing to
 # anyone as a result. A photo given by URI is reported, never fetched.
 OPEN_WORLD: dict[str, str] = {}
+
+_READS = effects(Effect.READS)
+# What each call does to stored data (approval_core.Effect; the family tests derive the annotation rules
+# from these and check them against the requests a call sends to Radicale). A move writes the card into
+# the destination and removes it from the source.
+EFFECTS = {
+    **{tool: _READS for tool in GUARDS if tool.startswith(("list_", "get_", "search_", "export_"))},
+    "create_contact": effects(Effect.CREATES),
+    "create_group": effects(Effect.CREATES),
+    "update_contact": effects(Effect.REPLACES),
+    "update_group": effects(Effect.REPLACES),
+    "delete_contact": effects(Effect.REMOVES),
+    "delete_group": effects(Effect.REMOVES),
+    "move_contact": effects(Effect.CREATES, Effect.REMOVES),
+}

@@ -6,9 +6,9 @@ never ask. One row deliberately disagrees with ``destructiveHint``: create_user,
 listed as a documented mismatch with its reason.
 """
 
-from approval_core import Guard, GuardTable, Mismatch
+from approval_core import Effect, Guard, GuardTable, Mismatch, effects
 
-__all__ = ["ALWAYS", "GUARDS", "NEVER", "OPEN_WORLD", "UNVERSIONED"]
+__all__ = ["ALWAYS", "EFFECTS", "GUARDS", "NEVER", "OPEN_WORLD", "UNVERSIONED"]
 
 ALWAYS = ("delete_messages", "delete_user", "manage_user_access", "create_user", "update_message")
 NEVER = (
@@ -62,4 +62,20 @@ OPEN_WORLD = {
     "create_user": _ACCOUNTS,
     "delete_user": _ACCOUNTS,
     "manage_user_access": _ACCOUNTS,
+}
+
+_READS = effects(Effect.READS)
+# What each call does to stored data (approval_core.Effect; the family tests derive the annotation rules
+# from these and check them against the requests a call sends to the real ntfy). Everything written to a
+# topic is sent to its subscribers as well; marking read stores nothing new and changes nothing stored
+# (it publishes a "clear" event to the subscribers).
+EFFECTS = {
+    **{tool: _READS for tool in NEVER if tool.startswith(("list_", "get_", "check_"))},
+    "publish_message": effects(Effect.CREATES, Effect.SENDS),
+    "update_message": effects(Effect.REPLACES, Effect.SENDS),
+    "delete_messages": effects(Effect.REMOVES, Effect.SENDS),
+    "mark_messages_read": effects(Effect.SENDS),
+    "create_user": effects(Effect.CREATES),
+    "delete_user": effects(Effect.REMOVES),
+    "manage_user_access": effects(Effect.CREATES, Effect.REPLACES, Effect.REMOVES),
 }

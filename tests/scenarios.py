@@ -1,0 +1,371 @@
+"""One scenario per server: every tool driven once against the server's real backend.
+
+``tests/test_results.py`` drives each scenario through a strict client (every
+result checked against its outputSchema) and ``tests/test_effects.py`` drives
+it again with the backend behind a recorder, to compare what each tool does
+with what its server declares (``guards.EFFECTS``) and to decline every
+guarded call once before it is approved.
+
+A new server adds its :class:`Scenario` to :data:`SCENARIOS` (the family
+tests fail until it does): the fixture that gives its real backend (one of
+``tests/conftest.py``, or one it adds there), how to build the server against
+that backend, the scenario, one guarded call to refuse, and how to put the
+backend behind a recorder (:func:`recorded_http` for an HTTP backend; for a
+folder, ``contextlib.nullcontext((folder, FolderRecorder(folder)))``).
+
+Backends: caldav-mcp and carddav-mcp talk to a real Radicale on 127.0.0.1;
+ntfy-mcp to the ntfy STAND-IN of its package's tests (a double, see
+:class:`AccountsStandIn`: the ntfy the tests can run lacks the features three
+tools need), and in ``tests/test_results.py`` to the real ntfy as well.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import mcp_types as mt
+from dav_servers import DavServer
+from ntfy_server import NtfyServer
+
+from approval_core import ApprovalSettings
+from approval_core.testing import HttpRecorder, Recorder, connect
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
+"""Every server of the family: each ``packages/*-mcp`` with a pyproject.toml."""
+USER, PASSWORD = "willi", "secret"
+
+sys.path.insert(0, str(ROOT / "packages" / "ntfy-mcp" / "tests"))
+from standin import NtfyStandIn  # noqa: E402
+
+
+class Driver:
+    """Calls tools through a checking client and records which tools were called.
+
+    ``tests/test_effects.py`` subclasses it to watch the backend around each call.
+    """
+
+    def __init__(self, client: Any, refuses: dict[str, str] | None = None) -> None:
+        """``refuses``: tool -> text its error must contain, for tools the backend at hand cannot serve."""
+        self.client = client
+        self.called: set[str] = set()
+        self.refuses = refuses or {}
+        self.refused: set[str] = set()
+
+    async def call(self, tool: str, args: dict[str, Any]) -> mt.CallToolResult:
+        self.called.add(tool)
+        return await self.client.call_tool(tool, args)
+
+    async def ok(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        result = await self.call(tool, args)
+        if tool in self.refuses:
+            assert result.is_error, tool
+            assert self.refuses[tool] in result.content[0].text, result.content[0].text
+            self.refused.add(tool)
+            return {}
+        assert not result.is_error, f"{tool}: {result.content[0].text if result.content else result}"
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+    async def listed(self) -> set[str]:
+        return {tool.name for tool in (await self.client.list_tools()).tools}
+
+
+# ---------------------------------------------------------------- caldav-mcp
+
+INVITE = """BEGIN:VCALENDAR\r
+VERSION:2.0\r
+PRODID:-//family test//EN\r
+BEGIN:VEVENT\r
+UID:{uid}\r
+DTSTAMP:20261101T090000Z\r
+DTSTART:20261210T100000Z\r
+DTEND:20261210T110000Z\r
+SUMMARY:Review\r
+ORGANIZER:mailto:boss@example.org\r
+ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:willi@example.org\r
+END:VEVENT\r
+END:VCALENDAR\r
+"""
+
+
+def make_calendar(server: DavServer, name: str, components: tuple[str, ...] = ("VEVENT", "VTODO", "VJOURNAL")) -> str:
+    comps = "".join(f'<C:comp name="{c}"/>' for c in components)
+    body = (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        '<C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop>'
+        f"<D:displayname>{name}</D:displayname><C:supported-calendar-component-set>{comps}"
+        "</C:supported-calendar-component-set></D:prop></D:set></C:mkcalendar>"
+    )
+    path = f"/{USER}/{name}/"
+    with httpx.Client(base_url=server.url, auth=(USER, PASSWORD)) as http:
+        response = http.request("MKCALENDAR", path, content=body, headers={"Content-Type": "application/xml"})
+        assert response.status_code == 201, response.text
+    return path
+
+
+def put(server: DavServer, path: str, text: str, content_type: str) -> None:
+    with httpx.Client(base_url=server.url, auth=(USER, PASSWORD)) as http:
+        response = http.put(path, content=text.encode(), headers={"Content-Type": content_type})
+        assert response.status_code in {201, 204}, response.text
+
+
+def caldav_server(dav: DavServer, elicitation: bool = True) -> Any:
+    from caldav_mcp.server import build_server
+    from caldav_mcp.settings import CalDAVSettings
+
+    return build_server(ApprovalSettings(elicitation=elicitation), CalDAVSettings(dav.url, USER, PASSWORD))
+
+
+async def caldav_scenario(d: Driver, dav: DavServer) -> None:
+    tag = uuid.uuid4().hex[:8]
+    work, home = make_calendar(dav, f"work{tag}"), make_calendar(dav, f"home{tag}")
+    december = {"start": "2026-12-01", "end": "2027-01-01"}
+    await d.ok("list_calendars", {})
+    await d.ok("get_server_info", {})
+    created = await d.ok(
+        "create_event",
+        {
+            "calendar": work,
+            "summary": "Standup",
+            "start": "2026-12-07T09:00:00",
+            "end": "2026-12-07T09:30:00",
+            "tzid": "Europe/Berlin",
+            "rrule": "FREQ=WEEKLY;COUNT=3",
+        },
+    )
+    uid = created["uid"]
+    listed = await d.ok("list_events", {"calendar": work, **december})
+    assert len(listed["events"]) == 3
+    await d.ok("get_event", {"calendar": work, "id": uid})
+    await d.ok("search_events", {"query": "Standup", **december})
+    await d.ok("get_free_busy", december)
+    await d.ok("update_event", {"calendar": work, "id": uid, "scope": "series", "summary": "Daily"})
+    await d.ok("move_event", {"calendar": work, "id": uid, "destination": home})
+    await d.ok("delete_event", {"calendar": home, "id": uid, "scope": "series"})
+    invite = f"invite-{tag}"
+    put(dav, f"{work}{invite}.ics", INVITE.format(uid=invite), "text/calendar")
+    await d.ok(
+        "respond_to_event", {"calendar": work, "id": invite, "partstat": "ACCEPTED", "attendee": "willi@example.org"}
+    )
+    task = (await d.ok("create_task", {"calendar": work, "summary": "Pay the rent", "due": "2026-12-10"}))["uid"]
+    await d.ok("list_tasks", {"calendar": work})
+    await d.ok("get_task", {"calendar": work, "uid": task})
+    await d.ok("update_task", {"calendar": work, "uid": task, "priority": 1})
+    await d.ok("complete_task", {"calendar": work, "uid": task})
+    await d.ok("delete_task", {"calendar": work, "uid": task})
+    entry = (await d.ok("create_journal", {"calendar": work, "summary": "Notes", "date": "2026-12-07"}))["uid"]
+    await d.ok("list_journals", {"calendar": work})
+    await d.ok("get_journal", {"calendar": work, "uid": entry})
+    await d.ok("update_journal", {"calendar": work, "uid": entry, "summary": "More notes"})
+    await d.ok("delete_journal", {"calendar": work, "uid": entry})
+
+
+async def caldav_refusal(dav: DavServer) -> tuple[str, dict[str, Any]]:
+    work = make_calendar(dav, f"refuse{uuid.uuid4().hex[:8]}")
+    async with connect(caldav_server(dav), revision="2025-11-25") as client:
+        created = await client.call_tool("create_event", {"calendar": work, "summary": "x", "start": "2026-12-07"})
+    assert isinstance(created.structured_content, dict)
+    return "delete_event", {"calendar": work, "id": created.structured_content["uid"]}
+
+
+# ---------------------------------------------------------------- carddav-mcp
+
+MKCOL_BOOK = (
+    '<?xml version="1.0" encoding="utf-8"?>'
+    '<D:mkcol xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:set><D:prop>'
+    "<D:resourcetype><D:collection/><CR:addressbook/></D:resourcetype>"
+    "<D:displayname>{name}</D:displayname></D:prop></D:set></D:mkcol>"
+)
+
+
+def make_book(server: DavServer, name: str) -> str:
+    path = f"/{USER}/{name}/"
+    with httpx.Client(base_url=server.url, auth=(USER, PASSWORD)) as http:
+        body = MKCOL_BOOK.format(name=name)
+        response = http.request("MKCOL", path, content=body, headers={"Content-Type": "application/xml"})
+        assert response.status_code == 201, response.text
+    return path
+
+
+def carddav_server(dav: DavServer, elicitation: bool = True) -> Any:
+    from carddav_mcp.server import build_server
+    from carddav_mcp.settings import CardDavSettings
+
+    settings = CardDavSettings(url=f"{dav.url}{USER}/", username=USER, password=PASSWORD)
+    return build_server(ApprovalSettings(elicitation=elicitation), settings)
+
+
+async def carddav_scenario(d: Driver, dav: DavServer) -> None:
+    tag = uuid.uuid4().hex[:8]
+    book, other = make_book(dav, f"book{tag}"), make_book(dav, f"other{tag}")
+    await d.ok("list_address_books", {})
+    await d.ok("get_server_info", {})
+    ada = (
+        await d.ok(
+            "create_contact",
+            {
+                "address_book": book,
+                "fields": {
+                    "fn": "Ada Lovelace",
+                    "emails": [{"value": "ada@example.org", "types": ["home"]}],
+                    "birthday": {"year": 1815, "month": 12, "day": 10},
+                },
+            },
+        )
+    )["id"]
+    alan = (await d.ok("create_contact", {"address_book": book, "fields": {"fn": "Alan Turing"}}))["id"]
+    await d.ok("list_contacts", {"address_book": book})
+    await d.ok("get_contact", {"contact_id": ada})
+    await d.ok("search_contacts", {"query": "Ada"})
+    await d.call("get_contact_photo", {"contact_id": ada})  # no photo: an error result, checked all the same
+    await d.ok("export_contacts", {"address_book": book})
+    changes = await d.ok("list_changes", {"address_book": book})
+    await d.ok("list_changes", {"address_book": book, "sync_token": changes["sync_token"]})
+    group = (await d.ok("create_group", {"address_book": book, "name": "Friends", "members": [ada]}))["id"]
+    await d.ok("list_groups", {"address_book": book})
+    await d.ok("get_group", {"group_id": group})
+    await d.ok("update_group", {"group_id": group, "add": [alan]})
+    await d.ok("update_contact", {"contact_id": ada, "changes": {"org": ["Analytical Engines"]}})
+    moved = await d.ok("move_contact", {"contact_id": alan, "destination": other})
+    await d.ok("delete_group", {"group_id": group})
+    await d.ok("delete_contact", {"contact_ids": [ada, moved["id"]]})
+
+
+async def carddav_refusal(dav: DavServer) -> tuple[str, dict[str, Any]]:
+    book = make_book(dav, f"refuse{uuid.uuid4().hex[:8]}")
+    async with connect(carddav_server(dav), revision="2025-11-25") as client:
+        created = await client.call_tool("create_contact", {"address_book": book, "fields": {"fn": "Eve"}})
+    assert isinstance(created.structured_content, dict)
+    return "delete_contact", {"contact_ids": [created.structured_content["id"]]}
+
+
+# ---------------------------------------------------------------- ntfy-mcp
+
+
+class AccountsStandIn(NtfyStandIn):
+    """The ntfy STAND-IN (a double, not ntfy) plus the admin routes ntfy-mcp uses that it lacks.
+
+    A double because the ntfy the tests can run (2.13) has no message revisions, clear or delete by sequence
+    id (ntfy 2.16 and newer), so update_message, mark_messages_read and delete_messages cannot succeed on
+    it; ``tests/test_results.py`` drives every other tool on the real ntfy too. ``POST`` / ``DELETE
+    /v1/users``, ``PUT /v1/users/access`` and ``GET /<topic>/auth`` answer as docs.ntfy.sh ("Access
+    control", admin API) describes them: enough for every tool to reach a successful result.
+    """
+
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
+        path, body = request.url.path, json.loads(request.content) if request.content else {}
+        if path == "/v1/users" and request.method == "POST":
+            self.users[body["username"]] = {"username": body["username"], "role": "user", "grants": []}
+            return httpx2.Response(200, json={"success": True})
+        if path == "/v1/users" and request.method == "DELETE":
+            self.users.pop(body["username"], None)
+            return httpx2.Response(200, json={"success": True})
+        if path == "/v1/users/access" and request.method == "PUT":
+            grant = {"topic": body["topic"], "permission": body["permission"]}
+            self.users[body["username"]].setdefault("grants", []).append(grant)
+            return httpx2.Response(200, json={"success": True})
+        if request.method == "GET" and path.endswith("/auth") and path.count("/") == 2:
+            return httpx2.Response(200, json={"success": True})
+        return super().handle(request)
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """The ntfy stand-in and the transport a server built for a test should use to reach it."""
+
+    standin: AccountsStandIn
+    transport: httpx2.AsyncBaseTransport
+
+
+def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True) -> Any:
+    """ntfy-mcp against the stand-in (:class:`StandIn`) or the real ntfy (as its admin)."""
+    from ntfy_mcp import build_server
+    from ntfy_mcp.settings import NtfySettings
+
+    if isinstance(backend, StandIn):
+        settings = NtfySettings(url="http://standin.invalid", token="tk_standin", timeout=2)
+        return build_server(ApprovalSettings(elicitation=elicitation), settings, transport=backend.transport)
+    settings = NtfySettings(url=backend.url, username=backend.admin_user, password=backend.admin_password)
+    return build_server(ApprovalSettings(elicitation=elicitation), settings)
+
+
+@contextmanager
+def recorded_standin(backend: StandIn) -> Iterator[tuple[StandIn, HttpRecorder]]:
+    """The stand-in with every request through its transport recorded."""
+    with HttpRecorder() as recorder:
+        yield StandIn(backend.standin, recorder.transport(backend.transport)), recorder
+
+
+NEEDS_NTFY_2_16 = frozenset({"update_message", "mark_messages_read", "delete_messages"})
+"""The tools that work on sequence ids, which only ntfy 2.16 and newer keep."""
+
+
+async def ntfy_scenario(d: Driver, _: Any) -> None:
+    """Every tool; on the real ntfy 2.13, the tools of :data:`NEEDS_NTFY_2_16` are expected to refuse."""
+    topic = f"family-{uuid.uuid4().hex[:8]}"
+    await d.ok("get_server_info", {})
+    await d.ok("get_account", {})
+    await d.ok("check_topic_access", {"topic": topic})
+    published = await d.ok("publish_message", {"topics": [topic], "message": "Backup done", "title": "Backup"})
+    (sent,) = published["results"]
+    await d.ok("list_messages", {"topics": [topic]})
+    await d.ok("get_message", {"topic": topic, "id": sent["id"]})
+    await d.ok("update_message", {"topic": topic, "sequence_id": sent["sequence_id"], "message": "Backup done (2)"})
+    await d.ok("mark_messages_read", {"topic": topic, "sequence_ids": [sent["sequence_id"]]})
+    await d.ok("delete_messages", {"topic": topic, "sequence_ids": [sent["sequence_id"]]})
+    await d.ok("list_users", {})
+    user = f"user{uuid.uuid4().hex[:6]}"
+    await d.ok("create_user", {"username": user, "password": "a-long-password-1"})
+    await d.ok("manage_user_access", {"username": user, "topic": topic, "permission": "read-only"})
+    await d.ok("delete_user", {"username": user})
+
+
+async def ntfy_refusal(backend: StandIn) -> tuple[str, dict[str, Any]]:
+    topic = f"refuse-{uuid.uuid4().hex[:8]}"
+    sent = backend.standin.publish(topic, "to be deleted")
+    return "delete_messages", {"topic": topic, "sequence_ids": [sent["sequence_id"]]}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How the family tests drive one server.
+
+    Attributes:
+        backend: The name of the pytest fixture that gives the real backend (``tests/conftest.py``).
+        make: ``make(backend, elicitation)`` -> the server, built against that backend.
+        drive: Calls every tool at least once through the :class:`Driver` (each call must succeed, so each
+            changing call really changes something); a guarded tool is reached with arguments that make it ask.
+        refusal: Prepares one guarded call and returns its (tool, arguments).
+        record: ``record(backend)`` -> a context giving (the backend as the server should see it, a recorder).
+    """
+
+    backend: str
+    make: Callable[..., Any]
+    drive: Callable[[Driver, Any], Awaitable[None]]
+    refusal: Callable[[Any], Awaitable[tuple[str, dict[str, Any]]]]
+    record: Callable[[Any], AbstractContextManager[tuple[Any, Recorder]]]
+
+
+@contextmanager
+def recorded_http(backend: Any) -> Iterator[tuple[Any, HttpRecorder]]:
+    """``backend`` (a DavServer or NtfyServer) behind an :class:`HttpRecorder`: the copy to point servers at."""
+    with HttpRecorder(backend.url) as recorder:
+        yield dataclasses.replace(backend, url=recorder.url + ("/" if backend.url.endswith("/") else "")), recorder
+
+
+SCENARIOS = {
+    "caldav-mcp": Scenario("dav", caldav_server, caldav_scenario, caldav_refusal, recorded_http),
+    "carddav-mcp": Scenario("dav", carddav_server, carddav_scenario, carddav_refusal, recorded_http),
+    "ntfy-mcp": Scenario("ntfy_standin", ntfy_server, ntfy_scenario, ntfy_refusal, recorded_standin),
+}
