@@ -17,7 +17,7 @@ The backends, each started here and stopped after:
 - ntfy-mcp: the real ntfy 2.13 from ``testing/ntfy_server.py`` (a cached build,
   else built from the shared source kit), logged in as its admin user.
 
-Per server, two clients:
+Per server, three clients:
 
 1. ``ts_client.mjs``: the TypeScript SDK client (see its header): tools, Ajv
    2020-12 strict compile of every schema, read tools, and one guarded tool on
@@ -27,9 +27,16 @@ Per server, two clients:
    and the token path of the same guarded tool on a server started with
    ``ELICITATION=false``: the refusal (exit 5, ``isError``) must carry the
    token in ``_meta["approval-core/approval"]`` and in its text and no
-   ``structuredContent``; the call repeated with that token must succeed and
-   change what it said. The Inspector answers no elicitation, so the dialog
-   paths are the TypeScript client's.
+   ``structuredContent``. Each ``--cli`` command starts the server anew and a
+   token is redeemable only in the process that issued it, so the repeat with
+   that token must be refused the same readable way, changing nothing.
+3. The Inspector's connect-once CLI, ``mcpdo`` (same package; a private
+   daemon of this run keeps one server process per connection, stopped at the
+   end): the token issued and redeemed on one connection (``ELICITATION=false``,
+   ``--elicit off``), then, on a connection that advertises form elicitation,
+   the dialog declined (``elicitation/respond --decline``), dismissed
+   (``--cancel``) and accepted (``approve:=true``); only the accept may change
+   anything.
 
 Prints one line per check (client, server, step, milliseconds, what was seen)
 and a closing ``N passed, N failed`` line; exits 1 when any check failed.
@@ -178,17 +185,21 @@ class Inspector:
 Step = Callable[[], str]
 
 
-def timed(report: Report, server: str, name: str, fn: Step) -> None:
+def timed(report: Report, server: str, name: str, fn: Step, client: str = "inspector") -> None:
     """Run one Inspector check and record it."""
     started = time.monotonic()
     try:
         detail, ok = fn(), True
     except (Failed, subprocess.TimeoutExpired, KeyError, IndexError, TypeError) as exc:
         detail, ok = f"{type(exc).__name__}: {exc}", False
-    report.add(Check("inspector", server, name, ok, int((time.monotonic() - started) * 1000), detail))
+    report.add(Check(client, server, name, ok, int((time.monotonic() - started) * 1000), detail))
 
 
-def reads_and_target(server: str, cli: Inspector) -> tuple[list[str], Callable[[str], dict[str, Any]], Step]:
+Make = Callable[[str], dict[str, Any]]
+Probe = Callable[[dict[str, Any]], bool]
+
+
+def reads_and_target(server: str, cli: Inspector | Mcpdo) -> tuple[list[str], Make, Probe]:
     """The read calls for ``server`` (run now), a maker of a guarded call's arguments, and a 'changed?' probe."""
     called: list[str] = []
 
@@ -241,7 +252,7 @@ def reads_and_target(server: str, cli: Inspector) -> tuple[list[str], Callable[[
         def gone(args: dict[str, Any]) -> bool:  # here: the account exists
             return any(u["name"] == args["username"] for u in cli.ok("list_users", {})["users"])
 
-    return called, make, gone  # type: ignore[return-value]
+    return called, make, gone
 
 
 def run_inspector(report: Report, clients: Path, node: Path, server: str, script: Path, env: dict[str, str]) -> None:
@@ -296,6 +307,142 @@ def run_inspector(report: Report, clients: Path, node: Path, server: str, script
     timed(report, server, f"{guarded}: token path", token_path)
 
 
+# ---------------------------------------------------------------------------- the Inspector's mcpdo
+
+
+@dataclass
+class Mcpdo:
+    """The Inspector's connect-once CLI (``mcpdo``): one server process kept by a private daemon.
+
+    ``mcpdo private`` gives a daemon of this run's own (its folder and token); ``HOME`` is a temporary
+    folder, secrets stay in memory, and :meth:`stop` ends the daemon and the servers it started.
+    """
+
+    node: Path
+    entry: Path
+    script: Path
+    env: dict[str, str]
+    home: Path
+    connection: str = ""
+    daemon: dict[str, str] = field(default_factory=dict[str, str])
+
+    def _run(self, *args: str) -> tuple[int, str, str]:
+        env = {**os.environ, "HOME": str(self.home), "MCP_INSPECTOR_SECRET_STORE": "memory", **self.daemon}
+        proc = subprocess.run(  # noqa: S603 - the installed Inspector and a server script
+            [str(self.node), str(self.entry), *args], capture_output=True, text=True, env=env,
+            timeout=CALL_SECONDS, check=False,
+        )  # fmt: skip
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def start(self) -> None:
+        """Set up the private daemon (it starts with the first connection)."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        _, out, err = self._run("private")
+        for line in out.splitlines():
+            name, _, value = line.removeprefix("export ").partition("=")
+            self.daemon[name] = value.strip("'")
+        if set(self.daemon) != {"MCP_INSPECTOR_DAEMON_DIR", "MCP_INSPECTOR_DAEMON_TOKEN"}:
+            raise Failed(f"mcpdo private printed {out!r} {err[-500:]}")
+
+    def connect(self, name: str, elicit: str, settings: dict[str, str]) -> None:
+        """A named connection to a new server process with ``settings`` added to its environment."""
+        pairs = [arg for key, value in {**self.env, **settings}.items() for arg in ("-e", f"{key}={value}")]
+        code, out, err = self._run(
+            "--format", "json", "connect", "--conn", name, "--elicit", elicit, "--connect-timeout", str(CONNECT_MS),
+            *pairs, "--", str(self.script),
+        )  # fmt: skip
+        if code != 0:
+            raise Failed(f"mcpdo connect: exit {code}: {out[-500:]} {err[-800:]}")
+        self.connection = name
+
+    def _json(self, *args: str) -> tuple[int, dict[str, Any]]:
+        code, out, err = self._run("--format", "json", "--connection", self.connection, *args)
+        try:
+            return code, json.loads(out)
+        except json.JSONDecodeError:
+            raise Failed(f"mcpdo {args[0]}: exit {code}: {out[-500:]} {err[-800:]}") from None
+
+    def call(self, tool: str, args: dict[str, Any], env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        """``tools/call`` on the current connection: exit code and the result, or the pending elicitation."""
+        del env  # the server's environment is fixed at connect
+        return self._json("tools/call", "--tool-name", tool, "--tool-args-json", json.dumps(args))
+
+    def ok(self, tool: str, args: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
+        """A call that must succeed; its structuredContent."""
+        code, result = self.call(tool, args)
+        if result.get("isError") or "structuredContent" not in result:
+            raise Failed(f"{tool}: exit {code}: {json.dumps(result)[:800]}")
+        return result["structuredContent"]
+
+    def respond(self, pending: dict[str, Any], *answer: str) -> dict[str, Any]:
+        """Answer a pending dialog; the parked tool call's result."""
+        if "elicitationPending" not in pending:
+            raise Failed(f"no dialog was shown: {json.dumps(pending)[:800]}")
+        return self._json("elicitation/respond", pending["elicitationPending"]["elicitationId"], *answer)[1]
+
+    def stop(self) -> None:
+        """Stop the private daemon and every connection it holds."""
+        if self.daemon:
+            self._run("daemon", "stop")
+
+
+def refusal(result: dict[str, Any]) -> dict[str, Any]:
+    """The approval outcome of a refused call's result; :class:`Failed` unless it is a well-formed refusal."""
+    approval = (result.get("_meta") or {}).get(APPROVAL_META)
+    if not result.get("isError") or not approval or "structuredContent" in result:
+        raise Failed(f"refusal not as expected: {json.dumps(result)[:800]}")
+    return approval
+
+
+def run_mcpdo(report: Report, clients: Path, node: Path, server: str, script: Path, env: dict[str, str]) -> None:
+    """The Inspector's mcpdo on one server: the token redeemed on one connection; decline, dismiss, accept."""
+    entry = clients / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "mcpdo" / "build"
+    with tempfile.TemporaryDirectory(prefix="mcpdo-home-") as home:
+        do = Mcpdo(node, entry / "mcp-bin.js", script, minimal_env(env), Path(home))
+        guarded = GUARDED[server]
+        state: dict[str, Any] = {}
+        try:
+
+            def token_path() -> str:
+                do.start()
+                do.connect("token", "off", {"ELICITATION": "false"})
+                _, make, changed = reads_and_target(server, do)
+                state.update(make=make, changed=changed)
+                args = make("token")
+                issued = refusal(do.call(guarded, args)[1])
+                if issued["outcome"] != "token_issued" or changed(args):
+                    raise Failed(f"first call: {issued}")
+                do.ok(guarded, {**args, "confirm_token": issued["confirm_token"]})
+                if not changed(args):
+                    raise Failed("the confirmed call changed nothing")
+                return "token_issued, redeemed on the same connection"
+
+            timed(report, server, f"mcpdo {guarded}: token path", token_path, client="inspector")
+            for answer, flag, outcome in (("decline", "--decline", "declined"), ("cancel", "--cancel", "cancelled")):
+
+                def dialog(answer: str = answer, flag: str = flag, outcome: str = outcome) -> str:
+                    if do.connection != "dialog":
+                        do.connect("dialog", "form", {})
+                    args = state["make"](answer)
+                    approval = refusal(do.respond(do.call(guarded, args)[1], flag))
+                    if approval["outcome"] != outcome or state["changed"](args):
+                        raise Failed(f"after {answer}: {approval}")
+                    return f"outcome {approval['outcome']}, nothing changed"
+
+                timed(report, server, f"mcpdo {guarded}: {answer}", dialog, client="inspector")
+
+            def accept() -> str:
+                args = state["make"]("accept")
+                result = do.respond(do.call(guarded, args)[1], "approve:=true")
+                if result.get("isError") or "structuredContent" not in result or not state["changed"](args):
+                    raise Failed(f"accept: {json.dumps(result)[:800]}")
+                return "approved, changed"
+
+            timed(report, server, f"mcpdo {guarded}: accept", accept, client="inspector")
+        finally:
+            do.stop()
+
+
 def main(argv: list[str]) -> int:
     """Run both clients on every server; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -315,6 +462,7 @@ def main(argv: list[str]) -> int:
                     report.add(Check("backend", server, "started", True, int((time.monotonic() - started) * 1000), ""))
                     run_ts_client(report, clients, node, server, script, env)
                     run_inspector(report, clients, node, server, script, env)
+                    run_mcpdo(report, clients, node, server, script, env)
             except Exception as exc:  # a backend that did not start is a failed check, with its reason
                 report.add(Check("backend", server, "run", False, 0, f"{type(exc).__name__}: {exc}"))
     failed = sum(not c.ok for c in report.checks)
