@@ -126,7 +126,9 @@ def interop(session: nox.Session) -> None:
             shutil.copyfile(INTEROP / name, INTEROP_CACHE / name)
         # npm install (not npm ci): the lock pins every version, but npm ci refuses a lock that lacks an
         # optional dependency of another platform which the registry does not serve (vite's
-        # napi-windows-process-start-time); --no-save leaves the copied lock as committed.
+        # napi-windows-process-start-time); --no-save leaves the copied lock as committed. The lock names
+        # no registry (written with --omit-lockfile-registry-resolved): npm fetches each pinned version
+        # from the configured one and checks it against the lock's integrity hash.
         try:
             session.run(
                 npm, "install", "--prefix", str(INTEROP_CACHE), "--no-audit", "--no-fund", "--no-save",
