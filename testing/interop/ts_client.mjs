@@ -1,0 +1,269 @@
+// Drives one server over stdio with the official TypeScript SDK client (@modelcontextprotocol/sdk 1.x).
+//
+//   node ts_client.mjs '<config JSON>'
+//
+// config: {"server": "caldav-mcp" | "carddav-mcp" | "ntfy-mcp", "command": "/path/to/script",
+//          "env": {NAME: VALUE, ...}}
+//
+// What it does, in order, for the one server:
+//   1. lists the tools and compiles every inputSchema and outputSchema with Ajv (JSON Schema 2020-12,
+//      strict mode, ajv-formats for "format");
+//   2. calls the server's read tools (each result passes the SDK's own outputSchema check in callTool);
+//   3. on a server started with ELICITATION=false, calls one guarded tool without a token (the refusal
+//      must carry the token readably: in _meta["approval-core/approval"] and in the text, with no
+//      structuredContent), then repeats the call with that confirm_token (the change must be made);
+//   4. on a server with the dialog on, from a client that declares form elicitation and answers each
+//      elicitation/create with the handler below: a decline, a dismissal (cancel) and an accept of the
+//      same guarded tool; only the accept may change anything.
+// Prints one JSON report on stdout ({"server", "checks": [{"step", "ok", "detail", "ms"}], "ok"}) and
+// exits 1 when any check failed. Any exception the SDK throws (a strict client rejecting a result) is a
+// failed check with its message.
+
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const addFormats = addFormatsModule.default ?? addFormatsModule;
+const APPROVAL_META = "approval-core/approval";
+const config = JSON.parse(process.argv[2]);
+const checks = [];
+
+function record(step, ok, detail = "", ms = 0) {
+  checks.push({ step, ok, detail, ms });
+}
+
+async function step(name, fn) {
+  const started = performance.now();
+  try {
+    const detail = await fn();
+    record(name, true, detail ?? "", Math.round(performance.now() - started));
+  } catch (error) {
+    record(name, false, String(error?.message ?? error), Math.round(performance.now() - started));
+  }
+}
+
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+async function connect({ elicitation, env }) {
+  const client = new Client(
+    { name: "interop-ts-sdk", version: "1.0.0" },
+    { capabilities: elicitation ? { elicitation: { form: {} } } : {} },
+  );
+  const answers = [];
+  if (elicitation) {
+    // The person's answers, in order: each call of a guarded tool pops the next one.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const answer = answers.shift();
+      assert(answer, `an unexpected dialog: ${request.params.message}`);
+      const schema = request.params.requestedSchema;
+      assert(schema?.properties?.approve?.type === "boolean", "the dialog asks for no boolean 'approve'");
+      client.dialogs.push(request.params.message);
+      return answer === "accept" ? { action: "accept", content: { approve: true } } : { action: answer };
+    });
+  }
+  client.answers = answers;
+  client.dialogs = [];
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: [],
+    env: { ...config.env, ...env },
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", () => {}); // the server's log: drained, not shown
+  await client.connect(transport);
+  return client;
+}
+
+async function call(client, name, args) {
+  return client.callTool({ name, arguments: args });
+}
+
+function approvalOf(result) {
+  const approval = result._meta?.[APPROVAL_META];
+  assert(result.isError === true, `a refusal that is not isError: ${JSON.stringify(result)}`);
+  assert(approval && typeof approval.outcome === "string", `no ${APPROVAL_META} in _meta: ${JSON.stringify(result)}`);
+  assert(result.structuredContent === undefined, "a refusal carries structuredContent");
+  return approval;
+}
+
+function textOf(result) {
+  return (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+}
+
+function ok(result, what) {
+  assert(!result.isError, `${what} answered an error: ${textOf(result)}`);
+  assert(result.structuredContent !== undefined, `${what} answered no structuredContent`);
+  return result.structuredContent;
+}
+
+// ---------------------------------------------------------------- the servers' read tools and one guarded tool
+
+const DAY = "2026-12-07";
+const SERVERS = {
+  "caldav-mcp": {
+    async reads(client, state) {
+      const calendars = ok(await call(client, "list_calendars", {}), "list_calendars").calendars;
+      const calendar = calendars.find((c) => c.components.includes("VEVENT"));
+      assert(calendar, `no calendar takes VEVENT: ${JSON.stringify(calendars)}`);
+      state.calendar = calendar.id;
+      ok(await call(client, "get_server_info", {}), "get_server_info");
+      const made = ok(await call(client, "create_event", {
+        calendar: state.calendar, summary: "Interop read", start: `${DAY}T09:00:00Z`, end: `${DAY}T10:00:00Z`,
+      }), "create_event");
+      const range = { start: `${DAY}T00:00:00Z`, end: `${DAY}T23:59:00Z` };
+      ok(await call(client, "list_events", { calendar: state.calendar, ...range }), "list_events");
+      ok(await call(client, "get_event", { calendar: state.calendar, id: made.id }), "get_event");
+      ok(await call(client, "search_events", { query: "Interop", ...range }), "search_events");
+      ok(await call(client, "get_free_busy", range), "get_free_busy");
+      return "list_calendars get_server_info create_event list_events get_event search_events get_free_busy";
+    },
+    guarded: "delete_event",
+    async target(client, state, label) {
+      const made = ok(await call(client, "create_event", {
+        calendar: state.calendar, summary: `Interop ${label}`, start: `${DAY}T12:00:00Z`, end: `${DAY}T13:00:00Z`,
+      }), "create_event");
+      return { calendar: state.calendar, id: made.id };
+    },
+    async changed(client, args) {
+      const result = await call(client, "get_event", args);
+      return result.isError === true; // the event is gone
+    },
+  },
+  "carddav-mcp": {
+    async reads(client, state) {
+      const books = ok(await call(client, "list_address_books", {}), "list_address_books").address_books;
+      assert(books.length > 0, "no address book");
+      state.book = books[0].id;
+      ok(await call(client, "get_server_info", {}), "get_server_info");
+      const made = ok(await call(client, "create_contact", {
+        address_book: state.book, fields: { fn: "Interop Read", emails: [{ value: "read@example.org" }] },
+      }), "create_contact");
+      ok(await call(client, "list_contacts", { address_book: state.book }), "list_contacts");
+      ok(await call(client, "get_contact", { contact_id: made.id }), "get_contact");
+      ok(await call(client, "search_contacts", { query: "Interop" }), "search_contacts");
+      ok(await call(client, "export_contacts", { address_book: state.book }), "export_contacts");
+      ok(await call(client, "list_changes", { address_book: state.book }), "list_changes");
+      ok(await call(client, "list_groups", { address_book: state.book }), "list_groups");
+      return "list_address_books get_server_info create_contact list_contacts get_contact search_contacts "
+        + "export_contacts list_changes list_groups";
+    },
+    guarded: "delete_contact",
+    async target(client, state, label) {
+      const made = ok(await call(client, "create_contact", {
+        address_book: state.book, fields: { fn: `Interop ${label}` },
+      }), "create_contact");
+      return { contact_ids: [made.id] };
+    },
+    async changed(client, args) {
+      const result = await call(client, "get_contact", { contact_id: args.contact_ids[0] });
+      return result.isError === true;
+    },
+  },
+  "ntfy-mcp": {
+    async reads(client, state) {
+      state.topic = "interop-ts";
+      ok(await call(client, "get_server_info", {}), "get_server_info");
+      ok(await call(client, "get_account", {}), "get_account");
+      ok(await call(client, "list_users", {}), "list_users");
+      ok(await call(client, "check_topic_access", { topic: state.topic }), "check_topic_access");
+      ok(await call(client, "publish_message", { topics: [state.topic], message: "interop" }), "publish_message");
+      const listed = ok(await call(client, "list_messages", { topics: [state.topic], since: "all" }), "list_messages");
+      const first = listed.messages?.[0];
+      assert(first, `list_messages found nothing: ${JSON.stringify(listed)}`);
+      ok(await call(client, "get_message", { topic: state.topic, id: first.id }), "get_message");
+      return "get_server_info get_account list_users check_topic_access publish_message list_messages get_message";
+    },
+    guarded: "create_user",
+    async target(client, state, label) {
+      return { username: `interop-${label}-${process.pid}`, password: "interop-password-1" };
+    },
+    async changed(client, args) {
+      const users = ok(await call(client, "list_users", {}), "list_users").users ?? [];
+      return users.some((u) => u.name === args.username);
+    },
+  },
+};
+
+// ---------------------------------------------------------------- the run
+
+async function main() {
+  const server = SERVERS[config.server];
+  assert(server, `unknown server ${config.server}`);
+  const state = {};
+  const client = await connect({ elicitation: true, env: {} });
+  let tools = [];
+  await step("tools/list", async () => {
+    tools = (await client.listTools()).tools;
+    return `${tools.length} tools`;
+  });
+  await step("schemas: Ajv 2020-12 strict", async () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats(ajv);
+    const problems = [];
+    let compiled = 0;
+    for (const tool of tools) {
+      for (const kind of ["inputSchema", "outputSchema"]) {
+        if (!tool[kind]) continue;
+        try {
+          ajv.compile(tool[kind]);
+          compiled += 1;
+        } catch (error) {
+          problems.push(`${tool.name}.${kind}: ${error.message}`);
+        }
+      }
+    }
+    assert(problems.length === 0, problems.join("; "));
+    return `${compiled} schemas compiled`;
+  });
+  await step("read tools", () => server.reads(client, state));
+
+  // The token path: the dialog switched off on the server, a client without elicitation.
+  const tokenClient = await connect({ elicitation: false, env: { ELICITATION: "false" } });
+  await step(`${server.guarded}: token path`, async () => {
+    const args = await server.target(tokenClient, state, "token");
+    const refusal = await call(tokenClient, server.guarded, args);
+    const approval = approvalOf(refusal);
+    assert(approval.outcome === "token_issued" || typeof approval.confirm_token === "string",
+      `no token issued: ${JSON.stringify(approval)}`);
+    const token = approval.confirm_token;
+    assert(textOf(refusal).includes(token), "the text does not carry the confirm_token");
+    assert(!(await server.changed(tokenClient, args)), "changed before the token came back");
+    ok(await call(tokenClient, server.guarded, { ...args, confirm_token: token }), `${server.guarded} with token`);
+    assert(await server.changed(tokenClient, args), "the confirmed call changed nothing");
+    return `outcome ${approval.outcome}, token redeemed`;
+  });
+  await tokenClient.close();
+
+  // The dialog: decline, dismiss, accept.
+  for (const [answer, expected] of [["decline", "declined"], ["cancel", "cancelled"]]) {
+    await step(`${server.guarded}: ${answer}`, async () => {
+      const args = await server.target(client, state, answer);
+      client.answers.push(answer);
+      const approval = approvalOf(await call(client, server.guarded, args));
+      assert(approval.outcome === expected, `outcome ${approval.outcome}, expected ${expected}`);
+      assert(!(await server.changed(client, args)), `changed after a ${answer}`);
+      return `outcome ${approval.outcome}`;
+    });
+  }
+  await step(`${server.guarded}: accept`, async () => {
+    const args = await server.target(client, state, "accept");
+    client.answers.push("accept");
+    ok(await call(client, server.guarded, args), `${server.guarded} accepted`);
+    assert(await server.changed(client, args), "the accepted call changed nothing");
+    return `${client.dialogs.length} dialogs shown`;
+  });
+  await client.close();
+}
+
+try {
+  await main();
+} catch (error) {
+  record("connection", false, String(error?.message ?? error));
+}
+const allOk = checks.length > 0 && checks.every((c) => c.ok);
+process.stdout.write(JSON.stringify({ server: config.server, ok: allOk, checks }) + "\n");
+process.exit(allOk ? 0 : 1);
