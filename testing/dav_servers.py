@@ -28,7 +28,7 @@ from pathlib import Path
 
 from processes import free_port, started
 
-__all__ = ["DavServer", "ServerDidNotStart", "radicale", "xandikos"]
+__all__ = ["DavServer", "Front", "ServerDidNotStart", "apache_front", "radicale", "xandikos"]
 
 STARTUP_SECONDS = 30.0
 
@@ -127,3 +127,88 @@ def xandikos(workdir: Path) -> Iterator[DavServer]:
     ]  # fmt: skip
     with _running(argv, "xandikos", port, workdir):
         yield DavServer(f"http://127.0.0.1:{port}/", "xandikos", data)
+
+
+@dataclass
+class Front:
+    """A running :func:`apache_front` double.
+
+    Attributes:
+        url: Its root, ``http://127.0.0.1:<port>/`` (use it as CALDAV_URL / CARDDAV_URL).
+        seen: ``METHOD path`` of every request it received, in order.
+    """
+
+    url: str
+    seen: list[str] = field(default_factory=lambda: [])
+
+
+@contextlib.contextmanager
+def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[Front]:
+    """A test double in front of a real DAV server, shaped like DAViCal behind Apache.
+
+    A double, not a server: ``/`` answers every method with 405 (Apache's
+    ``index.php`` site root takes no PROPFIND), each path in ``redirects``
+    answers 301 to its value (``/.well-known/caldav`` → ``/willi/``; a value may
+    be an absolute URL on another origin), and every other request is passed to
+    ``upstream`` and its answer passed back unchanged.
+    """
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    target = urlsplit(upstream.url)
+    front = Front("")
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _reply(self, status: int, headers: Mapping[str, str], body: bytes = b"") -> None:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self) -> None:
+            front.seen.append(f"{self.command} {self.path}")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            path = urlsplit(self.path).path
+            if path == "/":
+                self._reply(405, {"Allow": "GET, HEAD, POST, OPTIONS", "Content-Type": "text/html"}, b"<html/>")
+                return
+            if path in redirects:
+                self._reply(301, {"Location": redirects[path], "Content-Type": "text/html"})
+                return
+            conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+            try:
+                sent = {k: v for k, v in self.headers.items() if k.lower() not in {"host", "connection"}}
+                conn.request(self.command, self.path, body=body or None, headers=sent)
+                answer = conn.getresponse()
+                data = answer.read()
+                kept = {
+                    k: v
+                    for k, v in answer.getheaders()
+                    if k.lower() not in {"content-length", "connection", "transfer-encoding"}
+                }
+                self._reply(answer.status, kept, data)
+            finally:
+                conn.close()
+
+        do_GET = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = do_POST = _handle
+        do_PROPFIND = do_PROPPATCH = do_REPORT = do_MKCOL = do_MKCALENDAR = do_MOVE = _handle
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    front.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield front
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
