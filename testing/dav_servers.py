@@ -163,14 +163,14 @@ def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[
     be an absolute URL on another origin), and every other request is passed to
     ``upstream`` and its answer passed back unchanged.
     """
-    import http.server
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import urlsplit
 
     target = urlsplit(upstream.url)
     front = Front("")
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: object) -> None:
@@ -195,7 +195,7 @@ def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[
             if path in redirects:
                 self._reply(301, {"Location": redirects[path], "Content-Type": "text/html"})
                 return
-            conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+            conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
             try:
                 sent = {k: v for k, v in self.headers.items() if k.lower() not in {"host", "connection"}}
                 conn.request(self.command, self.path, body=body or None, headers=sent)
@@ -213,7 +213,7 @@ def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[
         do_GET = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = do_POST = _handle
         do_PROPFIND = do_PROPPATCH = do_REPORT = do_MKCOL = do_MKCALENDAR = do_MOVE = _handle
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     front.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -304,6 +304,9 @@ def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[D
     ``workdir`` only. DAViCal reads ``/etc/davical/127.0.0.1-conf.php`` (written
     here), which takes the database from the Apache instance's environment.
 
+    The database cluster and sockets are in a temporary folder outside
+    ``workdir`` (which may be private to root), removed afterwards.
+
     Yields a :class:`DavServer` whose ``url`` is the site root and whose
     ``timings`` give the seconds for install, PostgreSQL, the database and Apache.
     """
@@ -319,9 +322,14 @@ def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[D
     )
     pg_bin = _pg_bin()
     assert pg_bin is not None
+    import tempfile
+
     workdir.mkdir(parents=True, exist_ok=True)
-    workdir.chmod(0o755)
-    pg, sock, logs, www, lock = (workdir / n for n in ("pg", "sock", "pglog", "www", "lock"))
+    # The cluster and the sockets live where the postgres and www-data users can reach them (pytest's own
+    # temporary folders are private to root).
+    shared = Path(tempfile.mkdtemp(prefix="davical-"))
+    shared.chmod(0o755)
+    pg, sock, logs, www, lock = (shared / n for n in ("pg", "sock", "pglog", "www", "lock"))
     for folder in (pg, sock, logs, www, lock):
         folder.mkdir(exist_ok=True)
     as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -411,6 +419,7 @@ RewriteRule ^/\\.well-known/(.*)$ /davical/caldav.php/.well-known/$1 [NC,PT]
             capture_output=True,
             check=False,
         )
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def _davical_collections(url: str, user: str, password: str) -> None:
