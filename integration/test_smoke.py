@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import httpx2 as httpx
 import pytest
 
 from approval_core import ApprovalSettings
@@ -186,3 +187,34 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         ok(await client.call_tool("delete_contact", {"contact_ids": [contact_id]}))
         gone = await client.call_tool("get_contact", {"contact_id": contact_id})
         assert gone.is_error
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # a 1x1 PNG
+
+
+async def test_the_three_group_conventions_and_a_photo(target: Any) -> None:
+    """Groups written by other clients (vCard 4 KIND:group, Apple's X-ADDRESSBOOKSERVER-*, CATEGORIES)."""
+    n = uuid.uuid4().hex[:8]
+    cards = {
+        f"m-{n}.vcf": f"VERSION:3.0\r\nUID:m-{n}\r\nFN:Grace Hopper\r\nN:Hopper;Grace;;;\r\nCATEGORIES:Team {n}\r\n"
+        f"PHOTO;ENCODING=b;TYPE=PNG:{PNG}\r\n",
+        f"gk-{n}.vcf": f"VERSION:4.0\r\nUID:gk-{n}\r\nKIND:group\r\nFN:Kind {n}\r\nMEMBER:urn:uuid:m-{n}\r\n",
+        f"ga-{n}.vcf": f"VERSION:3.0\r\nUID:ga-{n}\r\nFN:Apple {n}\r\nN:Apple {n};;;;\r\n"
+        f"X-ADDRESSBOOKSERVER-KIND:group\r\nX-ADDRESSBOOKSERVER-MEMBER:urn:uuid:m-{n}\r\n",
+    }
+    auth = None if target.headers else (target.username, target.password)
+    with httpx.Client(base_url=target.url, auth=auth, headers=target.headers) as http:
+        for name, body in cards.items():
+            put = http.put(
+                f"{target.book}{name}",
+                content=f"BEGIN:VCARD\r\n{body}END:VCARD\r\n".encode(),
+                headers={"Content-Type": "text/vcard; charset=utf-8", "If-None-Match": "*"},
+            )
+            assert put.status_code in (201, 204), put.text
+    async with contacts(target) as client:
+        groups = ok(await client.call_tool("list_groups", {"address_book": target.book}))["groups"]
+        mine = {g["convention"]: g for g in groups if n in g["name"]}
+        assert set(mine) == {"kind", "apple", "categories"}, groups
+        assert all(g["member_count"] == 1 for g in mine.values()), mine
+        photo = ok(await client.call_tool("get_contact_photo", {"contact_id": f"{target.book}m-{n}.vcf"}))
+        assert (photo["kind"], photo["media_type"], photo["included"]) == ("inline", "image/png", True)
