@@ -22,13 +22,13 @@ from __future__ import annotations
 import contextlib
 import http.client
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from processes import free_port, started
 
-__all__ = ["DavServer", "ServerDidNotStart", "radicale", "xandikos"]
+__all__ = ["DavServer", "Front", "ServerDidNotStart", "apache_front", "davical", "radicale", "xandikos"]
 
 STARTUP_SECONDS = 30.0
 
@@ -46,12 +46,14 @@ class DavServer:
         users: Username → password (Radicale); empty for header-auth servers.
         kind: ``radicale`` or ``xandikos``.
         data_dir: Where it keeps its collections.
+        timings: Seconds per start-up step (install, database, ...), for servers from Debian packages.
     """
 
     url: str
     kind: str
     data_dir: Path
     users: Mapping[str, str] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)
 
     def headers_for(self, user: str) -> dict[str, str]:
         """Request headers that authenticate as ``user`` on a header-auth server (Xandikos)."""
@@ -127,3 +129,324 @@ def xandikos(workdir: Path) -> Iterator[DavServer]:
     ]  # fmt: skip
     with _running(argv, "xandikos", port, workdir):
         yield DavServer(f"http://127.0.0.1:{port}/", "xandikos", data)
+
+
+_APACHE_405 = (
+    b'<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN" "http://www.w3.org/TR/html4/strict.dtd">\n'
+    b"<html><head>\n<title>405 Method Not Allowed</title>\n"
+    b"</head><body>\n<h1>Method Not Allowed</h1>\n<p>The requested method PROPFIND is not allowed for this URL.</p>\n"
+    b"</body></html>\n"
+)
+"""Apache 2.4.71's own 405 page (Debian 12), as it answers PROPFIND on a site root (DAViCal's setup)."""
+
+
+@dataclass
+class Front:
+    """A running :func:`apache_front` double.
+
+    Attributes:
+        url: Its root, ``http://127.0.0.1:<port>/`` (use it as CALDAV_URL / CARDDAV_URL).
+        seen: ``METHOD path`` of every request it received, in order.
+    """
+
+    url: str
+    seen: list[str] = field(default_factory=lambda: [])
+
+
+@contextlib.contextmanager
+def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[Front]:
+    """A test double in front of a real DAV server, shaped like DAViCal behind Apache.
+
+    A double, not a server: ``/`` answers every method with Apache's own HTML
+    405 page (a site root takes no PROPFIND; the page starts with a ``<!DOCTYPE``), each path in ``redirects``
+    answers 301 to its value (``/.well-known/caldav`` → ``/willi/``; a value may
+    be an absolute URL on another origin), and every other request is passed to
+    ``upstream`` and its answer passed back unchanged.
+    """
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlsplit
+
+    target = urlsplit(upstream.url)
+    front = Front("")
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _reply(self, status: int, headers: Mapping[str, str], body: bytes = b"") -> None:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self) -> None:
+            front.seen.append(f"{self.command} {self.path}")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            path = urlsplit(self.path).path
+            if path == "/":
+                self._reply(405, {"Allow": "GET, HEAD, POST, OPTIONS", "Content-Type": "text/html"}, _APACHE_405)
+                return
+            if path in redirects:
+                self._reply(301, {"Location": redirects[path], "Content-Type": "text/html"})
+                return
+            conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
+            try:
+                sent = {k: v for k, v in self.headers.items() if k.lower() not in {"host", "connection"}}
+                conn.request(self.command, self.path, body=body or None, headers=sent)
+                answer = conn.getresponse()
+                data = answer.read()
+                kept = {
+                    k: v
+                    for k, v in answer.getheaders()
+                    if k.lower() not in {"content-length", "connection", "transfer-encoding"}
+                }
+                self._reply(answer.status, kept, data)
+            finally:
+                conn.close()
+
+        do_GET = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = do_POST = _handle
+        do_PROPFIND = do_PROPPATCH = do_REPORT = do_MKCOL = do_MKCALENDAR = do_MOVE = _handle
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    front.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield front
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# ---------------------------------------------------------------- DAViCal (Debian packages)
+
+DEBIAN_PACKAGES = {
+    "davical": ("davical", "apache2", "libapache2-mod-php", "postgresql"),
+}
+"""What each Debian-packaged server needs, installed with ``apt-get install --no-install-recommends``."""
+
+_apt_updated = False
+
+
+def _debian_install(kind: str, present: Callable[[], bool]) -> float:
+    """Install ``kind``'s Debian packages when ``present()`` is false; the seconds it took (0.0 when present).
+
+    Raises:
+        ServerDidNotStart: not root, or apt-get failed (the message has the exact command and its output).
+    """
+    global _apt_updated
+    if present():
+        return 0.0
+    import os
+    import subprocess
+    import time
+
+    packages = DEBIAN_PACKAGES[kind]
+    command = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
+    if os.geteuid() != 0:
+        raise ServerDidNotStart(f"{kind} is not installed; as root run: apt-get update && {' '.join(command)}")
+    began = time.monotonic()
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    steps = ([] if _apt_updated else [["apt-get", "update"]]) + [command]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, env=env, check=False)  # noqa: S603
+        if done.returncode != 0:
+            raise ServerDidNotStart(f"{' '.join(step)} failed ({done.returncode}):\n{done.stdout[-3000:]}{done.stderr}")
+        if step[1] == "update":
+            _apt_updated = True
+    if not present():
+        raise ServerDidNotStart(f"{' '.join(command)} succeeded but {kind} is still missing")
+    return time.monotonic() - began
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+_DAVICAL_PRESENT = (
+    Path("/usr/share/davical/dba/create-database.sh"),
+    Path("/usr/sbin/apache2"),
+    Path("/usr/lib/apache2/modules/mod_rewrite.so"),
+)
+_DAVICAL_CONF = """<?php
+// Written by the project's test fixtures (testing/dav_servers.py): each test Apache passes its own database.
+$c->pg_connect[] = $_SERVER['DAVICAL_PG_CONNECT'];
+$c->system_name = 'DAViCal (tests)';
+$c->admin_email = 'admin@example.org';
+"""
+
+
+def _run(argv: list[str], what: str, **kwargs: object) -> None:
+    import subprocess
+
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)  # noqa: S603  # pyright: ignore[reportCallIssue, reportArgumentType]
+    if done.returncode != 0:
+        raise ServerDidNotStart(f"{what}: {' '.join(argv)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+
+
+@contextlib.contextmanager
+def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavServer]:
+    """Run DAViCal (Debian's package) behind Apache with its own PostgreSQL cluster, all on 127.0.0.1.
+
+    Installs the Debian packages first when they are missing (as root). Apache
+    is set up as Debian's ``davical.conf`` does: ``/davical`` → DAViCal,
+    ``/.well-known/*`` rewritten to ``caldav.php``, and a plain site root (which
+    answers PROPFIND with 405). Each user gets a calendar ``calendar`` and an
+    address book ``addresses``. PostgreSQL listens on a Unix socket in
+    ``workdir`` only. DAViCal reads ``/etc/davical/127.0.0.1-conf.php`` (written
+    here), which takes the database from the Apache instance's environment.
+
+    The database cluster and sockets are in a temporary folder outside
+    ``workdir`` (which may be private to root), removed afterwards.
+
+    Yields a :class:`DavServer` whose ``url`` is the site root and whose
+    ``timings`` give the seconds for install, PostgreSQL, the database and Apache.
+    """
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    users = dict(users or {"willi": "secret"})
+    timings: dict[str, float] = {}
+    timings["install"] = _debian_install(
+        "davical", lambda: all(p.exists() for p in _DAVICAL_PRESENT) and _pg_bin() is not None
+    )
+    pg_bin = _pg_bin()
+    assert pg_bin is not None
+    import tempfile
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    # The cluster and the sockets live where the postgres and www-data users can reach them (pytest's own
+    # temporary folders are private to root).
+    shared = Path(tempfile.mkdtemp(prefix="davical-"))
+    shared.chmod(0o755)
+    pg, sock, logs, www, lock = (shared / n for n in ("pg", "sock", "pglog", "www", "lock"))
+    for folder in (pg, sock, logs, www, lock):
+        folder.mkdir(exist_ok=True)
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_postgres:
+        for folder in (pg, sock, logs):
+            shutil.chown(folder, "postgres")
+        shutil.chown(lock, "www-data")
+    pg_port = free_port()
+    began = time.monotonic()
+    _run([*as_postgres, str(pg_bin / "initdb"), "-D", str(pg), "-A", "trust", "-U", "postgres"], "initdb")
+    options = f"-k {sock} -p {pg_port} -c listen_addresses='' -c fsync=off"
+    pg_ctl = [*as_postgres, str(pg_bin / "pg_ctl"), "-D", str(pg)]
+    _run([*pg_ctl, "-l", str(logs / "pg.log"), "-o", options, "-w", "start"], "pg_ctl start")
+    timings["postgresql"] = time.monotonic() - began
+    try:
+        began = time.monotonic()
+        env = {**os.environ, "PGHOST": str(sock), "PGPORT": str(pg_port), "PGUSER": "postgres"}
+        _run(["/usr/share/davical/dba/create-database.sh", "davical", "admin-secret"], "create the database", env=env)
+        for name, password in users.items():
+            sql = (  # psql quotes the values (:'name'), read from standard input
+                "INSERT INTO usr (active, email_ok, updated, username, password, fullname, email) VALUES "
+                "(TRUE, current_date, current_date, :'name', :'password', :'name', :'email');\n"
+                "INSERT INTO principal (type_id, user_no, displayname, default_privileges) "
+                "SELECT 1, user_no, fullname, 0::BIT(24) FROM usr WHERE username = :'name';\n"
+            )
+            variables = {"name": name, "password": f"**{password}", "email": f"{name}@example.org"}
+            argv = ["psql", "-qX", "-v", "ON_ERROR_STOP=1", *(f"--set={k}={v}" for k, v in variables.items())]
+            _run([*argv, "-f", "-", "davical"], f"create the user {name}", env=env, input=sql)
+        timings["database"] = time.monotonic() - began
+        conf_file = Path("/etc/davical/127.0.0.1-conf.php")
+        if not conf_file.exists() or conf_file.read_text() != _DAVICAL_CONF:
+            conf_file.write_text(_DAVICAL_CONF)
+        port = free_port()
+        httpd = workdir / "httpd.conf"
+        httpd.write_text(
+            f"""ServerRoot /etc/apache2
+ServerName 127.0.0.1
+PidFile {workdir}/httpd.pid
+Mutex file:{lock} default
+Listen 127.0.0.1:{port}
+{"User www-data" + chr(10) + "Group www-data" if as_postgres else ""}
+ErrorLog {workdir}/error.log
+LogLevel warn
+LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule alias_module /usr/lib/apache2/modules/mod_alias.so
+LoadModule dir_module /usr/lib/apache2/modules/mod_dir.so
+LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
+LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so
+LoadModule env_module /usr/lib/apache2/modules/mod_env.so
+LoadModule headers_module /usr/lib/apache2/modules/mod_headers.so
+LoadModule php_module /usr/lib/apache2/modules/libphp8.2.so
+TypesConfig /etc/mime.types
+StartServers 2
+MinSpareServers 1
+MaxSpareServers 4
+<FilesMatch "\\.php$">
+  SetHandler application/x-httpd-php
+</FilesMatch>
+DocumentRoot {www}
+<Directory {www}>
+  Require all granted
+</Directory>
+SetEnv DAVICAL_PG_CONNECT "dbname=davical user=davical_app host={sock} port={pg_port}"
+Alias /davical /usr/share/davical/htdocs
+<Directory /usr/share/davical/htdocs>
+  DirectoryIndex index.php
+  AllowOverride None
+  Require all granted
+</Directory>
+RewriteEngine On
+RewriteRule ^/\\.well-known/(.*)$ /davical/caldav.php/.well-known/$1 [NC,PT]
+"""
+        )
+        began = time.monotonic()
+        # Its own session: Apache signals its whole process group when it stops, which would include pytest.
+        argv = ["setsid", "/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"]
+        with _running(argv, "apache2 (DAViCal)", port, workdir):
+            timings["apache"] = time.monotonic() - began
+            url = f"http://127.0.0.1:{port}/"
+            for name, password in users.items():
+                _davical_collections(url, name, password)
+            yield DavServer(url, "davical", workdir, users, timings)
+    finally:
+        subprocess.run(  # noqa: S603
+            [*pg_ctl, "-m", "fast", "-w", "stop"],
+            capture_output=True,
+            check=False,
+        )
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _davical_collections(url: str, user: str, password: str) -> None:
+    """Make ``user``'s calendar ``calendar`` and address book ``addresses`` (MKCALENDAR, extended MKCOL)."""
+    import base64
+
+    auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    host = url.split("//", 1)[1].rstrip("/")
+    hostname, port = host.rsplit(":", 1)
+    book = (
+        '<?xml version="1.0" encoding="utf-8"?><d:mkcol xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav">'
+        "<d:set><d:prop><d:resourcetype><d:collection/><c:addressbook/></d:resourcetype>"
+        "<d:displayname>Addresses</d:displayname></d:prop></d:set></d:mkcol>"
+    )
+    for method, path, body in (
+        ("MKCALENDAR", f"/davical/caldav.php/{user}/calendar/", ""),
+        ("MKCOL", f"/davical/caldav.php/{user}/addresses/", book),
+    ):
+        conn = http.client.HTTPConnection(hostname, int(port), timeout=30)
+        try:
+            headers = {"Authorization": auth}
+            if body:
+                headers["Content-Type"] = "application/xml; charset=utf-8"
+            conn.request(method, path, body=body.encode() or None, headers=headers)
+            answer = conn.getresponse()
+            answer.read()
+            if answer.status not in (201, 405):  # 405: it exists already
+                raise ServerDidNotStart(f"DAViCal answered {method} {path} with {answer.status}")
+        finally:
+            conn.close()

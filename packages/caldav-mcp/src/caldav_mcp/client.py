@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
 import anyio.to_thread
@@ -56,13 +56,13 @@ from caldav_mcp.errors import (
 )
 from caldav_mcp.ids import Origin, canonical_path, name_in, wire_path
 from caldav_mcp.settings import CalDAVSettings
-from caldav_mcp.transport import ConfinedSession
+from caldav_mcp.transport import ConfinedSession, OffOrigin
 
 if TYPE_CHECKING:
     from caldav.collection import Calendar
     from caldav.davclient import DAVClient
 
-__all__ = ["CalDAVClient", "CalendarInfo", "Component", "Deletion", "Resource", "translate"]
+__all__ = ["CalDAVClient", "CalendarInfo", "Component", "Deletion", "Discovery", "Resource", "translate"]
 
 
 def _caldav_errors():
@@ -94,6 +94,47 @@ class CalendarInfo:
     path: str
     name: str
     components: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """How the calendars were found from ``CALDAV_URL`` (RFC 6764 §6, RFC 5397, RFC 4791 §6.2.1).
+
+    Attributes:
+        method: ``principal`` (``CALDAV_URL`` named the current-user-principal),
+            ``well-known`` (it did not; ``/.well-known/caldav`` did), or
+            ``given URL`` (no principal anywhere: ``CALDAV_URL`` is the calendar or the home).
+        url: The path of ``CALDAV_URL``.
+        well_known: Where ``/.well-known/caldav`` led (after same-origin redirects), when it was used.
+        principal: The principal's path, when one was named.
+        home_sets: The calendar-home-set paths listed (or the calendar's path).
+        is_calendar: ``CALDAV_URL`` is itself a calendar (method ``given URL`` only).
+    """
+
+    method: Literal["given URL", "principal", "well-known"]
+    url: str
+    well_known: str | None
+    principal: str | None
+    home_sets: tuple[str, ...]
+    is_calendar: bool
+
+
+@dataclass(slots=True)
+class _Props:
+    """The discovery properties of one PROPFIND answer."""
+
+    multistatus: bool = False
+    calendar: bool = False
+    principal: tuple[str, ...] = ()
+    homes: tuple[str, ...] = ()
+
+
+_CALDAV_NS = "urn:ietf:params:xml:ns:caldav"
+_WELL_KNOWN = "/.well-known/caldav"
+_DISCOVERY_PROPFIND = (
+    '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+    "<d:prop><d:resourcetype/><d:current-user-principal/><c:calendar-home-set/></d:prop></d:propfind>"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +260,7 @@ class CalDAVClient:
         self._origin = Origin(settings.url) if settings.url else None
         self._calendars: dict[str, CalendarInfo] | None = None
         self._scheduling: bool | None = None
+        self._discovery: Discovery | None = None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -291,12 +333,134 @@ class CalDAVClient:
 
     # ------------------------------------------------------------------ calendars
 
-    def _discover(self) -> dict[str, CalendarInfo]:
+    def _probe(self, url: str) -> tuple[int, str, _Props]:
+        """PROPFIND Depth 0 at ``url`` for the discovery properties: (status, URL that answered, properties).
+
+        Redirects are followed by the confined session (same origin only).
+
+        Raises:
+            BadCredentials: 401.
+            BackendError: a transport refusal (another origin, too large, not WebDAV XML...).
+        """
         dav = self._client()
+        headers = {**self._headers, "Depth": "0", "Content-Type": "application/xml; charset=utf-8"}
+        session: ConfinedSession = dav.session  # pyright: ignore[reportAssignmentType]  (set in _client)
+        answer = session.request("PROPFIND", url, data=_DISCOVERY_PROPFIND, headers=headers)
+        if answer.status_code == 401:
+            raise _auth_error(f"PROPFIND {urlsplit(url).path}", 401)
+        props = _Props()
+        if answer.status_code != 207 or not answer.content:
+            return answer.status_code, answer.url, props
         try:
-            found = dav.principal().calendars()
-        except _caldav_errors().DAVError:
-            found = [dav.calendar(url=self.settings.url)]
+            tree = etree.fromstring(answer.content, parser=_SAFE_XML)
+        except etree.XMLSyntaxError:
+            return answer.status_code, answer.url, props
+        for element in tree.iter("{DAV:}current-user-principal"):
+            props.principal += tuple(h.text.strip() for h in element.iter("{DAV:}href") if h.text and h.text.strip())
+        for element in tree.iter(f"{{{_CALDAV_NS}}}calendar-home-set"):
+            props.homes += tuple(h.text.strip() for h in element.iter("{DAV:}href") if h.text and h.text.strip())
+        for element in tree.iter("{DAV:}resourcetype"):
+            props.calendar = props.calendar or any(
+                etree.QName(child).localname == "calendar" for child in element if isinstance(child.tag, str)
+            )
+        props.multistatus = True
+        return answer.status_code, answer.url, props
+
+    def _server_path(self, href: str, base: str, what: str) -> str:
+        """A path a server named (``href``, relative to ``base``), confined to this origin; ends in ``/``."""
+        assert self._origin is not None
+        target = urljoin(base, href)
+        if not self._origin.same(target):
+            raise OffOrigin(
+                f"the CalDAV server named a {what} on another origin; caldav-mcp sends requests and credentials "
+                f"only to {self._origin} (CALDAV_URL), so it did not follow. If that server is the right one, set "
+                "CALDAV_URL to it"
+            )
+        try:
+            path = self._canonical(urlsplit(target).path, what)
+        except InvalidInput as exc:
+            raise BackendError(f"the CalDAV server named a {what} address that is refused ({exc})") from None
+        return path if path.endswith("/") else path + "/"
+
+    def _locate(self) -> Discovery:
+        """Find the calendar home set(s) from ``CALDAV_URL`` (RFC 6764 §6, RFC 5397, RFC 4791 §6.2.1).
+
+        1. PROPFIND ``CALDAV_URL``: a ``current-user-principal`` there leads on (``principal``).
+        2. Otherwise (an error status such as DAViCal's 405 on ``/``, or no
+           principal named), PROPFIND ``/.well-known/caldav`` on the same origin,
+           following its redirects (same origin only): a principal named there
+           leads on (``well-known``).
+        3. Otherwise ``CALDAV_URL`` itself is used: a calendar, or a collection
+           of calendars (``given URL``).
+
+        The principal's ``calendar-home-set`` gives the homes; a principal that
+        names none is its own home.
+
+        Raises:
+            BadCredentials: 401 anywhere.
+            OffOrigin: a redirect or a named principal/home on another origin.
+            BackendError: nothing usable was found (the message lists what answered what).
+        """
+        assert self.settings.url is not None
+        assert self._origin is not None
+        given_url = self.settings.url
+        given = urlsplit(given_url).path or "/"
+        status, answered, props = self._probe(given_url)
+        method: Literal["given URL", "principal", "well-known"] = "principal"
+        well_known: str | None = None
+        base = answered
+        tried = [f"PROPFIND {given} answered HTTP {status}" + ("" if props.multistatus else " (no WebDAV properties)")]
+        if not props.principal:
+            wk_status, wk_answered, wk_props = self._probe(self._origin.url(_WELL_KNOWN))
+            tried.append(
+                f"PROPFIND {_WELL_KNOWN} answered HTTP {wk_status}"
+                + (f" at {urlsplit(wk_answered).path}" if urlsplit(wk_answered).path != _WELL_KNOWN else "")
+            )
+            if wk_props.principal:
+                method, well_known, base, props = "well-known", urlsplit(wk_answered).path, wk_answered, wk_props
+            elif props.multistatus:
+                path = self._server_path(given, given_url, "calendar")
+                return Discovery("given URL", given, None, None, (path,), props.calendar)
+            else:
+                raise BackendError(
+                    f"no calendars could be found from CALDAV_URL ({'; '.join(tried)}; no current-user-principal "
+                    "was named, RFC 6764 §6). Set CALDAV_URL to your principal or calendar-home URL"
+                )
+        principal = self._server_path(props.principal[0], base, "principal")
+        homes = props.homes if principal == urlsplit(answered).path else ()
+        if not homes:
+            p_status, p_answered, p_props = self._probe(self._origin.url(wire_path(principal)))
+            if p_status != 207:
+                raise _status_error(f"reading the principal {principal}", p_status)
+            homes, base = p_props.homes, p_answered
+        home_sets = tuple(dict.fromkeys(self._server_path(h, base, "calendar-home-set") for h in homes)) or (principal,)
+        return Discovery(method, given, well_known, principal, home_sets, False)
+
+    def _discovered(self) -> Discovery:
+        if self._discovery is None:
+            self._discovery = self._locate()
+            if self._discovery.principal is not None:
+                from caldav.collection import Principal
+
+                dav = self._client()
+                assert self._origin is not None
+                dav._principal = Principal(client=dav, url=self._origin.url(wire_path(self._discovery.principal)))
+        return self._discovery
+
+    def _discover(self) -> dict[str, CalendarInfo]:
+        from caldav.collection import CalendarSet
+
+        dav = self._client()
+        assert self._origin is not None
+        self._discovery = None
+        found_where = self._discovered()
+        if found_where.method == "given URL" and found_where.is_calendar:
+            found = [dav.calendar(url=self._origin.url(wire_path(found_where.home_sets[0])))]
+        else:
+            found: list[Any] = []
+            for home in found_where.home_sets:
+                listed: Any = CalendarSet(client=dav, url=self._origin.url(wire_path(home))).calendars()
+                found += listed
         calendars: dict[str, CalendarInfo] = {}
         for cal in found:
             try:
@@ -320,6 +484,10 @@ class CalDAVClient:
                         paths.add(self._canonical(entry, "CALDAV_CALENDARS").rstrip("/") + "/")
             calendars = {p: c for p, c in calendars.items() if p in paths or c.name in allowed}
         return calendars
+
+    async def discovery(self) -> Discovery:
+        """How the calendars were found from ``CALDAV_URL`` (worked out on first use; see :meth:`_locate`)."""
+        return await self._run("finding the calendars", self._discovered)
 
     async def calendars(self, *, refresh: bool = False) -> list[CalendarInfo]:
         """The calendars this account has and ``CALDAV_CALENDARS`` allows."""
@@ -353,7 +521,10 @@ class CalDAVClient:
 
             def probe() -> bool:
                 dav = self._client()
-                return "calendar-auto-schedule" in (dav.options(str(dav.url)).headers.get("DAV") or "")
+                found = self._discovered()
+                assert self._origin is not None
+                where = self._origin.url(wire_path(found.principal or found.home_sets[0]))
+                return "calendar-auto-schedule" in (dav.options(where).headers.get("DAV") or "")
 
             self._scheduling = await self._run("probing the server", probe)
         return self._scheduling

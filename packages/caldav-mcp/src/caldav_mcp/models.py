@@ -60,6 +60,21 @@ class Calendars(BaseModel):
     calendars: list[CalendarOut]
 
 
+class DiscoveryOut(BaseModel):
+    """How the calendars were found from CALDAV_URL (RFC 6764 §6, RFC 5397, RFC 4791 §6.2.1)."""
+
+    method: Literal["given URL", "principal", "well-known"] = Field(
+        description="principal: CALDAV_URL named the current-user-principal; well-known: it did not, "
+        "/.well-known/caldav did; given URL: no principal anywhere, CALDAV_URL is the calendar or its home."
+    )
+    url: str = Field(description="The path of CALDAV_URL.")
+    well_known: str | None = Field(
+        default=None, description="Where /.well-known/caldav led (same-origin redirects followed), when used."
+    )
+    principal: str | None = Field(default=None, description="The principal's path, when one was named.")
+    home_sets: list[str] = Field(description="The calendar-home-set paths whose calendars are listed.")
+
+
 class ServerInfo(BaseModel):
     """What this server knows about its backend and its approval settings."""
 
@@ -70,6 +85,7 @@ class ServerInfo(BaseModel):
         default=None, description="RFC 6638 calendar-auto-schedule: replies are sent by the server."
     )
     calendars: int | None = None
+    discovery: DiscoveryOut | None = Field(default=None, description="How the calendars were found (when reachable).")
     reachable: bool | None = Field(default=None, description="Whether the server answered (null: not configured).")
     error: str | None = Field(default=None, description="Why it could not be used, when reachable is false.")
     approval_dialog: bool = Field(

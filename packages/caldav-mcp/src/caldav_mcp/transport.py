@@ -359,13 +359,18 @@ class ConfinedSession:
         if not answer.content:
             return
         expects_xml = method.upper() in _XML_METHODS and 200 <= answer.status_code < 300
+        kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower() or "no Content-Type"
+        if not 200 <= answer.status_code < 300 and kind == "text/html":
+            # An error page (Apache's 405 on a server root starts with <!DOCTYPE HTML ...>): never parsed;
+            # its status and headers are the answer.
+            answer.content = b""
+            return
         try:
             root = screen_xml(answer.content, what=what, whole=True)
         except MalformedXML:
             if expects_xml:
                 raise
             root = None
-        kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower() or "no Content-Type"
         if expects_xml and (root is None or not root.startswith("{DAV:}")):
             raise BadAnswer(
                 f"the CalDAV server answered {what} with {kind} that is not a WebDAV XML answer "

@@ -167,6 +167,7 @@ class Backend:
         """The address books ids may name, worked out once (again with ``refresh``).
 
         The home is the account's ``addressbook-home-set`` (RFC 6352 §7.1.1),
+        found from ``CARDDAV_URL`` as :meth:`CardDavClient.discover` does (RFC 6764),
         or, when the server publishes none, the path of ``CARDDAV_URL``.
         With ``CARDDAV_ADDRESSBOOKS``: each entry that is a path is one book
         (resolved like an id); each entry that is a name is the book of that
@@ -178,8 +179,7 @@ class Backend:
             return self._scope
         limit = self.settings.addressbooks
         client = self.client()
-        principal = await client.principal()
-        home = await client.home(principal) if principal else None
+        home = (await client.discover(refresh=refresh)).home
         if not home or not home.startswith("/") or home.startswith("//"):
             home = norm_href(client.base_url)
         home = _folder(home)

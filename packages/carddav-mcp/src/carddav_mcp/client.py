@@ -17,6 +17,7 @@ import base64
 import logging
 from collections.abc import AsyncGenerator, Generator, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -40,7 +41,7 @@ from carddav_mcp.settings import CardDavSettings
 
 log = logging.getLogger("carddav_mcp")
 
-__all__ = ["MAX_REDIRECTS", "Answer", "BookInfo", "CardData", "CardDavClient", "SyncResult"]
+__all__ = ["MAX_REDIRECTS", "Answer", "BookInfo", "CardData", "CardDavClient", "Discovery", "SyncResult"]
 
 MULTIGET_BATCH = 250
 """Hrefs per addressbook-multiget REPORT."""
@@ -51,6 +52,8 @@ _ERROR_BODY_BYTES = 65_536
 """How much of an error answer is read (for its precondition element); the rest is dropped."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _VCARD_TYPES = {"text/vcard", "text/x-vcard", "text/directory"}
+_WELL_KNOWN = "/.well-known/carddav"
+_DISCOVERY_PROPS = [(DAV, "resourcetype"), (DAV, "current-user-principal"), (CARDDAV, "addressbook-home-set")]
 
 _WRITE_PRIVILEGES = {"write", "write-content", "bind", "all"}
 _BOOK_PROPS = [
@@ -80,6 +83,27 @@ class BookInfo:
 
 
 @dataclass(frozen=True)
+class Discovery:
+    """How the address books were found from ``CARDDAV_URL`` (RFC 6764 §6, RFC 5397, RFC 6352 §7.1.1).
+
+    Attributes:
+        method: ``principal`` (``CARDDAV_URL`` named the current-user-principal),
+            ``well-known`` (it did not; ``/.well-known/carddav`` did), or
+            ``given URL`` (no principal anywhere: ``CARDDAV_URL`` is the book or the home).
+        url: The path of ``CARDDAV_URL``.
+        well_known: Where ``/.well-known/carddav`` led (after same-origin redirects), when it was used.
+        principal: The principal's path, when one was named.
+        home: The ``addressbook-home-set`` path, when one was named.
+    """
+
+    method: Literal["given URL", "principal", "well-known"]
+    url: str
+    well_known: str | None
+    principal: str | None
+    home: str | None
+
+
+@dataclass(frozen=True)
 class CardData:
     """One vCard resource: its href (normalised path), ETag and text."""
 
@@ -104,6 +128,8 @@ class Answer:
     status_code: int
     headers: httpx.Headers
     content: bytes
+    url: str = ""
+    """The URL that answered (after same-origin redirects)."""
 
     @property
     def media_type(self) -> str:
@@ -211,6 +237,10 @@ def _book_info(response: DavResponse) -> BookInfo:
     )
 
 
+def _folder(path: str) -> str:
+    return path if path.endswith("/") else path + "/"
+
+
 def _is_book(response: DavResponse) -> bool:
     return response.has_child(DAV, "resourcetype", (CARDDAV, "addressbook"))
 
@@ -242,6 +272,7 @@ class CardDavClient:
             credentials["Authorization"] = f"Basic {token}"
         self._timeout = settings.timeout
         self._max_bytes = settings.max_response_bytes
+        self._discovery: Discovery | None = None
         self._http = httpx.AsyncClient(
             auth=_OriginAuth(self.origin, credentials),
             timeout=settings.timeout,
@@ -370,7 +401,8 @@ class CardDavClient:
                     url = self._redirect_target(url, location, what)
                     continue
                 limit = self._max_bytes if response.status_code < 300 else _ERROR_BODY_BYTES
-                return Answer(response.status_code, response.headers, await self._read(response, limit, what))
+                content = await self._read(response, limit, what)
+                return Answer(response.status_code, response.headers, content, str(url))
             finally:
                 await response.aclose()
         raise BackendError(
@@ -421,6 +453,14 @@ class CardDavClient:
 
     async def _multistatus(self, method: str, path: str, body: str, depth: str, what: str) -> davxml.MultiStatus:
         response = await self._send(method, path, body=body, headers={"Depth": depth}, what=what)
+        return self._parsed(response, what)
+
+    def _parsed(self, response: Answer, what: str) -> davxml.MultiStatus:
+        """The multistatus of a 2xx answer.
+
+        Raises:
+            BackendError: not XML, or not a readable multistatus (a DTD is refused by the parser).
+        """
         media = response.media_type
         if media and not (media.endswith("/xml") or media.endswith("+xml")):
             raise BackendError(
@@ -440,16 +480,91 @@ class CardDavClient:
         header = response.headers.get("DAV", "")
         return {part.strip() for part in header.split(",") if part.strip()}
 
+    async def _probe(self, path: str) -> tuple[int, str, DavResponse | None]:
+        """PROPFIND Depth 0 at ``path`` for the discovery properties: (status, path that answered, response).
+
+        An error status is returned, not raised (discovery goes on elsewhere),
+        except 401.
+
+        Raises:
+            AuthenticationFailed: 401.
+            OffOrigin / BackendError: a redirect off the origin or a loop; Unreachable, ResponseTooLarge.
+        """
+        what = f"discovery (PROPFIND {path})"
+        url = self.url(path)
+        try:
+            with anyio.fail_after(self._timeout):
+                answer = await self._exchange(
+                    "PROPFIND",
+                    url,
+                    davxml.propfind(_DISCOVERY_PROPS),
+                    {"Depth": "0", "Content-Type": "application/xml; charset=utf-8"},
+                    what,
+                )
+        except TimeoutError as exc:
+            raise Unreachable(
+                f"{what}: the CardDAV server did not answer in full within {self._timeout:g} s (CARDDAV_TIMEOUT)."
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise Unreachable(f"{what}: could not reach the CardDAV server ({type(exc).__name__}).") from exc
+        answered = norm_href(answer.url) or "/"
+        if answer.status_code == 401:
+            _raise_for_status(answer, what)
+        if answer.status_code != 207:
+            return answer.status_code, answered, None
+        ms = self._parsed(answer, what)
+        return answer.status_code, answered, (ms.responses[0] if ms.responses else None)
+
+    async def discover(self, *, refresh: bool = False) -> Discovery:
+        """Find the principal and address-book home from ``CARDDAV_URL`` (worked out once, again with ``refresh``).
+
+        1. PROPFIND ``CARDDAV_URL``: a ``current-user-principal`` (RFC 5397) there leads on (``principal``).
+        2. Otherwise (an error status such as DAViCal's 405 on ``/``, or no
+           principal named), PROPFIND ``/.well-known/carddav`` (RFC 6764 §5),
+           following its redirects on the same origin only (``well-known``).
+        3. Otherwise ``CARDDAV_URL`` itself is used (``given URL``).
+
+        The principal's ``addressbook-home-set`` (RFC 6352 §7.1.1) is the home.
+
+        Raises:
+            AuthenticationFailed: 401 anywhere.
+            BackendError: nothing answered with WebDAV properties (the message says what answered what),
+                or a redirect left the origin.
+        """
+        if self._discovery is not None and not refresh:
+            return self._discovery
+        given = norm_href(self.base_url) or "/"
+        status, answered, response = await self._probe(given)
+        method: Literal["given URL", "principal", "well-known"] = "principal"
+        well_known: str | None = None
+        principal = self._principals(response)
+        if not principal:
+            wk_status, wk_answered, wk_response = await self._probe(_WELL_KNOWN)
+            wk_principal = self._principals(wk_response)
+            if wk_principal:
+                method, well_known, principal = "well-known", wk_answered, wk_principal
+                answered, response = wk_answered, wk_response
+            elif response is not None:
+                self._discovery = Discovery("given URL", given, None, None, None)
+                return self._discovery
+            else:
+                moved = f" at {wk_answered}" if wk_answered != _WELL_KNOWN else ""
+                raise BackendError(
+                    f"no address books could be found from CARDDAV_URL (PROPFIND {given} answered {status}; "
+                    f"PROPFIND {_WELL_KNOWN} answered {wk_status}{moved}; no current-user-principal was named, "
+                    "RFC 6764 §6). Set CARDDAV_URL to your principal or address-book home URL.",
+                    status,
+                )
+        found = _folder(principal[0])
+        raw_homes = response.raw_hrefs(CARDDAV, "addressbook-home-set") if response and found == answered else []
+        homes = [h for h in (self._discovered("addressbook-home-set", raw) for raw in raw_homes[:1]) if h]
+        home = _folder(homes[0]) if homes else await self.home(found)
+        self._discovery = Discovery(method, given, well_known, found, home)
+        return self._discovery
+
     async def principal(self) -> str | None:
-        """The current user's principal path (RFC 5397), or None if the server does not say."""
-        ms = await self._multistatus(
-            "PROPFIND", self.base_url, davxml.propfind([(DAV, "current-user-principal")]), "0", "find the principal"
-        )
-        for response in ms.responses:
-            hrefs = response.raw_hrefs(DAV, "current-user-principal")
-            if hrefs:
-                return self._discovered("current-user-principal", hrefs[0])
-        return None
+        """The current user's principal path (RFC 5397, found as :meth:`discover` does), or None."""
+        return (await self.discover()).principal
 
     async def home(self, principal: str) -> str | None:
         """The principal's ``addressbook-home-set`` (RFC 6352 §7.1.1), or None."""
@@ -459,8 +574,14 @@ class CardDavClient:
         for response in ms.responses:
             hrefs = response.raw_hrefs(CARDDAV, "addressbook-home-set")
             if hrefs:
-                return self._discovered("addressbook-home-set", hrefs[0])
+                found = self._discovered("addressbook-home-set", hrefs[0])
+                return _folder(found) if found else None
         return None
+
+    def _principals(self, response: DavResponse | None) -> list[str]:
+        """The ``current-user-principal`` of a discovery answer, as a path on this origin (or none)."""
+        raw = response.raw_hrefs(DAV, "current-user-principal") if response else []
+        return [p for p in (self._discovered("current-user-principal", href) for href in raw[:1]) if p]
 
     def _discovered(self, name: str, raw: str) -> str | None:
         """A discovered principal or home href as a path, or None (logged) when it points off the configured origin.
@@ -480,17 +601,20 @@ class CardDavClient:
     async def address_books(self) -> list[BookInfo]:
         """Every address book reachable from the configured URL, sorted by path.
 
-        The URL may be an address book, a home, a principal or the server root.
+        The URL may be an address book, a home, a principal or the server root
+        (see :meth:`discover`).
         """
-        start = norm_href(self.base_url)
-        ms = await self._multistatus("PROPFIND", start, davxml.propfind(_BOOK_PROPS), "1", "list address books")
-        books = {r.href: _book_info(r) for r in ms.responses if _is_book(r)}
-        if not books:
-            principal = await self.principal()
-            home = await self.home(principal) if principal else None
-            if home and home != start:
-                ms = await self._multistatus("PROPFIND", home, davxml.propfind(_BOOK_PROPS), "1", "list address books")
-                books = {r.href: _book_info(r) for r in ms.responses if _is_book(r)}
+        found = await self.discover()
+        start = norm_href(self.base_url) or "/"
+        books: dict[str, BookInfo] = {}
+        if found.method != "well-known":  # CARDDAV_URL answers PROPFIND: it may be a book or a home
+            ms = await self._multistatus("PROPFIND", start, davxml.propfind(_BOOK_PROPS), "1", "list address books")
+            books = {r.href: _book_info(r) for r in ms.responses if _is_book(r)}
+        if not books and found.home and found.home != start:
+            ms = await self._multistatus(
+                "PROPFIND", found.home, davxml.propfind(_BOOK_PROPS), "1", "list address books"
+            )
+            books = {r.href: _book_info(r) for r in ms.responses if _is_book(r)}
         return sorted(books.values(), key=lambda b: b.path)
 
     async def book(self, path: str) -> BookInfo | None:

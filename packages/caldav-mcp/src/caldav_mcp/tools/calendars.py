@@ -10,7 +10,7 @@ from mcp_types import CallToolResult
 
 from approval_core import structured
 from caldav_mcp.errors import BackendError
-from caldav_mcp.models import CalendarOut, Calendars, ServerInfo
+from caldav_mcp.models import CalendarOut, Calendars, DiscoveryOut, ServerInfo
 from caldav_mcp.tools.common import READ, App
 
 __all__ = ["register"]
@@ -29,7 +29,7 @@ def register(server: MCPServer[Any], app: App) -> None:
 
     @server.tool(annotations=READ)
     async def get_server_info() -> Annotated[CallToolResult, ServerInfo]:
-        """Whether a server is configured and reachable, whether it does RFC 6638 scheduling, how many calendars."""
+        """Whether a server is configured and reachable, how its calendars were found (RFC 6764), and scheduling."""
         settings = app.client.settings
         missing = settings.missing()
         info = ServerInfo(
@@ -41,8 +41,16 @@ def register(server: MCPServer[Any], app: App) -> None:
         if missing:
             return structured(info)
         try:
-            info.scheduling = await app.client.scheduling()
             info.calendars = len(await app.client.calendars(refresh=True))
+            found = await app.client.discovery()
+            info.discovery = DiscoveryOut(
+                method=found.method,
+                url=found.url,
+                well_known=found.well_known,
+                principal=found.principal,
+                home_sets=list(found.home_sets),
+            )
+            info.scheduling = await app.client.scheduling()
             info.reachable = True
         except BackendError as exc:
             info.reachable = False

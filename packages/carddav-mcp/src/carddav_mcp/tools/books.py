@@ -10,7 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from approval_core import ApprovalGate, annotations, structured
 from carddav_mcp.backend import Backend
 from carddav_mcp.davxml import norm_href
-from carddav_mcp.models import AddressBook, AddressBooks, ServerInfo
+from carddav_mcp.models import AddressBook, AddressBooks, DiscoveryOut, ServerInfo
 
 __all__ = ["register"]
 
@@ -36,15 +36,22 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
     @server.tool(annotations=READ)
     async def get_server_info() -> Annotated[mt.CallToolResult, ServerInfo]:
-        """Describe the CardDAV server: its DAV classes (OPTIONS), the account's principal, sync support."""
+        """Describe the CardDAV server: its DAV classes (OPTIONS), how the address books were found (RFC 6764), sync."""
         client = backend.client()
-        classes = await client.options(norm_href(client.base_url))
-        principal = await client.principal()
+        found = await client.discover(refresh=True)
+        classes = await client.options(found.principal or found.home or norm_href(client.base_url))
         books = await backend.books()
         return structured(
             ServerInfo(
                 url=client.base_url,
-                principal=principal,
+                principal=found.principal,
+                discovery=DiscoveryOut(
+                    method=found.method,
+                    url=found.url,
+                    well_known=found.well_known,
+                    principal=found.principal,
+                    home=found.home,
+                ),
                 dav_classes=sorted(classes),
                 supports_sync_collection=bool(books) and await client.supports_sync(books[0].path),
                 allowed_address_books=sorted(backend.settings.addressbooks),

@@ -1,0 +1,222 @@
+"""One smoke suite on every server (Radicale, Xandikos, DAViCal): calendars, events, tasks, journals, contacts.
+
+Each server is configured by its root URL, as a person would; discovery
+(RFC 6764) finds the calendars and address books. Where a server differs,
+the test says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+
+from approval_core import ApprovalSettings
+from approval_core.testing import accept, approval_of, connect, decline
+from caldav_mcp.server import build_server as caldav_server
+from caldav_mcp.settings import CalDAVSettings
+from carddav_mcp.server import build_server as carddav_server
+from carddav_mcp.settings import CardDavSettings
+
+pytestmark = pytest.mark.anyio
+
+
+def ok(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def calendars(target: Any, answer: Any = accept) -> Any:
+    settings = CalDAVSettings(target.url, target.username, target.password)
+    return connect(
+        caldav_server(ApprovalSettings(), settings, headers=target.headers), revision="2026-07-28", answer=answer
+    )
+
+
+def contacts(target: Any, answer: Any = accept) -> Any:
+    settings = CardDavSettings(
+        url=target.url, username=target.username, password=target.password, extra_headers=target.headers
+    )
+    return connect(carddav_server(ApprovalSettings(), settings), revision="2026-07-28", answer=answer)
+
+
+async def test_calendars_are_found_from_the_root(target: Any) -> None:
+    async with calendars(target) as client:
+        listed = ok(await client.call_tool("list_calendars", {}))
+        info = ok(await client.call_tool("get_server_info", {}))
+    assert target.calendar in [c["id"] for c in listed["calendars"]]
+    # DAViCal behind Apache answers PROPFIND / with 405: only the well-known URI leads to the principal.
+    assert info["discovery"]["method"] == ("well-known" if target.kind == "davical" else "principal")
+
+
+async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
+    cal = target.calendar
+    window = {"calendar": cal, "start": "2026-10-01", "end": "2026-11-30"}
+    async with calendars(target) as client:
+        created = ok(
+            await client.call_tool(
+                "create_event",
+                {
+                    "calendar": cal,
+                    "summary": "Weekly review",
+                    "start": "2026-10-15T10:00:00",
+                    "end": "2026-10-15T11:00:00",
+                    "tzid": "Europe/Berlin",
+                    "rrule": "FREQ=WEEKLY;COUNT=4",
+                },
+            )
+        )
+        uid = created["uid"]
+        events = [e for e in ok(await client.call_tool("list_events", window))["events"] if e["uid"] == uid]
+        # 10:00 in Berlin on both sides of 25 October 2026 (CEST → CET).
+        assert [e["start"] for e in events] == [
+            "2026-10-15T10:00:00+02:00",
+            "2026-10-22T10:00:00+02:00",
+            "2026-10-29T10:00:00+01:00",
+            "2026-11-05T10:00:00+01:00",
+        ]
+        second, third = events[1]["id"], events[2]["id"]
+        ok(
+            await client.call_tool(
+                "update_event",
+                {
+                    "calendar": cal,
+                    "id": second,
+                    "scope": "occurrence",
+                    "summary": "Review (moved)",
+                    "start": "2026-10-22T14:00:00",
+                    "end": "2026-10-22T15:00:00",
+                    "tzid": "Europe/Berlin",
+                },
+            )
+        )
+        ok(await client.call_tool("delete_event", {"calendar": cal, "id": third, "scope": "occurrence"}))
+        events = [e for e in ok(await client.call_tool("list_events", window))["events"] if e["uid"] == uid]
+        assert [(e["start"], e["summary"]) for e in events] == [
+            ("2026-10-15T10:00:00+02:00", "Weekly review"),
+            ("2026-10-22T14:00:00+02:00", "Review (moved)"),  # an override (RECURRENCE-ID)
+            ("2026-11-05T10:00:00+01:00", "Weekly review"),  # 29 October: an EXDATE
+        ], [(e["start"], e["summary"]) for e in events]
+        ok(
+            await client.call_tool(
+                "update_event", {"calendar": cal, "id": uid, "scope": "series", "location": "Room 4"}
+            )
+        )
+        found = ok(
+            await client.call_tool(
+                "search_events", {"query": "Weekly review", "start": "2026-10-01", "end": "2026-11-30"}
+            )
+        )
+        assert uid in {e["uid"] for e in found["events"]}
+        busy = ok(
+            await client.call_tool(
+                "get_free_busy", {"start": "2026-10-15T00:00:00Z", "end": "2026-10-16T00:00:00Z", "calendars": [cal]}
+            )
+        )
+        assert busy  # the server (or the events) gave an answer; its shape is validated against the schema
+    async with calendars(target, answer=decline) as client:
+        declined = await client.call_tool("delete_event", {"calendar": cal, "id": uid, "scope": "series"})
+        assert approval_of(declined)["outcome"] == "declined"
+        assert [e for e in ok(await client.call_tool("list_events", window))["events"] if e["uid"] == uid]
+    async with calendars(target) as client:
+        gone = ok(await client.call_tool("delete_event", {"calendar": cal, "id": uid, "scope": "series"}))
+        assert gone["uid"] == uid
+        assert not [e for e in ok(await client.call_tool("list_events", window))["events"] if e["uid"] == uid]
+
+
+async def test_tasks_and_journals(target: Any) -> None:
+    cal = target.calendar
+    async with calendars(target) as client:
+        task = ok(
+            await client.call_tool(
+                "create_task", {"calendar": cal, "summary": "File the report", "due": "2026-12-01T12:00:00Z"}
+            )
+        )
+        tasks = ok(await client.call_tool("list_tasks", {"calendar": cal}))
+        assert task["uid"] in {t["uid"] for t in tasks["tasks"]}
+        journal = ok(
+            await client.call_tool("create_journal", {"calendar": cal, "summary": "Notes", "date": "2026-11-02"})
+        )
+        journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
+        assert journal["uid"] in {j["uid"] for j in journals["journals"]}
+
+
+async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
+    book = target.book
+    uid = f"smoke-{uuid.uuid4().hex[:8]}"
+    async with contacts(target) as client:
+        listed = ok(await client.call_tool("list_address_books", {}))
+        assert book in [b["id"] for b in listed["address_books"]]
+        start = ok(await client.call_tool("list_changes", {"address_book": book}))
+        created = ok(
+            await client.call_tool(
+                "create_contact",
+                {
+                    "address_book": book,
+                    "uid": uid,
+                    "fields": {"fn": "Ada Lovelace", "emails": [{"value": "ada@example.org"}]},
+                },
+            )
+        )
+        contact_id = created["id"]
+        got = ok(await client.call_tool("get_contact", {"contact_id": contact_id}))
+        assert got["fn"] == "Ada Lovelace"
+        # DAViCal 1.1.12 answers a card's PUT without an ETag: the update reads the card fresh (GET) and
+        # binds the ETag of that read, so it still writes with If-Match.
+        ok(await client.call_tool("update_contact", {"contact_id": contact_id, "changes": {"title": "Analyst"}}))
+        found = ok(await client.call_tool("search_contacts", {"query": "Lovelace", "address_book": book}))
+        assert contact_id in [h["id"] for h in found["hits"]]
+        changes = ok(
+            await client.call_tool("list_changes", {"address_book": book, "sync_token": start.get("sync_token")})
+        )
+        assert changes
+        group = ok(
+            await client.call_tool("create_group", {"address_book": book, "name": "Friends", "members": [contact_id]})
+        )
+        groups = ok(await client.call_tool("list_groups", {"address_book": book}))
+        assert group["id"] in [g["id"] for g in groups["groups"]]
+        ok(
+            await client.call_tool(
+                "update_contact", {"contact_id": contact_id, "vcard": None, "changes": {"note": "photo below"}}
+            )
+        )
+    async with contacts(target, answer=decline) as client:
+        declined = await client.call_tool("delete_contact", {"contact_ids": [contact_id]})
+        assert approval_of(declined)["outcome"] == "declined"
+    async with contacts(target) as client:
+        ok(await client.call_tool("delete_contact", {"contact_ids": [contact_id]}))
+        gone = await client.call_tool("get_contact", {"contact_id": contact_id})
+        assert gone.is_error
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # a 1x1 PNG
+
+
+async def test_the_three_group_conventions_and_a_photo(target: Any) -> None:
+    """Groups written by other clients (vCard 4 KIND:group, Apple's X-ADDRESSBOOKSERVER-*, CATEGORIES)."""
+    n = uuid.uuid4().hex[:8]
+    cards = {
+        f"m-{n}.vcf": f"VERSION:3.0\r\nUID:m-{n}\r\nFN:Grace Hopper\r\nN:Hopper;Grace;;;\r\nCATEGORIES:Team {n}\r\n"
+        f"PHOTO;ENCODING=b;TYPE=PNG:{PNG}\r\n",
+        f"gk-{n}.vcf": f"VERSION:4.0\r\nUID:gk-{n}\r\nKIND:group\r\nFN:Kind {n}\r\nMEMBER:urn:uuid:m-{n}\r\n",
+        f"ga-{n}.vcf": f"VERSION:3.0\r\nUID:ga-{n}\r\nFN:Apple {n}\r\nN:Apple {n};;;;\r\n"
+        f"X-ADDRESSBOOKSERVER-KIND:group\r\nX-ADDRESSBOOKSERVER-MEMBER:urn:uuid:m-{n}\r\n",
+    }
+    auth = None if target.headers else (target.username, target.password)
+    with httpx.Client(base_url=target.url, auth=auth, headers=target.headers) as http:
+        for name, body in cards.items():
+            put = http.put(
+                f"{target.book}{name}",
+                content=f"BEGIN:VCARD\r\n{body}END:VCARD\r\n".encode(),
+                headers={"Content-Type": "text/vcard; charset=utf-8", "If-None-Match": "*"},
+            )
+            assert put.status_code in (201, 204), put.text
+    async with contacts(target) as client:
+        groups = ok(await client.call_tool("list_groups", {"address_book": target.book}))["groups"]
+        mine = {g["convention"]: g for g in groups if n in g["name"]}
+        assert set(mine) == {"kind", "apple", "categories"}, groups
+        assert all(g["member_count"] == 1 for g in mine.values()), mine
+        photo = ok(await client.call_tool("get_contact_photo", {"contact_id": f"{target.book}m-{n}.vcf"}))
+        assert (photo["kind"], photo["media_type"], photo["included"]) == ("inline", "image/png", True)
