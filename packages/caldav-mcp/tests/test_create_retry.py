@@ -20,28 +20,35 @@ from caldav_mcp.settings import CalDAVSettings
 
 pytestmark = pytest.mark.anyio
 
-Mode = Literal["pass", "drop_reply", "drop_request"]
+Mode = Literal["pass", "drop_reply", "drop_request", "hold"]
 
 
 @dataclass
 class LossyProxy:
     """A test double: a TCP proxy on 127.0.0.1 in front of the real Radicale.
 
-    It relays every request and answer, except the next PUT while ``mode`` is armed:
-    ``drop_reply`` forwards that PUT to Radicale and closes the client's connection
-    instead of relaying the answer (the write happened, the reply was lost);
-    ``drop_request`` closes the connection without forwarding it (nothing happened).
+    It relays every request and answer, except the next request of ``method`` (PUT
+    unless set) while ``mode`` is armed: ``drop_reply`` forwards it to Radicale and
+    closes the client's connection instead of relaying the answer (the write
+    happened, the reply was lost); ``drop_request`` closes the connection without
+    forwarding it (nothing happened); ``hold`` keeps it, unanswered, until
+    ``release`` is set, and only then forwards it (a server still working on the
+    request after the client timed out), setting ``forwarded`` once Radicale answered.
 
     Attributes:
         url: The proxy's base URL.
-        mode: What happens to the next PUT; back to ``pass`` once it has happened.
+        mode: What happens to the next request of ``method``; back to ``pass`` once it has happened.
+        method: The HTTP method ``mode`` applies to.
         puts: How many PUTs reached Radicale through the proxy.
     """
 
     url: str
     mode: Mode = "pass"
+    method: bytes = b"PUT"
     puts: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    release: threading.Event = field(default_factory=threading.Event)
+    forwarded: threading.Event = field(default_factory=threading.Event)
 
 
 def _read_message(sock: socket.socket, buffer: bytes, *, head_only: bool = False) -> tuple[bytes, bytes] | None:
@@ -78,10 +85,16 @@ def _serve(proxy: LossyProxy, client: socket.socket, upstream: tuple[str, int]) 
             message, pending = request
             method = message.split(b" ", 1)[0]
             with proxy.lock:
-                mode = proxy.mode if method == b"PUT" else "pass"
+                mode = proxy.mode if method == proxy.method else "pass"
                 if mode != "pass":
                     proxy.mode = "pass"
             if mode == "drop_request":
+                return
+            if mode == "hold":
+                proxy.release.wait(60)
+                server.sendall(message)
+                _read_message(server, b"")
+                proxy.forwarded.set()
                 return
             server.sendall(message)
             if method == b"PUT":

@@ -192,6 +192,9 @@ class Deleted(BaseModel):
         default=False,
         description="True when the server answered 404: someone else had deleted it meanwhile, as asked.",
     )
+    note: str | None = Field(
+        default=None, description="Set when the server's answer to the write was lost and the result was read back."
+    )
 
 
 class Moved(BaseModel):
@@ -200,6 +203,9 @@ class Moved(BaseModel):
     uid: str
     source: str
     destination: str
+    note: str | None = Field(
+        default=None, description="Set when the server's answer to the write was lost and the result was read back."
+    )
 
 
 class Responded(BaseModel):
@@ -209,6 +215,9 @@ class Responded(BaseModel):
     uid: str
     partstat: str
     reply_sent_by_server: bool = Field(description="True on a scheduling server: the organiser was sent a REPLY.")
+    note: str | None = Field(
+        default=None, description="Set when the server's answer to the write was lost and the result was read back."
+    )
 
 
 class BusyInterval(BaseModel):

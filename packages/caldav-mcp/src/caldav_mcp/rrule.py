@@ -16,8 +16,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
-__all__ = ["rule_problem", "until_problem"]
+__all__ = ["FIRST_OCCURRENCE_YEARS", "first_occurrence_problem", "rule_problem", "until_problem"]
+
+FIRST_OCCURRENCE_YEARS = 100
+"""How far after DTSTART a new rule's first occurrence is looked for on write (and within the expansion time
+bound, ``caldav_mcp.ical.MAX_EXPANSION_SECONDS``); a rule with none there is refused."""
 
 _FREQS = {"SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY"}
 _WEEKDAYS = {"MO", "TU", "WE", "TH", "FR", "SA", "SU"}
@@ -33,9 +38,13 @@ _RANGES: dict[str, tuple[int, int, bool]] = {
     "BYSETPOS": (1, 366, True),
 }
 _KNOWN = {"FREQ", "UNTIL", "COUNT", "INTERVAL", "BYDAY", "WKST", *_RANGES}
-_INTEGER = re.compile(r"^[+-]?\d{1,6}$")
-_BYDAY = re.compile(r"^([+-]?)(\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)$")
-_UNTIL = re.compile(r"^\d{8}(T\d{6}Z?)?$")
+# ASCII digits only: str.isdigit() and \d also take "²" or "١٠", which int() then rejects or reads as 10.
+_INTEGER = re.compile(r"^[+-]?[0-9]{1,6}$")
+_COUNTING = re.compile(r"^[+-]?[0-9]{1,9}$")
+_BYDAY = re.compile(r"^([+-]?)([0-9]{1,2})?(MO|TU|WE|TH|FR|SA|SU)$")
+_UNTIL = re.compile(r"^[0-9]{8}(T[0-9]{6}Z?)?$")
+# The most days each month can have (February in a leap year).
+_MONTH_DAYS = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
 _SECTION = "(RFC 5545 §3.3.10)"
 
 
@@ -99,7 +108,9 @@ def rule_problem(text: str) -> str | None:
     for name in ("INTERVAL", "COUNT"):
         if name in parts:
             value = parts[name]
-            if not value.isdigit() or int(value) < 1:
+            if not _COUNTING.match(value):
+                return f"{name}={value} is not an integer written with the digits 0-9 {_SECTION}"
+            if int(value) < 1:
                 return f"{name}={value} is out of range: {name} must be an integer of 1 or more {_SECTION}"
     if "COUNT" in parts and "UNTIL" in parts:
         return f"COUNT and UNTIL are given together; a rule may have only one of them {_SECTION}"
@@ -135,6 +146,65 @@ def rule_problem(text: str) -> str | None:
         return f"BYSETPOS needs another BYxxx rule part to select from {_SECTION}"
     if "WKST" in parts and parts["WKST"] not in _WEEKDAYS:
         return f"WKST={parts['WKST']} is not a weekday (MO..SU) {_SECTION}"
+    if "BYMONTH" in parts and "BYMONTHDAY" in parts:
+        months = [int(item) for item in parts["BYMONTH"].split(",")]
+        days = [abs(int(item)) for item in parts["BYMONTHDAY"].split(",")]
+        if not any(day <= _MONTH_DAYS[month] for month in months for day in days):
+            return (
+                f"BYMONTHDAY={parts['BYMONTHDAY']} never falls in BYMONTH={parts['BYMONTH']}: none of those months "
+                f"has such a day, so the rule has no occurrence {_SECTION}"
+            )
+    return None
+
+
+def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str | None:
+    """Why a rule that passed :func:`rule_problem` has no first occurrence; None when it has one.
+
+    The rule is expanded from ``dtstart`` (dateutil, RFC 5545 §3.3.10) up to
+    FIRST_OCCURRENCE_YEARS years later, its COUNT ignored and its UNTIL kept,
+    under the expansion watchdog (``caldav_mcp.ical.MAX_EXPANSION_SECONDS``).
+    A rule whose BYxxx parts exclude every instant (``FREQ=DAILY;BYMONTH=2;
+    BYMONTHDAY=31`` in a form the static check does not see) never occurs: a
+    CalDAV server would spend minutes expanding it on every time-range query.
+    CPU-bound for up to the time bound: call it from a worker thread.
+
+    Args:
+        text: A rule that :func:`rule_problem` accepted.
+        dtstart: The entry's DTSTART (a date is taken as midnight).
+
+    Returns:
+        A sentence naming the rule's parts, or None.
+    """
+    from dateutil.rrule import rrulestr
+
+    from caldav_mcp.ical import _WATCHDOG, MAX_EXPANSION_SECONDS, ExpansionTimeout  # pyright: ignore[reportPrivateUsage]
+
+    parts, problem = _parts(text)
+    if problem is not None:
+        return None
+    kept = ";".join(f"{name}={value}" for name, value in parts.items() if not name.startswith("X-"))
+    start = dtstart if isinstance(dtstart, dt.datetime) else dt.datetime.combine(dtstart, dt.time())
+    limit = start.replace(year=min(start.year + FIRST_OCCURRENCE_YEARS, dt.MAXYEAR), day=min(start.day, 28))
+    named = ", ".join(f"{name}={value}" for name, value in parts.items() if name.startswith("BY")) or (
+        f"UNTIL={parts['UNTIL']}" if "UNTIL" in parts else "no BYxxx part"
+    )
+    try:
+        with _WATCHDOG.limit(MAX_EXPANSION_SECONDS):
+            rule: Any = rrulestr(kept, dtstart=start)
+            until = rule._until  # pyright: ignore[reportPrivateUsage]
+            rule = rule.replace(count=None, until=limit if until is None or until > limit else until)
+            first = next(iter(rule), None)
+    except ExpansionTimeout:
+        return (
+            f"no occurrence of FREQ={parts.get('FREQ')} with {named} was found within "
+            f"{MAX_EXPANSION_SECONDS:g} s of expansion, the most this server spends on one entry: the rule never "
+            f"occurs or too rarely for this server to expand it {_SECTION}"
+        )
+    except (ValueError, TypeError) as exc:
+        return f"the rule cannot be expanded from this start ({type(exc).__name__}) {_SECTION}"
+    if first is None:
+        span = "before its UNTIL" if "UNTIL" in parts else f"within {FIRST_OCCURRENCE_YEARS} years of the start"
+        return f"FREQ={parts.get('FREQ')} with {named} has no occurrence {span}: the rule never occurs {_SECTION}"
     return None
 
 

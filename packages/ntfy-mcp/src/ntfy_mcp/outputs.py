@@ -114,6 +114,9 @@ class PublishResult(BaseModel):
     time: int | None = Field(default=None, description="Delivery time, Unix seconds UTC")
     scheduled: bool = False
     error: str | None = None
+    note: str | None = Field(
+        default=None, description="Set when ntfy's answer was lost and the topic was read back to find the message."
+    )
 
 
 class PublishResults(BaseModel):

@@ -7,8 +7,9 @@ name made from the entry's UID, and the caller may choose that UID. Then:
   "already exists" with its id; it never stores a second copy;
 * when the PUT fails without an answer that says what happened (the
   connection dropped after the request left, a timeout, a 5xx), the entry is
-  looked up by its UID and the answer says "created" or "not created"; only
-  if that lookup fails too does the answer say it is unknown, and then that
+  looked up by its UID and the answer says "created" or "not created"; after
+  a timeout an entry not (yet) found is "not known", since the server may
+  still be storing it; if the lookup fails too, that is unknown as well, and
   repeating the call with the same ``uid`` is safe.
 """
 
@@ -26,6 +27,7 @@ from caldav_mcp.editing import new_calendar, serialise
 from caldav_mcp.errors import BackendError, Conflict, NotFound
 from caldav_mcp.models import Written
 from caldav_mcp.tools.common import App
+from caldav_mcp.tools.outcome import loss_of
 
 __all__ = ["UID_PATTERN", "NewUidArg", "create_entry"]
 
@@ -45,6 +47,7 @@ NewUidArg = Annotated[
 ]
 
 _NOUN: dict[str, str] = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}
+_GETTER: dict[str, str] = {"VEVENT": "get_event", "VTODO": "get_task", "VJOURNAL": "get_journal"}
 
 
 def _exists(uid: str, cal: CalendarInfo) -> Conflict:
@@ -99,6 +102,13 @@ async def _after_failure(
     try:
         stored = await app.client.find(cal, kind, uid)
     except NotFound:
+        if loss_of(failure) == "timed out":
+            raise BackendError(
+                f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {uid!r} is in {cal.path} yet, but the "
+                f"server may still be storing it: whether it was created is NOT KNOWN. Check later with "
+                f'{_GETTER[kind]} (uid "{uid}") or repeat the call with uid="{uid}": that creates it, or answers '
+                "that it already exists; it can never make a second copy."
+            ) from None
         raise BackendError(
             f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {uid!r} is in {cal.path}, so it was NOT "
             f'created. Repeating the call with uid="{uid}" is safe: it can never make a second copy.'

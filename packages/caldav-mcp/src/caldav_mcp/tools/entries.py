@@ -15,7 +15,7 @@ from pydantic import Field
 from approval_core import NotApproved, structured
 from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
-from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times
+from caldav_mcp.editing import apply_text, bump, new_entry, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import master, parse_calendar, parse_when, times_of
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
@@ -33,7 +33,7 @@ from caldav_mcp.tools.common import (
 )
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.events_read import CalendarArg
-from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, version_of
+from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, remove, version_of, write_back
 from caldav_mcp.views import categories, text_of, unreadable_entry
 
 __all__ = ["register"]
@@ -120,8 +120,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        gone = await app.client.delete(resource) == "already gone"
-        return structured(Deleted(calendar=cal.path, uid=uid, scope="entry", already_gone=gone))
+        gone, note = await remove(app, cal, uid, resource, kind)
+        return structured(Deleted(calendar=cal.path, uid=uid, scope="entry", already_gone=gone, note=note))
 
     # ------------------------------------------------------------------ tasks
 
@@ -223,8 +223,8 @@ def register(server: MCPServer[Any], app: App) -> None:
                 todo.pop(name, None)
                 todo.add(name, value)
         bump(todo)
-        written = await app.client.replace(resource, serialise(ical))
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated"))
+        written, note = await write_back(app, cal, uid, resource, ical, "VTODO")
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated", note=note))
 
     @server.tool(annotations=TOGGLE)
     async def complete_task(
@@ -246,9 +246,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         else:
             todo.add("STATUS", "NEEDS-ACTION")
         bump(todo)
-        written = await app.client.replace(resource, serialise(ical))
+        written, note = await write_back(app, cal, uid, resource, ical, "VTODO")
         action: Literal["completed", "reopened"] = "completed" if completed else "reopened"
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action=action))
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action=action, note=note))
 
     @server.tool(annotations=DELETE)
     async def delete_task(
@@ -338,8 +338,8 @@ def register(server: MCPServer[Any], app: App) -> None:
             journal.pop("DTSTART", None)
             journal.add("DTSTART", parse_when(date, "date"))
         bump(journal)
-        written = await app.client.replace(resource, serialise(ical))
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated"))
+        written, note = await write_back(app, cal, uid, resource, ical, "VJOURNAL")
+        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated", note=note))
 
     @server.tool(annotations=DELETE)
     async def delete_journal(

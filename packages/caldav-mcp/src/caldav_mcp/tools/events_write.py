@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
+import anyio
 import icalendar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
@@ -19,7 +20,7 @@ from pydantic import Field
 
 from approval_core import NotApproved, annotations, structured
 from caldav_mcp import dialogs
-from caldav_mcp.client import Resource
+from caldav_mcp.client import CalendarInfo, Component, Resource
 from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times, validate_rrule
 from caldav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
@@ -33,12 +34,13 @@ from caldav_mcp.ical import (
     rid_text,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
-from caldav_mcp.rrule import until_problem
+from caldav_mcp.rrule import first_occurrence_problem, until_problem
 from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
+from caldav_mcp.tools.outcome import fingerprint, loss_of, unsettled
 
-__all__ = ["register"]
+__all__ = ["register", "remove", "write_back"]
 
 Scope = Literal["occurrence", "series"]
 IdArg = Annotated[str, Field(description="Event id from list_events: a UID, or UID#RECURRENCE-ID.", min_length=1)]
@@ -138,7 +140,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise.
 
         The rrule is checked against RFC 5545 §3.3.10 (FREQ required, INTERVAL and COUNT at least 1, never
-        COUNT with UNTIL, the BYxxx ranges, UNTIL of the start's value type and in UTC for a zoned start).
+        COUNT with UNTIL, the BYxxx ranges, UNTIL of the start's value type and in UTC for a zoned start), and
+        must have an occurrence within 100 years of the start (BYMONTH=2;BYMONTHDAY=31 never occurs).
         Give a uid to make the call safe to repeat: a repeat answers that the event already exists.
         """
         cal = await app.client.calendar(calendar)
@@ -155,6 +158,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         if rrule is not None:
             begin = event["DTSTART"].dt
             event.add("RRULE", validate_rrule(rrule, begin))
+            never = await anyio.to_thread.run_sync(first_occurrence_problem, rrule, begin)
+            if never is not None:
+                raise InvalidInput(f"rrule: {never}")
         if transparent:
             event.add("TRANSP", "TRANSPARENT")
         return await create_entry(app, cal, event, given=uid is not None)
@@ -237,9 +243,11 @@ def register(server: MCPServer[Any], app: App) -> None:
             if target_component is series:
                 _check_until(series)
         bump(target_component)
-        written = await app.client.replace(resource, serialise(ical))
+        written, note = await write_back(app, cal, uid, resource, ical)
         out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
-        return structured(Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated"))
+        return structured(
+            Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated", note=note)
+        )
 
     @server.tool(annotations=DELETE)
     async def delete_event(
@@ -278,10 +286,10 @@ def register(server: MCPServer[Any], app: App) -> None:
                     ical.subcomponents.remove(component)
             series.add("EXDATE", original)
             bump(series)
-            await app.client.replace(resource, serialise(ical))
+            _, note = await write_back(app, cal, uid, resource, ical)
             gone = False
         else:
-            gone = await app.client.delete(resource) == "already gone"
+            gone, note = await remove(app, cal, uid, resource)
         return structured(
             Deleted(
                 calendar=cal.path,
@@ -289,6 +297,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 scope=effective,
                 recurrence_id=rid if effective == "occurrence" else None,
                 already_gone=gone,
+                note=note,
             )
         )
 
@@ -334,8 +343,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        await app.client.move(resource, target)
-        return structured(Moved(uid=uid, source=cal.path, destination=target.path))
+        note = await _move(app, cal, uid, resource, target)
+        return structured(Moved(uid=uid, source=cal.path, destination=target.path, note=note))
 
     @server.tool(annotations=RESPOND)
     async def respond_to_event(
@@ -398,8 +407,126 @@ def register(server: MCPServer[Any], app: App) -> None:
             entry.params["PARTSTAT"] = partstat
             entry.params.pop("RSVP", None)
             bump(component, sequence=False)
-        await app.client.replace(resource, serialise(ical))
-        return structured(Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling))
+        _, note = await write_back(app, cal, uid, resource, ical)
+        return structured(
+            Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling, note=note)
+        )
+
+
+_CHECK = "read it again with get_event"
+_LOST = "The server's answer to the write was lost ({failure}); reading back showed {what}."
+
+
+def _unchecked(failure: BackendError, check: BackendError) -> BackendError:
+    return BackendError(
+        f"{failure} Whether the change happened could not be checked either ({check}): NOT KNOWN. Before "
+        f"repeating the call, {_CHECK}."
+    )
+
+
+async def write_back(
+    app: App, cal: CalendarInfo, uid: str, resource: Resource, ical: icalendar.Calendar, kind: Component = "VEVENT"
+) -> tuple[Resource, str | None]:
+    """PUT the changed entry (If-Match); when the answer is lost, read back and say whether it changed.
+
+    Returns:
+        The written resource and None, or (answer lost, change found) the stored resource and a note.
+
+    Raises:
+        BackendError: the server answered no, or (answer lost) the change is not there: "NOT changed" when the
+            request never left, else "NOT KNOWN" with how to check (:mod:`caldav_mcp.tools.outcome`).
+    """
+    text = serialise(ical)
+    try:
+        return await app.client.replace(resource, text), None
+    except BackendError as failure:
+        loss = loss_of(failure)
+        if loss is None:
+            raise
+        try:
+            now = await app.client.find(cal, kind, uid)
+        except NotFound:
+            raise unsettled(failure, loss, "the entry is no longer there (deleted meanwhile)", _CHECK) from None
+        except BackendError as check:
+            raise _unchecked(failure, check) from None
+        if _same_version(now.data, text):
+            return now, _LOST.format(failure=failure, what="the change was made")
+        if now.etag is not None and now.etag == resource.etag:
+            raise unsettled(failure, loss, "the entry still has the ETag it was read with", _CHECK) from None
+        raise unsettled(
+            failure, loss, "the entry has changed, but not to what was written (someone else changed it)", _CHECK
+        ) from None
+
+
+def _same_version(stored: str, written: str) -> bool:
+    try:
+        return fingerprint(stored) == fingerprint(written)
+    except ValueError:
+        return False
+
+
+async def remove(
+    app: App, cal: CalendarInfo, uid: str, resource: Resource, kind: Component = "VEVENT"
+) -> tuple[bool, str | None]:
+    """DELETE (If-Match); when the answer is lost, read back: gone is "deleted", still there is not.
+
+    Returns:
+        (already gone, note): the note is set when the answer was lost and the entry was found gone.
+    """
+    try:
+        return await app.client.delete(resource) == "already gone", None
+    except BackendError as failure:
+        loss = loss_of(failure)
+        if loss is None:
+            raise
+        try:
+            now = await app.client.find(cal, kind, uid)
+        except NotFound:
+            return False, _LOST.format(failure=failure, what="the entry is gone: it was deleted")
+        except BackendError as check:
+            raise _unchecked(failure, check) from None
+        found = (
+            "the entry is still there, with the ETag it was read with"
+            if now.etag == resource.etag
+            else "the entry is still there, changed by someone else meanwhile"
+        )
+        raise unsettled(failure, loss, found, _CHECK) from None
+
+
+async def _move(app: App, cal: CalendarInfo, uid: str, resource: Resource, target: CalendarInfo) -> str | None:
+    """MOVE; when the answer is lost, read both calendars back: only in the destination is "moved".
+
+    Returns:
+        None, or (answer lost, the event found in the destination only) a note.
+    """
+    try:
+        await app.client.move(resource, target)
+        return None
+    except BackendError as failure:
+        loss = loss_of(failure)
+        if loss is None:
+            raise
+        try:
+            there = await _holds(app, target, uid)
+            here = await _holds(app, cal, uid)
+        except BackendError as check:
+            raise _unchecked(failure, check) from None
+        if there and not here:
+            return _LOST.format(failure=failure, what=f"the event is in {target.path} and no longer in {cal.path}")
+        where = (
+            f"the event is still in {cal.path} and not in {target.path}"
+            if here and not there
+            else f"the event is {'in both calendars' if here else 'in neither calendar'}"
+        )
+        raise unsettled(failure, loss, where, f"look for it with get_event in {cal.path} and {target.path}") from None
+
+
+async def _holds(app: App, cal: CalendarInfo, uid: str) -> bool:
+    try:
+        await app.client.find(cal, "VEVENT", uid)
+    except NotFound:
+        return False
+    return True
 
 
 def _check_until(series: icalendar.Component) -> None:

@@ -10,13 +10,14 @@ import re
 import time
 from typing import Annotated, Any
 
+import httpx2
 import mcp_types as mt
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from approval_core import annotations, structured
 from ntfy_mcp.app import NtfyApp
-from ntfy_mcp.errors import BackendError, InputError
+from ntfy_mcp.errors import BackendError, InputError, NtfyUnavailable
 from ntfy_mcp.models import Priority, priority_number
 from ntfy_mcp.outputs import IdResult, IdResults, Message, MessageList, PublishResult, PublishResults, message_from_ntfy
 from ntfy_mcp.tools._common import (
@@ -63,6 +64,52 @@ def since_param(since: str, cursor: str | None) -> str:
     return since
 
 
+def _answer_lost(exc: BackendError) -> bool:
+    """Whether a publish failed with no answer after the request may have left (a timeout, a broken connection).
+
+    False for an answer (an error document, a 5xx, a redirect) and for a connection that was never made
+    (httpx ConnectError / ConnectTimeout): then nothing was published.
+    """
+    if not isinstance(exc, NtfyUnavailable):
+        return False
+    cause = exc.__cause__
+    if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
+        return False
+    return isinstance(cause, TimeoutError | httpx2.TimeoutException | httpx2.TransportError)
+
+
+async def _read_back(app: NtfyApp, topic: str, body: dict[str, Any], before: float) -> dict[str, Any] | None:
+    """The message on ``topic`` since just before the publish that matches what was sent, or None.
+
+    Polls ``GET /<topic>/json?poll=1&since=<unix>&scheduled=1`` (ntfy docs, "Subscribe API": poll, since,
+    scheduled) and matches each ``message`` event's ``message`` and ``title`` against the body sent.
+    """
+    try:
+        events = await app.client.poll(
+            [topic], {"since": str(int(before) - 1), "scheduled": "1"}, limit=READ_BACK_EVENTS
+        )
+    except BackendError:
+        return None
+    for event in reversed(events):
+        if event.get("event") != "message":
+            continue
+        if all(event.get(key) == body.get(key) for key in ("message", "title") if key in body):
+            return event
+    return None
+
+
+def _unknown(exc: BackendError, topic: str, before: float) -> str:
+    return (
+        f"not known whether it was delivered: {exc}, and reading the topic back did not find it (yet). Before "
+        f'publishing again, check with list_messages(topics=["{topic}"], since="{int(before) - 1}"): a second '
+        "publish would deliver a second notification."
+    )
+
+
+READ_BACK_EVENTS = 100
+"""The most events read back from a topic to find a publish whose answer was lost."""
+
+
 def register(server: MCPServer[Any], app: NtfyApp) -> None:
     """Add the four unguarded message tools to ``server``."""
 
@@ -98,21 +145,34 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         now = time.time()
         results: list[PublishResult] = []
         for topic in chosen:
+            note = None
             try:
                 stored = await app.client.publish(topic, body)
             except BackendError as exc:
-                results.append(PublishResult(topic=topic, ok=False, error=str(exc)))
-                continue
+                if not _answer_lost(exc):
+                    results.append(PublishResult(topic=topic, ok=False, error=f"not published: {exc}"))
+                    continue
+                found = await _read_back(app, topic, body, now)
+                if found is None:
+                    results.append(PublishResult(topic=topic, ok=False, error=_unknown(exc, topic, now)))
+                    continue
+                stored = found
+                note = (
+                    f"ntfy's answer was lost ({exc}); reading the topic back found the message delivered "
+                    f"(id {found.get('id')})."
+                )
             sent = message_from_ntfy(stored, now, shorten=True)
             results.append(
                 PublishResult(
                     topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
-                    scheduled=sent.scheduled,
+                    scheduled=sent.scheduled, note=note,
                 )
             )  # fmt: skip
         failed = sum(not r.ok for r in results)
         if failed == len(results):
-            raise BackendError("Nothing was published. " + " ".join(f"{r.topic}: {r.error}" for r in results))
+            unknown = any((r.error or "").startswith("not known") for r in results)
+            lead = "Not known whether it was published on every topic." if unknown else "Nothing was published."
+            raise BackendError(lead + " " + " ".join(f"{r.topic}: {r.error}" for r in results))
         return structured(PublishResults(results=results, published=len(results) - failed, failed=failed))
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
