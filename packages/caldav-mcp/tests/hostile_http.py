@@ -1,8 +1,11 @@
 """A hostile CalDAV server double on 127.0.0.1: answers every request with one chosen fault.
 
 A test double (no real server sends these): entity bombs, huge or endless
-bodies, a body that drips, HTML or JSON where XML belongs, malformed XML,
+bodies, a body that drips, a status line or headers that drip, ``100
+Continue`` without end, HTML or JSON where XML belongs, malformed XML,
 redirect loops, redirects to another origin, and bytes that are not HTTP.
+In ``pair`` mode it holds every request until a second one has arrived (to
+see whether two calls can be in flight at once).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Hostile:
     mode: str
     target_port: int = 0
     seen: list[str] = field(default_factory=lambda: [])
+    arrived: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def url(self) -> str:
@@ -64,6 +68,23 @@ def _answer(conn: socket.socket, hostile: Hostile) -> None:
         for _ in range(600):
             time.sleep(0.25)
             conn.sendall(b" ")
+    elif mode == "header-drip":  # every header within the per-read timeout, the headers never done
+        conn.sendall(b"HTTP/1.1 207 Multi-Status\r\n")
+        for i in range(40):
+            time.sleep(0.25)
+            conn.sendall(b"X-Drip-%d: a\r\n" % i)
+    elif mode == "status-drip":
+        for i in range(40):
+            conn.sendall(b"HTTP/1.1 207 Multi-Status"[i : i + 1] or b"a")
+            time.sleep(0.25)
+    elif mode == "continue-forever":
+        for _ in range(40):
+            conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+            time.sleep(0.25)
+    elif mode == "pair":
+        with hostile.arrived:
+            hostile.arrived.wait_for(lambda: len(hostile.seen) >= 2, timeout=30)
+        conn.sendall(_head("200 OK", Content_Type="text/html", Content_Length=len(HTML)) + HTML)
     elif mode in {"html", "json"}:
         body, kind = (HTML, "text/html") if mode == "html" else (b'{"error": "no"}', "application/json")
         conn.sendall(_head("200 OK", Content_Type=kind, Content_Length=len(body)) + body)
@@ -96,7 +117,9 @@ def hostile_server(mode: str, target_port: int = 0) -> Iterator[Hostile]:
                     if not chunk:
                         return
                     data += chunk
-                hostile.seen.append(data.split(b"\r\n", 1)[0].decode(errors="replace"))
+                with hostile.arrived:
+                    hostile.seen.append(data.split(b"\r\n", 1)[0].decode(errors="replace"))
+                    hostile.arrived.notify_all()
                 _answer(conn, hostile)
 
     class Server(socketserver.ThreadingTCPServer):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import anyio
 import pytest
 
 from approval_core import ApprovalSettings, SettingsError
@@ -23,6 +24,9 @@ FAULTS = {
     "announced-huge": "larger than CALDAV_MAX_RESPONSE_BYTES",
     "endless": "larger than CALDAV_MAX_RESPONSE_BYTES",
     "slow": "within CALDAV_TIMEOUT (1 s)",
+    "header-drip": "within CALDAV_TIMEOUT (1 s)",
+    "status-drip": "within CALDAV_TIMEOUT (1 s)",
+    "continue-forever": "within CALDAV_TIMEOUT (1 s)",
     "html": "with text/html that is not a WebDAV XML answer",
     "json": "with application/json that is not a WebDAV XML answer",
     "malformed": "malformed XML",
@@ -48,6 +52,23 @@ async def test_a_hostile_backend_gets_a_clear_error_and_no_traceback(mode: str, 
     assert FAULTS[mode] in info.structured_content["error"]
     assert [r for r in caplog.records if r.exc_info] == []
     assert hostile.seen  # the double was asked
+
+
+async def test_a_call_held_up_by_the_server_does_not_hold_up_another() -> None:
+    """Two calls at once: the double answers neither until both requests have reached it."""
+    with hostile_server("pair") as hostile:
+        settings = CalDAVSettings(hostile.url, "willi", "secret", timeout=20.0)
+        async with connect(build_server(ApprovalSettings(), settings), revision="2026-07-28") as client:
+            results = []
+
+            async def call() -> None:
+                results.append(await client.call_tool("list_calendars", {}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                group.start_soon(call)
+    texts = [result.content[0].text for result in results]
+    assert all("with text/html that is not a WebDAV XML answer" in text for text in texts), texts
 
 
 async def test_a_redirect_to_another_origin_is_not_followed() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 from caldav_mcp.client import resource_name
@@ -34,7 +36,8 @@ def test_dot_segments_are_removed(path: str, expected: str) -> None:
         ("/willi/x/../work/", "/willi/work/"),
         ("/willi/x/%2E%2E/work/", "/willi/work/"),
         ("https://DAV.example.org:443/willi/work/", "/willi/work/"),
-        ("/willi/%2577ork/", "/willi/work/"),
+        ("/willi/%77ork/", "/willi/work/"),
+        ("/willi/100%/", "/willi/100%/"),
     ],
 )
 def test_ids_that_stay_home_resolve(value: str, expected: str) -> None:
@@ -58,7 +61,9 @@ def test_ids_that_stay_home_resolve(value: str, expected: str) -> None:
         ("a@evil.example/x", "not an absolute path"),
         ("/willi/%00/", "control"),
         ("/willi/\u202e/", "control"),
-        ("/willi/%25252525/", "percent-encoded more than 3 times"),
+        ("/willi/%2577ork/", "percent-encoded twice"),
+        ("/willi/%252F%252Fevil/", "percent-encoded twice"),
+        ("/willi/%25252525/", "percent-encoded twice"),
         ("/willi/%ff/", "not UTF-8"),
         ("/willi/x?y", "? or #"),
         ("/" + "a" * 1100, "longer than 1024"),
@@ -69,6 +74,23 @@ def test_escapes_are_refused_naming_the_field_and_rule(value: str, rule: str) ->
         canonical_path(value, "destination", ORIGIN)
     assert str(raised.value).startswith("destination: ")
     assert rule in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("href", "entry"),
+    [
+        ("/willi/work/a%2541.ics", "/willi/work/a%41.ics"),
+        ("/willi/work/100%25.ics", "/willi/work/100%.ics"),
+        ("/willi/work/a%252F..%252F..%252Fb.ics", "/willi/work/a%2F..%2F..%2Fb.ics"),
+        ("/willi/work/my%20e.ics", "/willi/work/my e.ics"),
+        ("https://dav.example.org/willi/work/a%2541.ics", "/willi/work/a%41.ics"),
+    ],
+)
+def test_a_server_href_is_decoded_once_and_goes_back_to_the_same_resource(href: str, entry: str) -> None:
+    path = canonical_path(href, "href", ORIGIN, from_server=True)
+    assert path == entry
+    assert name_in(path, "/willi/work/") == entry.rsplit("/", 1)[1]
+    assert wire_path(path) == urlsplit(href).path
 
 
 def test_members_are_one_segment_below_their_collection() -> None:

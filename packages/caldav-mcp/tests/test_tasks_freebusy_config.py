@@ -145,7 +145,11 @@ async def test_wrong_credentials_are_reported_without_the_password(account) -> N
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"CALDAV_URL": "ftp://example.org"}, "CALDAV_URL='ftp://example.org' is not valid"),
+        ({"CALDAV_URL": "ftp://example.org"}, "CALDAV_URL is not valid: give an http:// or https:// URL"),
+        ({"CALDAV_URL": "http://[hunter2-secret/"}, "CALDAV_URL is not valid: its host or port cannot be read"),
+        ({"CALDAV_URL": "http://127.0.0.1:99999/"}, "CALDAV_URL is not valid: its host or port cannot be read"),
+        ({"CALDAV_URL": "http://127.0.0.1:1/?pw=hunter2-secret"}, "must not have a query (?) or fragment (#)"),
+        ({"CALDAV_URL": "http://127.0.0.1:1/#hunter2-secret"}, "must not have a query (?) or fragment (#)"),
         ({"CALDAV_CALENDARS": "work,,home"}, "CALDAV_CALENDARS has an empty entry"),
     ],
 )
@@ -155,7 +159,10 @@ def test_bad_backend_settings_stop_the_server(monkeypatch, capsys, env, message)
     with pytest.raises(SystemExit) as caught:
         main()
     assert caught.value.code == 1
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert "hunter2" not in err
+    assert "Traceback" not in err
 
 
 async def test_end_to_end_over_stdio(account) -> None:

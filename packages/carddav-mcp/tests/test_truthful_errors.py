@@ -37,6 +37,26 @@ def test_a_password_in_the_url_is_refused_at_startup_without_showing_it(url: str
 
 
 @pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://[hunter2SECRET/", "its host or port cannot be read"),
+        ("http://127.0.0.1:99999/hunter2", "its host or port cannot be read"),
+        ("http://127.0.0.1:1/?pw=hunter2", "must not have a query (?) or fragment (#)"),
+        ("http://127.0.0.1:1/#hunter2", "must not have a query (?) or fragment (#)"),
+    ],
+)
+def test_an_unreadable_url_or_one_with_a_query_is_refused_without_showing_it(url: str, reason: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        CardDavSettings.from_env({"CARDDAV_URL": url})
+    assert reason in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    with pytest.raises(NotConfigured) as refused:
+        CardDavSettings(url=url).require()
+    assert reason in str(refused.value)
+    assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
     ("env", "needle"),
     [
         ({"CARDDAV_TIMEOUT": "0"}, "CARDDAV_TIMEOUT"),

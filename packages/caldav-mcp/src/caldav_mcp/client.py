@@ -243,7 +243,11 @@ def resource_name(uid: str) -> str:
 
 
 class CalDAVClient:
-    """Async facade over a synchronous ``DAVClient`` (one request at a time).
+    """Async facade over a synchronous ``DAVClient``; each call runs in a worker thread.
+
+    Calls are not serialized: one call held up by a slow server (for at most
+    ``CALDAV_TIMEOUT`` per request, see :mod:`caldav_mcp.transport`) never
+    makes another wait for it.
 
     Args:
         settings: The server's settings; missing ones raise :class:`NotConfigured`
@@ -275,12 +279,16 @@ class CalDAVClient:
         where = f"{what} at {self._origin}" if self._origin is not None else what
 
         def call() -> T:
-            with self._lock, _translated(where):
+            with _translated(where):
                 return fn()
 
         return await anyio.to_thread.run_sync(call)
 
     def _client(self) -> DAVClient:
+        with self._lock:
+            return self._dav or self._open()
+
+    def _open(self) -> DAVClient:
         if self._dav is None:
             missing = self.settings.missing()
             if missing:
@@ -312,24 +320,48 @@ class CalDAVClient:
         assert self._origin is not None
         return canonical_path(value, field, self._origin)
 
-    def _url(self, path: str, *, field: str = "href") -> str:
-        """The absolute URL of ``path``: a known calendar, or one entry directly in one.
+    def _url(self, path: str) -> str:
+        """The absolute URL of canonical ``path``: a known calendar, or one entry directly in one.
+
+        ``path`` is never decoded again here: it is a calendar's id
+        (:meth:`calendar`) or an entry's href already decoded once
+        (:meth:`_entry_href`), and :func:`wire_path` encodes it back.
 
         Raises:
-            BackendError: ``path`` (as a server named it) is outside every allowed calendar.
+            BackendError: ``path`` is outside every allowed calendar; nothing is sent.
         """
         assert self._origin is not None
-        try:
-            canonical = self._canonical(path, field)
-        except InvalidInput as exc:
-            raise BackendError(f"the CalDAV server named an entry address that is refused ({exc})") from None
         known = self._calendars or {}
-        inside = canonical in known or any(name_in(canonical, cal) for cal in known)
+        inside = path in known or any(name_in(path, cal) for cal in known)
         if not inside:
             raise BackendError(
                 "the CalDAV server named an entry outside the calendars this server may use; nothing was sent there"
             )
-        return self._origin.url(wire_path(canonical))
+        return self._origin.url(wire_path(path))
+
+    def _entry_href(self, href: str, cal: CalendarInfo) -> str:
+        """The canonical path of an entry the server named (``DAV:href``) in answer to a query on ``cal``.
+
+        Decoded exactly once (:func:`caldav_mcp.ids.canonical_path` with
+        ``from_server``), and it must name a resource directly inside ``cal``
+        (RFC 4791 §7.8: a calendar-query on a collection answers with its
+        members), so no href can point a later PUT, DELETE or MOVE at another
+        calendar, even an allowed one.
+
+        Raises:
+            BackendError: the href is refused or lies outside ``cal``.
+        """
+        assert self._origin is not None
+        try:
+            path = canonical_path(href, "href", self._origin, from_server=True)
+        except InvalidInput as exc:
+            raise BackendError(f"the CalDAV server named an entry address that is refused ({exc})") from None
+        if name_in(path, cal.path) is None:
+            raise BackendError(
+                f"the CalDAV server answered a query on {cal.path} with an entry that is not directly inside it; "
+                "nothing was sent there"
+            )
+        return path
 
     # ------------------------------------------------------------------ calendars
 
@@ -569,7 +601,7 @@ class CalDAVClient:
 
         Args:
             url: A calendar path (as :meth:`calendar` gives it) or an entry's
-                href (``Resource.href``); confined like every other URL.
+                href (``Resource.href``), both canonical; confined like every other URL.
 
         Returns:
             True when the server grants ``DAV:write``, ``write-content``,
@@ -586,7 +618,7 @@ class CalDAVClient:
                 "<d:current-user-privilege-set/></d:prop></d:propfind>"
             )
             try:
-                response = self._client().request(self._url(url, field="url"), "PROPFIND", body, {"Depth": "0"})
+                response = self._client().request(self._url(url), "PROPFIND", body, {"Depth": "0"})
             except _caldav_errors().DAVError:
                 return None
             if response.status != 207:
@@ -639,7 +671,7 @@ class CalDAVClient:
             if text:
                 kwargs.update({key.lower(): value for key, value in text.items()})
             found = self._calendar_object(cal).search(**kwargs)
-            return [Resource(urlsplit(str(o.url)).path, o.etag, o.data) for o in found]
+            return [Resource(self._entry_href(str(o.url), cal), o.etag, o.data) for o in found]
 
         return await self._run(f"querying {cal.path}", run)
 
@@ -673,7 +705,7 @@ class CalDAVClient:
                 href = item.findtext("{DAV:}href")
                 data = item.findtext(".//{urn:ietf:params:xml:ns:caldav}calendar-data")
                 if href and data:
-                    found.append(Resource(urlsplit(href).path, item.findtext(".//{DAV:}getetag"), data))
+                    found.append(Resource(self._entry_href(href, cal), item.findtext(".//{DAV:}getetag"), data))
             return found
 
         return await self._run(f"searching {cal.path}", run)
@@ -694,7 +726,7 @@ class CalDAVClient:
                 loaded = item if item.data else item.load()
                 if loaded.etag is None:
                     loaded = loaded.load()
-                return Resource(urlsplit(str(loaded.url)).path, loaded.etag, loaded.data)
+                return Resource(self._entry_href(str(loaded.url), cal), loaded.etag, loaded.data)
             return None
 
         resource = await self._run(f"looking up {uid!r}", run)

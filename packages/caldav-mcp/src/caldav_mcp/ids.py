@@ -8,27 +8,33 @@ order (RFC 3986):
 * an absolute URL is accepted only when its scheme, host and port are those
   of ``CALDAV_URL`` and it has no user information (§3.2.1); its path is
   then used;
-* percent-decoding is repeated until nothing changes (at most
-  :data:`MAX_DECODING_ROUNDS` rounds), so ``%252F`` cannot hide a ``/``;
+* percent-decoding is done exactly once (§2.4). A caller's id that still
+  holds a percent-escape after that (``%252F``, ``%2541``) was encoded twice
+  and is refused, never decoded again. An href a server returns may name an
+  entry with a literal ``%`` (``a%2541.ics`` is the entry ``a%41.ics``); it is
+  decoded once too (``from_server=True``), so it names that entry and no
+  other;
 * the decoded path must start with ``/``, must not contain ``//`` (an empty
   segment, or a network-path reference, §4.2), a backslash, ``?``, ``#`` or
   a control character;
 * dot segments are removed (§5.2.4).
 
 The result is a lookup key only: a request is always made to the configured
-origin plus the path of a known calendar (:func:`wire_path` re-encodes it), so
-no id can lead a request, or the credentials attached to it, anywhere else.
+origin plus the path of a known calendar, or of an entry directly inside one
+(:func:`wire_path` re-encodes it, ``%`` as ``%25``, so a server's href comes
+back to the same resource), so no id can lead a request, or the credentials
+attached to it, anywhere else.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from urllib.parse import quote, unquote, urlsplit
 
 from caldav_mcp.errors import InvalidInput
 
 __all__ = [
-    "MAX_DECODING_ROUNDS",
     "MAX_ID_LENGTH",
     "Origin",
     "canonical_path",
@@ -38,7 +44,7 @@ __all__ = [
 ]
 
 MAX_ID_LENGTH = 1024
-MAX_DECODING_ROUNDS = 3
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -105,13 +111,16 @@ def _refuse(field: str, rule: str) -> InvalidInput:
     return InvalidInput(f"{field}: {rule}; give the id exactly as list_calendars (or the listing tool) returned it")
 
 
-def canonical_path(value: str, field: str, origin: Origin) -> str:
-    """The decoded, dot-free absolute path ``value`` names on ``origin``.
+def canonical_path(value: str, field: str, origin: Origin, *, from_server: bool = False) -> str:
+    """The decoded (exactly once), dot-free absolute path ``value`` names on ``origin``.
 
     Args:
         value: A path (``/willi/work/``) or an absolute URL on ``origin``.
         field: The argument's name, for the error.
         origin: The configured origin.
+        from_server: ``value`` is an href the server returned (RFC 4918
+            §8.3): a percent-escape left after decoding once is part of the
+            resource's name, not a second encoding.
 
     Returns:
         The canonical path (decoded; a trailing ``/`` kept as given).
@@ -134,16 +143,12 @@ def canonical_path(value: str, field: str, origin: Origin) -> str:
         if parts.query or parts.fragment:
             raise _refuse(field, "a query (?) or fragment (#) is not part of an id")
         text = parts.path or "/"
-    for _ in range(MAX_DECODING_ROUNDS + 1):
-        try:
-            decoded = unquote(text, errors="strict")
-        except UnicodeDecodeError:
-            raise _refuse(field, "its percent-encoding is not UTF-8") from None
-        if decoded == text:
-            break
-        text = decoded
-    else:
-        raise _refuse(field, f"percent-encoded more than {MAX_DECODING_ROUNDS} times over")
+    try:
+        text = unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        raise _refuse(field, "its percent-encoding is not UTF-8") from None
+    if not from_server and _ESCAPE.search(text):
+        raise _refuse(field, "percent-encoded twice (a %XX is left after decoding once; it is not decoded again)")
     if not text.startswith("/"):
         raise _refuse(field, "not an absolute path on the configured server (it must start with /)")
     if "//" in text:

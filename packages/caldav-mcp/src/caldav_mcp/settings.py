@@ -6,16 +6,18 @@
     (``calendar-home-set``). Its scheme, host and port are the one origin
     this server ever sends a request (or a credential) to. It may not carry
     a user name or password (``http://user:pw@host/``): those go in
-    ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``, which are never echoed.
+    ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``, which are never echoed. Nor
+    may it have a query (``?``) or fragment (``#``). A refused value is
+    never echoed either (it may hold a secret).
 ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``
     HTTP credentials (Basic or Digest, as the server asks).
 ``CALDAV_CALENDARS``
     Optional comma-separated list of calendar names or collection paths; when
     set, every other calendar is invisible to every tool.
 ``CALDAV_TIMEOUT``
-    Seconds, 1 to 600 (default 30): how long one backend answer may take,
-    connecting and reading its whole body included (a stalled read is cut
-    after the same time).
+    Seconds, 1 to 600 (default 30): how long one backend request may take in
+    all: connecting, the status line and headers, the whole body, redirects
+    and authentication round trips (a server that drips bytes is cut off).
 ``CALDAV_MAX_RESPONSE_BYTES``
     Bytes, 65536 to 1073741824 (default 33554432, 32 MiB): the largest
     backend answer read (after decompression); a larger one is refused.
@@ -54,6 +56,22 @@ _USERINFO = (
 _MAX_BYTES_RANGE = (64 * 1024, 1024 * 1024 * 1024)
 
 
+def _url_refused(url: str) -> str | None:
+    """Why ``CALDAV_URL`` is refused, or None; the reason never quotes the value (it may hold a secret)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a port that is not a number raises here)
+    except ValueError:
+        return "CALDAV_URL is not valid: its host or port cannot be read (give an http:// or https:// URL)"
+    if "@" in parts.netloc:
+        return _USERINFO
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        return "CALDAV_URL is not valid: give an http:// or https:// URL with a host"
+    if parts.query or parts.fragment:
+        return "CALDAV_URL is not valid: it must not have a query (?) or fragment (#); give the server's address only"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class CalDAVSettings:
     """Where the calendars are and which of them this server may touch.
@@ -83,8 +101,8 @@ class CalDAVSettings:
         """Read the settings.
 
         Raises:
-            SettingsError: ``CALDAV_URL`` is not an http(s) URL or carries
-                a user name or password, ``CALDAV_TIMEOUT`` or
+            SettingsError: ``CALDAV_URL`` is not an http(s) URL, carries
+                a user name or password, a query or a fragment, ``CALDAV_TIMEOUT`` or
                 ``CALDAV_MAX_RESPONSE_BYTES`` is not a whole number in range,
                 ``CALDAV_CALENDARS`` lists an empty name, ``CALDAV_EMBEDDED``
                 is neither ``true`` nor ``false``, it is ``true`` alongside a
@@ -93,16 +111,8 @@ class CalDAVSettings:
         """
         env = os.environ if environ is None else environ
         url = env.get("CALDAV_URL") or None
-        if url is not None:
-            parts = urlsplit(url)
-            if "@" in parts.netloc:
-                raise SettingsError(_USERINFO)  # never echo the value: it holds a password
-            if parts.scheme not in {"http", "https"} or not parts.hostname:
-                raise SettingsError(f"CALDAV_URL={url!r} is not valid: give an http:// or https:// URL with a host")
-            try:
-                parts.port  # noqa: B018  (a port that is not a number raises here)
-            except ValueError:
-                raise SettingsError(f"CALDAV_URL={url!r} is not valid: its port is not a number") from None
+        if url is not None and (reason := _url_refused(url)):
+            raise SettingsError(reason)
         calendars: tuple[str, ...] = ()
         raw = env.get("CALDAV_CALENDARS")
         if raw is not None and raw.strip():
@@ -117,8 +127,8 @@ class CalDAVSettings:
         return cls(url, username, password, calendars, embedded, embedded_dir, float(timeout), int(max_bytes))
 
     def __post_init__(self) -> None:
-        if self.url is not None and "@" in urlsplit(self.url).netloc:
-            raise SettingsError(_USERINFO)
+        if self.url is not None and (reason := _url_refused(self.url)):
+            raise SettingsError(reason)
 
     def missing(self) -> list[str]:
         """The names of the variables a backend call still needs."""

@@ -16,8 +16,12 @@ without a size limit, and its timeout bounds each read, not the answer.
   by the HTTP library: at most :data:`MAX_REDIRECTS`, each to the same origin.
   So credentials (Basic or Digest, chosen from the server's 401 challenge,
   RFC 9110 §11.6.1) go only to the configured origin.
-* An answer may take ``CALDAV_TIMEOUT`` seconds (connect, each read, and the
-  whole body) and be ``CALDAV_MAX_RESPONSE_BYTES`` long after decompression.
+* One request may take ``CALDAV_TIMEOUT`` seconds in all: connecting, sending,
+  the status line and headers (however slowly they drip, and however many
+  ``100 Continue`` come first), the body, its redirects and its authentication
+  round trips share one deadline. Each socket operation waits at most what is
+  left of it (:class:`_DeadlineBackend`), so a slow server cannot reset it.
+  An answer may be ``CALDAV_MAX_RESPONSE_BYTES`` long after decompression.
 * An answer that declares a DTD (``<!DOCTYPE``, hence entities) is refused
   before any XML parser builds a tree (the billion-laughs family). The
   ``caldav`` library then parses with lxml's ``resolve_entities=False``,
@@ -36,11 +40,14 @@ names what failed; :mod:`caldav_mcp.client` adds what was being done.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import xml.parsers.expat
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
+import httpcore2
 import httpx2 as httpx
 
 from caldav_mcp.errors import BackendError
@@ -92,6 +99,96 @@ class MalformedXML(BadAnswer):
 
 def _mib(count: int) -> str:
     return f"{count / (1024 * 1024):g} MiB"
+
+
+_deadline = threading.local()
+
+
+@contextmanager
+def _deadline_of(seconds: float) -> Iterator[None]:
+    """Let every socket operation of this thread, until the block ends, finish within ``seconds`` from now."""
+    outer = getattr(_deadline, "at", None)
+    _deadline.at = time.monotonic() + seconds if outer is None else min(outer, time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.at = outer
+
+
+def _left(timeout: float | None, error: type[Exception]) -> float | None:
+    """``timeout`` cut to what is left of this thread's deadline; ``error`` when nothing is left."""
+    at: float | None = getattr(_deadline, "at", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise error("the deadline of this request has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    """A socket stream whose every read and write waits at most what is left of the request's deadline."""
+
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore2.ConnectTimeout))
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore2.NetworkBackend):
+    """httpcore's socket backend, with connects and streams bounded by the request's deadline."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        stream = self._inner.connect_tcp(
+            host, port, _left(timeout, httpcore2.ConnectTimeout), local_address, socket_options
+        )
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:  # pragma: no cover - never configured
+        raise httpcore2.ConnectError("caldav-mcp connects over TCP only")
+
+    def sleep(self, seconds: float) -> None:  # pragma: no cover - retries are off
+        time.sleep(seconds)
+
+
+def _deadline_transport() -> httpx.HTTPTransport:
+    """Httpx's own transport over :class:`_DeadlineBackend` (its connection pool, its exception mapping)."""
+    transport = httpx.HTTPTransport()
+    transport._pool = httpcore2.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=100,
+        max_keepalive_connections=20,
+        keepalive_expiry=5.0,
+        network_backend=_DeadlineBackend(),
+    )
+    return transport
 
 
 class Answer:
@@ -230,7 +327,8 @@ class ConfinedSession:
         url: ``CALDAV_URL`` (its origin is the only one used).
         username: ``CALDAV_USERNAME`` or None (no credentials then).
         password: ``CALDAV_PASSWORD`` or None.
-        timeout: Seconds for connecting, for each read and for one whole answer.
+        timeout: Seconds one request may take in all (connect, headers, body,
+            redirects and authentication round trips).
         max_bytes: Largest answer body read, after decompression.
         transport: An httpx transport (tests only).
     """
@@ -250,7 +348,10 @@ class ConfinedSession:
         self.max_bytes = max_bytes
         auth = _Negotiated(username, password) if username and password else None
         self._http = httpx.Client(
-            auth=auth, timeout=httpx.Timeout(timeout), follow_redirects=False, transport=transport
+            auth=auth,
+            timeout=httpx.Timeout(timeout),
+            follow_redirects=False,
+            transport=transport if transport is not None else _deadline_transport(),
         )
 
     def close(self) -> None:
@@ -276,6 +377,10 @@ class ConfinedSession:
         """
         body = data.encode() if isinstance(data, str) else data
         sent = {k: v for k, v in (headers or {}).items() if k.lower() not in {"authorization", "host"}}
+        with _deadline_of(self.timeout):
+            return self._follow(method, url, body, sent)
+
+    def _follow(self, method: str, url: str, body: bytes | None, sent: dict[str, str]) -> Answer:
         target = url
         for hop in range(MAX_REDIRECTS + 1):
             if not self.origin.same(target):
@@ -314,7 +419,7 @@ class ConfinedSession:
     def _exchange(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]) -> Answer:
         path = httpx.URL(url).raw_path.decode("ascii", errors="replace")
         what = f"{method} {path[:200]}"
-        deadline = time.monotonic() + self.timeout
+        deadline = getattr(_deadline, "at", None) or time.monotonic() + self.timeout
         try:
             with self._http.stream(method, url, content=body, headers=headers) as response:
                 declared = response.headers.get("Content-Length", "")

@@ -56,14 +56,25 @@ DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """32 MiB: a multiget of 250 cards with 100 KB photos each fits; a 60 MB answer does not."""
 
 
-def _userinfo_refused(url: str) -> str | None:
-    """The reason ``url`` is refused when it carries user information (``user:password@host``), else None."""
-    if "@" not in urlsplit(url).netloc:
-        return None
-    return (
-        f"{URL_ENV} must not contain a user name or password (user:password@host): remove them from the URL "
-        f"and set {USERNAME_ENV} and {PASSWORD_ENV} instead"
-    )
+def _url_refused(url: str) -> str | None:
+    """Why ``url`` is refused at startup, else None; the reason never quotes the value (it may hold a secret).
+
+    Refused: a URL whose host or port cannot be read, user information
+    (``user:password@host``), a query (``?``) or a fragment (``#``).
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a port that is not a number raises here)
+    except ValueError:
+        return f"{URL_ENV} is not valid: its host or port cannot be read (give an http:// or https:// URL)"
+    if "@" in parts.netloc:
+        return (
+            f"{URL_ENV} must not contain a user name or password (user:password@host): remove them from the URL "
+            f"and set {USERNAME_ENV} and {PASSWORD_ENV} instead"
+        )
+    if parts.query or parts.fragment:
+        return f"{URL_ENV} is not valid: it must not have a query (?) or fragment (#); give the server's address only"
+    return None
 
 
 def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
@@ -122,7 +133,8 @@ class CardDavSettings:
             SettingsError: ``CARDDAV_EMBEDDED`` is neither ``true`` nor
                 ``false``, is ``true`` next to a server setting, or
                 ``CARDDAV_EMBEDDED_DIR`` is relative or set without it;
-                ``CARDDAV_URL`` carries a user name or password;
+                ``CARDDAV_URL`` cannot be read or carries a user name or
+                password, a query or a fragment;
                 ``CARDDAV_TIMEOUT`` or ``CARDDAV_MAX_RESPONSE_BYTES`` is out of range.
                 (Incomplete server settings are reported by :meth:`require`.)
         """
@@ -136,7 +148,7 @@ class CardDavSettings:
             timeout=_number(env, TIMEOUT_ENV, DEFAULT_TIMEOUT, 1, 600),
             max_response_bytes=int(_number(env, MAX_RESPONSE_BYTES_ENV, DEFAULT_MAX_RESPONSE_BYTES, 1024, 2**30)),
         )
-        if settings.url and (reason := _userinfo_refused(settings.url)):
+        if settings.url and (reason := _url_refused(settings.url)):
             raise SettingsError(reason)
         flag, folder = env.get(EMBEDDED_ENV), env.get(EMBEDDED_DIR_ENV)
         if flag not in (None, "true", "false"):
@@ -178,10 +190,10 @@ class CardDavSettings:
                 f"then restart it; or, with no CardDAV server, set {EMBEDDED_ENV}=true for address books kept on "
                 "this machine."
             )
+        if reason := _url_refused(self.url):
+            raise NotConfigured(reason + ".")
         if urlsplit(self.url).scheme not in {"http", "https"}:
             raise NotConfigured(f"{URL_ENV} must be an http:// or https:// URL.")
-        if reason := _userinfo_refused(self.url):
-            raise NotConfigured(reason + ".")
         if bool(self.username) != bool(self.password):
             missing = PASSWORD_ENV if self.username else USERNAME_ENV
             raise NotConfigured(f"{missing} is not set: set both {USERNAME_ENV} and {PASSWORD_ENV}, or neither.")
