@@ -162,7 +162,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
 
     The rule is expanded from ``dtstart`` (dateutil, RFC 5545 §3.3.10) up to
     FIRST_OCCURRENCE_YEARS years later, its COUNT ignored and its UNTIL kept,
-    under the expansion watchdog (``caldav_mcp.ical.MAX_EXPANSION_SECONDS``).
+    under the expansion time bound (``caldav_mcp.ical.MAX_EXPANSION_SECONDS``).
     A rule whose BYxxx parts exclude every instant (``FREQ=DAILY;BYMONTH=2;
     BYMONTHDAY=31`` in a form the static check does not see) never occurs: a
     CalDAV server would spend minutes expanding it on every time-range query.
@@ -177,7 +177,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
     """
     from dateutil.rrule import rrulestr
 
-    from caldav_mcp.ical import _WATCHDOG, MAX_EXPANSION_SECONDS, ExpansionTimeout  # pyright: ignore[reportPrivateUsage]
+    from caldav_mcp.ical import MAX_EXPANSION_SECONDS, ExpansionTimeout, _time_limit  # pyright: ignore[reportPrivateUsage]
 
     parts, problem = _parts(text)
     if problem is not None:
@@ -189,7 +189,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
         f"UNTIL={parts['UNTIL']}" if "UNTIL" in parts else "no BYxxx part"
     )
     try:
-        with _WATCHDOG.limit(MAX_EXPANSION_SECONDS):
+        with _time_limit(MAX_EXPANSION_SECONDS):
             rule: Any = rrulestr(kept, dtstart=start)
             until = rule._until  # pyright: ignore[reportPrivateUsage]
             rule = rule.replace(count=None, until=limit if until is None or until > limit else until)
