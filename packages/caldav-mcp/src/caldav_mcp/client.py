@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,9 +55,10 @@ from caldav_mcp.errors import (
     OutOfScope,
     PreconditionFailed,
 )
+from caldav_mcp.ical import decode_object
 from caldav_mcp.ids import Origin, canonical_path, name_in, wire_path
 from caldav_mcp.settings import CalDAVSettings
-from caldav_mcp.transport import ConfinedSession, OffOrigin
+from caldav_mcp.transport import ConfinedSession, MalformedXML, OffOrigin
 
 if TYPE_CHECKING:
     from caldav.collection import Calendar
@@ -76,7 +78,7 @@ Component = Literal["VEVENT", "VTODO", "VJOURNAL"]
 Deletion = Literal["deleted", "already gone"]
 T = TypeVar("T")
 _CONTENT_TYPE = "text/calendar; charset=utf-8"
-_SEARCH_KIND = {"VEVENT": "event", "VTODO": "todo", "VJOURNAL": "journal"}
+_CALDAV_NS = "urn:ietf:params:xml:ns:caldav"
 # Server XML is parsed without entities, DTDs or network access.
 _SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
@@ -144,12 +146,14 @@ class Resource:
     Attributes:
         href: Its path on the server.
         etag: The strong ETag it was read with, or None if the server sent none.
-        data: The iCalendar text.
+        data: The iCalendar text ("" when ``problem`` is set).
+        problem: Why its bytes could not be read as text, naming it; None when they could.
     """
 
     href: str
     etag: str | None
     data: str
+    problem: str | None = None
 
 
 def _auth_error(what: str, status: int | None) -> BackendError:
@@ -223,6 +227,27 @@ def _status_error(what: str, status: int) -> Exception:
     if status == 409:
         return Conflict(f"{what}: the CalDAV server reported a conflict (409)")
     return BackendError(f"{what}: the CalDAV server answered HTTP {status}")
+
+
+def _uids(data: str) -> set[str]:
+    """The UID values in iCalendar text (lines unfolded, RFC 5545 §3.1)."""
+    unfolded = re.sub(r"\r?\n[ \t]", "", data)
+    return {line[4:].strip() for line in unfolded.splitlines() if line.upper().startswith("UID:")}
+
+
+def _time_range(start: dt.datetime, end: dt.datetime) -> str:
+    stamp = "%Y%m%dT%H%M%SZ"
+    return (
+        f'<C:time-range start="{start.astimezone(dt.UTC).strftime(stamp)}" '
+        f'end="{end.astimezone(dt.UTC).strftime(stamp)}"/>'
+    )
+
+
+def _text_match(prop: str, needle: str, collation: str) -> str:
+    return (
+        f'<C:prop-filter name="{xml_escape(prop)}"><C:text-match collation="{collation}">{xml_escape(needle)}'
+        "</C:text-match></C:prop-filter>"
+    )
 
 
 def resource_name(uid: str) -> str:
@@ -659,21 +684,15 @@ class CalDAVClient:
             start: Time-range start (aware datetime), with ``end``.
             end: Time-range end (aware datetime).
             text: One property → substring to match server-side (text-match).
+
+        Returns:
+            Every matching object; one whose bytes cannot be decoded comes
+            with ``problem`` set (see :meth:`_objects`), the others are complete.
         """
-
-        def run() -> list[Resource]:
-            kwargs: dict[str, Any] = {_SEARCH_KIND[component]: True}
-            if component == "VTODO":
-                kwargs["include_completed"] = True
-            if start is not None:
-                kwargs["start"], kwargs["end"] = start, end
-                kwargs["post_filter"] = False
-            if text:
-                kwargs.update({key.lower(): value for key, value in text.items()})
-            found = self._calendar_object(cal).search(**kwargs)
-            return [Resource(self._entry_href(str(o.url), cal), o.etag, o.data) for o in found]
-
-        return await self._run(f"querying {cal.path}", run)
+        inner = _time_range(start, end) if start is not None else ""
+        for prop, needle in (text or {}).items():
+            inner += _text_match(prop.upper(), needle, "i;ascii-casemap")
+        return await self._run(f"querying {cal.path}", lambda: self._objects(cal, component, inner))
 
     async def text_query(
         self, cal: CalendarInfo, prop: str, needle: str, start: dt.datetime, end: dt.datetime
@@ -683,50 +702,27 @@ class CalDAVClient:
         Raises:
             BackendError: the server does not answer the query (the caller may fall back).
         """
-        stamp = "%Y%m%dT%H%M%SZ"
-        body = (
-            '<?xml version="1.0" encoding="utf-8"?>'
-            '<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
-            "<D:prop><D:getetag/><C:calendar-data/></D:prop>"
-            '<C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">'
-            f'<C:time-range start="{start.astimezone(dt.UTC).strftime(stamp)}" '
-            f'end="{end.astimezone(dt.UTC).strftime(stamp)}"/>'
-            f'<C:prop-filter name="{prop}"><C:text-match collation="i;ascii-casemap">{xml_escape(needle)}'
-            "</C:text-match></C:prop-filter></C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"
-        )
-
-        def run() -> list[Resource]:
-            response = self._client().request(self._url(cal.path), "REPORT", body, {"Depth": "1"})
-            if response.status != 207:
-                raise _status_error("searching", response.status)
-            raw = response.raw if isinstance(response.raw, bytes) else str(response.raw).encode()
-            found: list[Resource] = []
-            for item in etree.fromstring(raw, parser=_SAFE_XML).iter("{DAV:}response"):
-                href = item.findtext("{DAV:}href")
-                data = item.findtext(".//{urn:ietf:params:xml:ns:caldav}calendar-data")
-                if href and data:
-                    found.append(Resource(self._entry_href(href, cal), item.findtext(".//{DAV:}getetag"), data))
-            return found
-
-        return await self._run(f"searching {cal.path}", run)
+        inner = _time_range(start, end) + _text_match(prop, needle, "i;ascii-casemap")
+        return await self._run(f"searching {cal.path}", lambda: self._objects(cal, "VEVENT", inner))
 
     async def find(self, cal: CalendarInfo, component: Component, uid: str, *, field: str = "uid") -> Resource:
         """The resource holding ``uid`` in ``cal``.
 
         Raises:
             NotFound: no entry of that type with that UID in the calendar.
+            BackendError: the entry holding it cannot be decoded (names its path).
         """
 
         def run() -> Resource | None:
-            kwargs: dict[str, Any] = {_SEARCH_KIND[component]: True}
-            if component == "VTODO":
-                kwargs["include_completed"] = True
-            found = self._calendar_object(cal).search(uid=uid, **kwargs)
-            for item in found:
-                loaded = item if item.data else item.load()
-                if loaded.etag is None:
-                    loaded = loaded.load()
-                return Resource(self._entry_href(str(loaded.url), cal), loaded.etag, loaded.data)
+            candidates = self._objects(cal, component, _text_match("UID", uid, "i;octet"))
+            unreadable: Resource | None = None
+            for resource in candidates:
+                if resource.problem:
+                    unreadable = unreadable or resource
+                elif uid in _uids(resource.data):
+                    return resource
+            if unreadable is not None and len(candidates) == 1:
+                raise BackendError(f"{field}: {unreadable.problem}")
             return None
 
         resource = await self._run(f"looking up {uid!r}", run)
@@ -734,6 +730,82 @@ class CalDAVClient:
             kind = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}[component]
             raise NotFound(f"{field}: no {kind} with UID {uid!r} in {cal.path}")
         return resource
+
+    # ------------------------------------------------------------------ bytes before text
+
+    def _send(self, method: str, url: str, body: str, headers: Mapping[str, str]) -> Any:
+        """One request through the confined session, answered with its raw bytes (``.content``)."""
+        session: ConfinedSession = self._client().session  # pyright: ignore[reportAssignmentType]
+        return session.request(method, url, body, {**self._headers, **headers})
+
+    def _objects(self, cal: CalendarInfo, component: Component, inner: str) -> list[Resource]:
+        """The objects of ``component`` in ``cal`` matching ``inner`` (filter XML).
+
+        Reads a calendar-query REPORT with calendar-data. When its multistatus
+        cannot be parsed (a server that folded a line inside a multi-byte UTF-8
+        sequence, RFC 5545 §3.1, makes the whole XML body invalid UTF-8), the
+        same query is repeated for hrefs and ETags only and each object is
+        fetched with GET, its bytes unfolded before decoding
+        (:func:`caldav_mcp.ical.decode_object`). An object that still cannot
+        be decoded is returned with ``problem`` naming it, so that a listing
+        keeps the rest.
+
+        Every href in the answer goes through :meth:`_entry_href` (decoded
+        once, directly inside ``cal``) before it is used or returned.
+
+        Raises:
+            BackendError: the REPORT failed (status, or an answer that is not a
+                multistatus), or it named an entry outside ``cal``.
+        """
+        url = self._url(cal.path)
+        try:
+            rows = self._report(url, component, inner, with_data=True)
+        except (MalformedXML, etree.XMLSyntaxError):
+            rows = self._report(url, component, inner, with_data=False)
+        found: list[Resource] = []
+        for raw, etag, data in rows:
+            href = self._entry_href(raw, cal)
+            found.append(Resource(href, etag, data) if data is not None else self._get_object(href, etag))
+        return found
+
+    def _report(self, url: str, component: Component, inner: str, *, with_data: bool) -> list[tuple[str, Any, Any]]:
+        data = "<C:calendar-data/>" if with_data else ""
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?>'
+            '<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
+            f"<D:prop><D:getetag/>{data}</D:prop>"
+            f'<C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="{component}">{inner}'
+            "</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"
+        )
+        answer = self._send("REPORT", url, body, {"Depth": "1", "Content-Type": "application/xml; charset=utf-8"})
+        if answer.status_code != 207:
+            raise _status_error("querying", answer.status_code)
+        rows: list[tuple[str, Any, Any]] = []
+        for item in etree.fromstring(answer.content, parser=_SAFE_XML).iter("{DAV:}response"):
+            href = item.findtext("{DAV:}href")
+            if not href:
+                continue
+            if urlsplit(href).path.endswith("/"):
+                continue  # the collection itself (or a sub-collection): not an entry
+            rows.append((href, item.findtext(".//{DAV:}getetag"), item.findtext(f".//{{{_CALDAV_NS}}}calendar-data")))
+        return rows
+
+    def _get_object(self, href: str, etag: str | None) -> Resource:
+        """GET one object and decode its bytes (unfolded first); ``problem`` set when they cannot be."""
+        answer = self._send("GET", self._url(href), "", {"Accept": "text/calendar"})
+        if answer.status_code >= 300:
+            raise _status_error(f"reading {href}", answer.status_code)
+        etag = answer.headers.get("ETag") or etag
+        try:
+            return Resource(href, etag, decode_object(answer.content))
+        except UnicodeDecodeError as exc:
+            return Resource(
+                href,
+                etag,
+                "",
+                problem=f"the stored entry {href} is not UTF-8 text even after unfolding its lines by octets "
+                f"(RFC 5545 §3.1; byte {exc.start} of {len(answer.content)}), so it cannot be read",
+            )
 
     async def freebusy(self, cal: CalendarInfo, start: Any, end: Any) -> str | None:
         """The server's free-busy REPORT (RFC 4791 §7.10) as iCalendar text, or None where it fails."""

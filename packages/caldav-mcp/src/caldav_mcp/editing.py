@@ -8,7 +8,8 @@ import contextlib
 import datetime as dt
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import icalendar
 
@@ -81,13 +82,68 @@ def bump(component: icalendar.Component, *, sequence: bool = True) -> None:
 
 
 def apply_text(component: icalendar.Component, changes: Mapping[str, str | None]) -> None:
-    """Set (or, for an empty string, remove) text properties such as SUMMARY or DESCRIPTION."""
+    """Set (or, for an empty string, remove) text properties such as SUMMARY or DESCRIPTION.
+
+    A value equal to the stored one leaves the property as it is, parameters
+    included. A new value keeps the property's parameters (LANGUAGE, X-
+    parameters) except ALTREP, which points to a representation of the old
+    text (RFC 5545 §3.2.1).
+    """
     for name, value in changes.items():
         if value is None:
             continue
+        current: Any = component.get(name)
+        if value != "" and current is not None and not isinstance(current, list) and str(current) == value:
+            continue
+        params = {
+            str(key): str(param)
+            for key, param in (getattr(current, "params", {}) if not isinstance(current, list) else {}).items()
+            if str(key).upper() != "ALTREP"
+        }
         component.pop(name, None)
         if value != "":
-            component.add(name, value)
+            component.add(name, value, parameters=params)
+
+
+@dataclass(frozen=True, slots=True)
+class _Home:
+    """How an entry's times are stored: in a zone (its TZID), in UTC, or floating (RFC 5545 §3.3.5)."""
+
+    kind: Literal["zone", "utc", "floating"]
+    tz: dt.tzinfo | None = None
+    tzid: str | None = None
+
+
+def _home(component: icalendar.Component, names: tuple[str, ...]) -> _Home | None:
+    """The form of the first of ``names`` the entry has as a DATE-TIME; None when none (or only dates)."""
+    for name in names:
+        prop: Any = component.get(name)
+        value = prop.dt if prop is not None else None
+        if not isinstance(value, dt.datetime):
+            continue
+        if value.tzinfo is None:
+            return _Home("floating")
+        param = getattr(prop, "params", {}).get("TZID")
+        if param:
+            return _Home("zone", value.tzinfo, str(param))
+        return _Home("utc", dt.UTC)
+    return None
+
+
+def _in_home(text: str, field: str, tzid: str | None, home: _Home | None) -> dt.date | dt.datetime:
+    """A caller's time for an entry stored in ``home`` form (see :func:`set_times`)."""
+    value = parse_when(text, field, tzid)
+    if tzid is not None or home is None or not isinstance(value, dt.datetime):
+        return value
+    if value.tzinfo is None:  # wall-clock time, no tzid: the entry's own zone (or still floating)
+        return value if home.kind == "floating" else value.replace(tzinfo=home.tz)
+    if home.kind == "floating":
+        raise InvalidInput(
+            f"{field}: this entry's times are floating (no time zone, RFC 5545 §3.3.5), and {text!r} names an "
+            "instant with an offset. Give a wall-clock time without offset (e.g. 2026-06-10T11:00:00) to keep "
+            "it floating, or add tzid to place the entry in that zone"
+        )
+    return value.astimezone(home.tz)
 
 
 def set_times(
@@ -101,11 +157,29 @@ def set_times(
 ) -> None:
     """Replace start and/or end; a date start makes an all-day entry with an exclusive end.
 
+    Without ``tzid``, a changed date-time keeps the form the entry's times are
+    stored in (RFC 5545 §3.3.5), taken from the property being replaced, else
+    from the other one:
+
+    * in a zone (``TZID``): an instant with an offset is written as the same
+      instant in that zone, under the same TZID; a date-time without offset is
+      wall-clock time in that zone;
+    * in UTC: the instant in UTC; a date-time without offset is UTC;
+    * floating: a date-time without offset stays floating; an instant with an
+      offset is refused (a floating time names no instant), with how to say
+      which was meant.
+
+    With ``tzid``, the time is placed in that zone (the entry moves to it); a
+    new entry has no stored form, so an offset is kept as UTC and a time
+    without offset is floating.
+
     Raises:
-        InvalidInput: the values do not parse, mix dates and date-times, or end is not after start.
+        InvalidInput: the values do not parse, mix dates and date-times, end is
+            not after start, or an offset is given for a floating entry.
     """
-    new_start = parse_when(start, "start", tzid) if start is not None else None
-    new_end = parse_when(end, "end", tzid) if end is not None else None
+    homes = {start_prop: _home(component, (start_prop, end_prop)), end_prop: _home(component, (end_prop, start_prop))}
+    new_start = _in_home(start, "start", tzid, homes[start_prop]) if start is not None else None
+    new_end = _in_home(end, "end", tzid, homes[end_prop]) if end is not None else None
     current_start = component.get(start_prop).dt if component.get(start_prop) is not None else None
     current_end = component.get(end_prop).dt if component.get(end_prop) is not None else None
     if current_end is None and current_start is not None and "DURATION" in component:
@@ -123,6 +197,16 @@ def set_times(
         if value is not None:
             component.pop(name, None)
             component.add(name, value)
+            home = homes[name]
+            if (
+                tzid is None
+                and home is not None
+                and home.kind == "zone"
+                and isinstance(value, dt.datetime)
+                and value.tzinfo is home.tz
+            ):
+                written: Any = component[name]
+                written.params["TZID"] = home.tzid  # the entry's own TZID, as written before
     if final_end is not None:
         component.pop("DURATION", None)
 

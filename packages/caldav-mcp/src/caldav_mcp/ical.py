@@ -39,7 +39,9 @@ __all__ = [
     "ExpansionTimeout",
     "Times",
     "Unreadable",
+    "calendar_of",
     "count_occurrences",
+    "decode_object",
     "master",
     "occurrences",
     "overrides",
@@ -113,6 +115,35 @@ def parse_calendar(data: str) -> icalendar.Calendar:
         return icalendar.Calendar.from_ical(data)  # pyright: ignore[reportReturnType]
     except ValueError as exc:
         raise BackendError("the calendar server returned an entry that is not valid iCalendar") from exc
+
+
+_FOLD = re.compile(rb"\r?\n[ \t]")
+
+
+def decode_object(raw: bytes) -> str:
+    """A calendar object's bytes as text: lines unfolded by octets first, then decoded as UTF-8.
+
+    RFC 5545 §3.1 folds a line after at most 75 octets, so a fold may fall
+    inside a multi-byte UTF-8 sequence; removing every CRLF (or LF) followed
+    by a space or tab before decoding joins such a character again. The text
+    returned is unfolded (a parser reads it the same as the folded form).
+
+    Raises:
+        UnicodeDecodeError: the bytes are not UTF-8 even after unfolding.
+    """
+    return _FOLD.sub(b"", raw).decode("utf-8")
+
+
+def calendar_of(resource: Any) -> icalendar.Calendar:
+    """The parsed iCalendar of a :class:`caldav_mcp.client.Resource`.
+
+    Raises:
+        BackendError: the object could not be decoded (its ``problem``, naming
+            it) or is not iCalendar.
+    """
+    if resource.problem:
+        raise BackendError(resource.problem)
+    return parse_calendar(resource.data)
 
 
 def _of_kind(cal: icalendar.Calendar, kind: str) -> list[icalendar.Component]:

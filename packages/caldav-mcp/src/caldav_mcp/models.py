@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "Attachment",
     "Attendee",
     "BusyInterval",
     "CalendarOut",
@@ -252,8 +253,14 @@ class TaskDetail(BaseModel):
     start: str | None = None
     due: str | None = None
     completed: str | None = None
-    parent: str | None = Field(default=None, description="UID of the parent task (RELATED-TO;RELTYPE=PARENT).")
-    children: list[str] = []
+    parent: str | None = Field(
+        default=None, description="UID of the parent task (RELATED-TO with RELTYPE=PARENT, or with no RELTYPE)."
+    )
+    children: list[str] = Field(
+        default=[],
+        description="UIDs of its subtasks: tasks in the calendar naming it as parent, and its own "
+        "RELATED-TO;RELTYPE=CHILD.",
+    )
     etag: str | None = None
 
 
@@ -267,16 +274,42 @@ class TaskList(BaseModel):
     unreadable: list[Unreadable] = Field(default=[], description=_UNREADABLE)
 
 
+class Attachment(BaseModel):
+    """An ATTACH (RFC 5545 §3.8.1.1): a URI, or inline binary content (its size only)."""
+
+    uri: str | None = Field(default=None, description="The attachment's URI; null for inline binary content.")
+    fmttype: str | None = Field(default=None, description="Its FMTTYPE parameter (a media type), if given.")
+    inline_bytes: int | None = Field(
+        default=None, description="Size in bytes of inline (VALUE=BINARY) content, which is not returned."
+    )
+
+
 class JournalDetail(BaseModel):
-    """A VJOURNAL (RFC 5545 §3.6.3)."""
+    """A VJOURNAL (RFC 5545 §3.6.3), with every property the RFC allows it that carries meaning for a reader."""
 
     calendar: str
     uid: str
     summary: str | None = None
-    description: str | None = None
+    description: str | None = Field(default=None, description="The first DESCRIPTION (see descriptions).")
+    descriptions: list[str] = Field(
+        default=[], description="Every DESCRIPTION, in order (a VJOURNAL may have several, RFC 5545 §3.6.3)."
+    )
     date: str | None = None
     all_day: bool = True
+    status: str | None = Field(default=None, description="STATUS: DRAFT, FINAL or CANCELLED (RFC 5545 §3.8.1.11).")
+    classification: str | None = Field(default=None, description="CLASS: PUBLIC, PRIVATE, CONFIDENTIAL or other.")
+    url: str | None = None
     categories: list[str] = []
+    attachments: list[Attachment] = []
+    comments: list[str] = []
+    contacts: list[str] = []
+    related_to: list[str] = Field(default=[], description="UIDs in RELATED-TO, any RELTYPE.")
+    organizer: str | None = None
+    attendees: list[str] = []
+    rrule: str | None = None
+    sequence: int | None = None
+    created: str | None = None
+    last_modified: str | None = None
     etag: str | None = None
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 from typing import Annotated, Any, Literal
 
@@ -17,8 +18,8 @@ from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
-from caldav_mcp.ical import master, parse_calendar, parse_when, times_of
-from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
+from caldav_mcp.ical import calendar_of, master, parse_when, times_of
+from caldav_mcp.models import Attachment, Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import (
     ADD,
@@ -52,13 +53,26 @@ def _why(exc: Exception) -> str:
     return f"a stored property has a value this server cannot read ({type(exc).__name__})"
 
 
+def _all(component: icalendar.Component, name: str) -> list[Any]:
+    """Every value of a property that may occur more than once."""
+    raw: Any = component.get(name)
+    return raw if isinstance(raw, list) else [raw] if raw is not None else []  # pyright: ignore[reportUnknownVariableType]
+
+
+def _related(component: icalendar.Component, reltype: str) -> list[str]:
+    """RELATED-TO values of one RELTYPE (PARENT is the default, RFC 5545 §3.2.15)."""
+    return [
+        str(rel)
+        for rel in _all(component, "RELATED-TO")
+        if str(getattr(rel, "params", {}).get("RELTYPE", "PARENT")).upper() == reltype
+    ]
+
+
 def _task(calendar: str, component: icalendar.Component, etag: str | None, children: list[str]) -> TaskDetail:
     times = times_of(component, "DTSTART", "DUE")
-    related = component.get("RELATED-TO")
-    parent = None
-    for rel in related if isinstance(related, list) else [related] if related is not None else []:  # pyright: ignore[reportUnknownVariableType]
-        if str(getattr(rel, "params", {}).get("RELTYPE", "PARENT")).upper() == "PARENT":  # pyright: ignore[reportUnknownArgumentType]
-            parent = str(rel)  # pyright: ignore[reportUnknownArgumentType]
+    parents = _related(component, "PARENT")
+    parent = parents[-1] if parents else None
+    children = sorted(set(children) | set(_related(component, "CHILD")))
     completed = component.get("COMPLETED")
     return TaskDetail(
         calendar=calendar,
@@ -77,16 +91,47 @@ def _task(calendar: str, component: icalendar.Component, etag: str | None, child
     )
 
 
+def _attachment(value: Any) -> Attachment:
+    params: Any = getattr(value, "params", {})
+    fmttype = params.get("FMTTYPE")
+    if str(params.get("VALUE", "")).upper() == "BINARY" or str(params.get("ENCODING", "")).upper() == "BASE64":
+        raw = getattr(value, "bytes", None)
+        size = len(raw) if isinstance(raw, bytes) else len(base64.b64decode(str(value), validate=False))
+        return Attachment(fmttype=fmttype, inline_bytes=size)
+    return Attachment(uri=str(value), fmttype=fmttype)
+
+
+def _stamp(component: icalendar.Component, name: str) -> str | None:
+    value: Any = component.get(name)
+    return value.dt.isoformat() if value is not None else None
+
+
 def _journal(calendar: str, component: icalendar.Component, etag: str | None) -> JournalDetail:
     times = times_of(component, "DTSTART", "DTEND")
+    descriptions = [str(d) for d in _all(component, "DESCRIPTION")]
+    rrule: Any = component.get("RRULE")
     return JournalDetail(
         calendar=calendar,
         uid=str(component.get("UID")),
         summary=text_of(component, "SUMMARY"),
-        description=text_of(component, "DESCRIPTION"),
+        description=descriptions[0] if descriptions else None,
+        descriptions=descriptions,
         date=times.start,
         all_day=times.all_day,
+        status=text_of(component, "STATUS"),
+        classification=text_of(component, "CLASS"),
+        url=text_of(component, "URL"),
         categories=categories(component),
+        attachments=[_attachment(a) for a in _all(component, "ATTACH")],
+        comments=[str(c) for c in _all(component, "COMMENT")],
+        contacts=[str(c) for c in _all(component, "CONTACT")],
+        related_to=[str(r) for r in _all(component, "RELATED-TO")],
+        organizer=text_of(component, "ORGANIZER"),
+        attendees=[str(a) for a in _all(component, "ATTENDEE")],
+        rrule=rrule.to_ical().decode() if rrule is not None and hasattr(rrule, "to_ical") else None,
+        sequence=int(str(component["SEQUENCE"])) if "SEQUENCE" in component else None,
+        created=_stamp(component, "CREATED"),
+        last_modified=_stamp(component, "LAST-MODIFIED"),
         etag=etag,
     )
 
@@ -138,7 +183,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         unreadable: list[UnreadableOut] = []
         for resource in await app.client.query(cal, "VTODO"):
             try:
-                tasks.append(_task(cal.path, master(parse_calendar(resource.data), "VTODO"), resource.etag, []))
+                tasks.append(_task(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, []))
             except _UNREADABLE as exc:
                 unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         children: dict[str, list[str]] = {}
@@ -146,7 +191,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             if task.parent:
                 children.setdefault(task.parent, []).append(task.uid)
         for task in tasks:
-            task.children = sorted(children.get(task.uid, []))
+            task.children = sorted(set(task.children) | set(children.get(task.uid, [])))
         wanted = set(status or [])
         tasks = sorted((t for t in tasks if not wanted or t.status in wanted), key=_task_sort)
         query = ["tasks", cal.path, sorted(wanted)]
@@ -165,7 +210,25 @@ def register(server: MCPServer[Any], app: App) -> None:
         """One task with everything stored about it."""
         cal = await _calendar_for(app, calendar, "VTODO")
         resource = await app.client.find(cal, "VTODO", uid)
-        return structured(_task(cal.path, master(parse_calendar(resource.data), "VTODO"), resource.etag, []))
+        return structured(
+            _task(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, await _children(cal, uid))
+        )
+
+    async def _children(cal: CalendarInfo, uid: str) -> list[str]:
+        """UIDs of the tasks in ``cal`` whose parent (RELATED-TO, RELTYPE=PARENT or none) is ``uid``."""
+        try:
+            candidates = await app.client.query(cal, "VTODO", text={"RELATED-TO": uid})
+        except BackendError:  # a server without prop-filter on RELATED-TO: read them all
+            candidates = await app.client.query(cal, "VTODO")
+        found: list[str] = []
+        for resource in candidates:
+            try:
+                todo = master(calendar_of(resource), "VTODO")
+            except _UNREADABLE:
+                continue  # listed under unreadable by list_tasks; not a child this call can name
+            if uid in _related(todo, "PARENT"):
+                found.append(str(todo.get("UID")))
+        return found
 
     @server.tool(annotations=ADD)
     async def create_task(
@@ -213,7 +276,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             raise InvalidInput("give at least one field to change")
         cal = await _calendar_for(app, calendar, "VTODO")
         resource = await app.client.find(cal, "VTODO", uid)
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         todo = master(ical, "VTODO")
         apply_text(todo, {"SUMMARY": summary, "DESCRIPTION": description, "STATUS": status})
         if start is not None or due is not None:
@@ -235,7 +298,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         """Mark a task done (STATUS, COMPLETED, PERCENT-COMPLETE 100) or reopen it."""
         cal = await _calendar_for(app, calendar, "VTODO")
         resource = await app.client.find(cal, "VTODO", uid)
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         todo = master(ical, "VTODO")
         for name in ("STATUS", "COMPLETED", "PERCENT-COMPLETE"):
             todo.pop(name, None)
@@ -276,7 +339,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         unreadable: list[UnreadableOut] = []
         for resource in await app.client.query(cal, "VJOURNAL"):
             try:
-                entries.append(_journal(cal.path, master(parse_calendar(resource.data), "VJOURNAL"), resource.etag))
+                entries.append(_journal(cal.path, master(calendar_of(resource), "VJOURNAL"), resource.etag))
             except _UNREADABLE as exc:
                 unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         if bounds is not None:
@@ -301,7 +364,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         """One journal entry with its whole text."""
         cal = await _calendar_for(app, calendar, "VJOURNAL")
         resource = await app.client.find(cal, "VJOURNAL", uid)
-        return structured(_journal(cal.path, master(parse_calendar(resource.data), "VJOURNAL"), resource.etag))
+        return structured(_journal(cal.path, master(calendar_of(resource), "VJOURNAL"), resource.etag))
 
     @server.tool(annotations=ADD)
     async def create_journal(
@@ -331,7 +394,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             raise InvalidInput("give at least one of summary, description, date")
         cal = await _calendar_for(app, calendar, "VJOURNAL")
         resource = await app.client.find(cal, "VJOURNAL", uid)
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         journal = master(ical, "VJOURNAL")
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
         if date is not None:

@@ -16,12 +16,12 @@ from caldav_mcp.client import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound
 from caldav_mcp.ical import (
     Unreadable,
+    calendar_of,
     is_recurring,
     master,
     occurrence_start,
     occurrences,
     overrides,
-    parse_calendar,
     rid_text,
 )
 from caldav_mcp.models import EventDetail, EventList, Occurrence
@@ -63,7 +63,7 @@ def expand(
     found: list[Occurrence] = []
     for resource in resources:
         try:
-            ical = parse_calendar(resource.data)
+            ical = calendar_of(resource)
             recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
             expanded = occurrences(ical, "VEVENT", lo, hi)
         except (Unreadable, BackendError) as exc:
@@ -163,7 +163,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         uid, rid = split_id(id)
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         if rid is None:
             return structured(event_detail(cal.path, ical, resource.etag))
         component = occurrence_of(ical, rid, uid)

@@ -25,12 +25,12 @@ from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times
 from caldav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
     Unreadable,
+    calendar_of,
     count_occurrences,
     is_recurring,
     master,
     occurrence_start,
     overrides,
-    parse_calendar,
     rid_text,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
@@ -61,6 +61,46 @@ TimeArg = Annotated[
 ]
 TzidArg = Annotated[str | None, Field(description="IANA zone for date-times given without offset, e.g. Europe/Berlin.")]
 RESPOND = annotations(read_only=False, destructive=False, idempotent=True, open_world=True)
+
+
+ALL_DAY = (
+    "Whether the event is all-day (VALUE=DATE, RFC 5545 §3.6.1). Omitted: decided by start (a date is all-day, a "
+    "date-time is timed). true: start and end must be dates (YYYY-MM-DD) or date-times at exactly midnight "
+    "(2026-12-01T00:00:00, any offset), read as the date written; end is exclusive (the day after the last day). "
+    "false: start must be a date-time."
+)
+
+
+def _all_day_intent(all_day: bool, start: str, end: str | None) -> tuple[str, str | None]:
+    """``start``/``end`` as dates for an all-day event (midnight date-times → their date), or refuse.
+
+    Raises:
+        InvalidInput: all_day=true with a time other than midnight, or all_day=false with a date.
+    """
+    if not all_day:
+        if len(start) == 10:
+            raise InvalidInput(
+                f"start: all_day is false but {start!r} is a date; give a date-time (2026-12-01T09:00:00 with tzid, "
+                "or with an offset), or leave all_day out for an all-day event"
+            )
+        return start, end
+
+    def as_date(text: str, field: str) -> str:
+        if len(text) == 10:
+            return text
+        try:
+            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        except ValueError:
+            value = None
+        if value is None or value.time() != dt.time():
+            extra = " (the day after the last day, as all-day ends are exclusive)" if field == "end" else ""
+            raise InvalidInput(
+                f"{field}: all_day is true, so give a date (YYYY-MM-DD){extra} or a date-time at exactly midnight "
+                f"such as {text[:10] if len(text) >= 10 else '2026-12-01'}T00:00:00; got {text!r}"
+            )
+        return value.date().isoformat()
+
+    return as_date(start, "start"), as_date(end, "end") if end is not None else None
 
 
 def _scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal["entry", "occurrence", "series"]:
@@ -136,8 +176,12 @@ def register(server: MCPServer[Any], app: App) -> None:
         rrule: Annotated[str | None, Field(description="Recurrence rule, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10.")] = None,
         transparent: Annotated[bool, Field(description="True: does not block time (TRANSP:TRANSPARENT).")] = False,
         uid: NewUidArg = None,
+        all_day: Annotated[bool | None, Field(description=ALL_DAY)] = None,
     ) -> Annotated[CallToolResult, Written]:
         """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise.
+
+        All-day: give start (and end) as dates, end exclusive (one day on 1 December: start 2026-12-01, end
+        2026-12-02 or no end). A date-time, even at midnight, makes a timed event unless all_day is true.
 
         The rrule is checked against RFC 5545 §3.3.10 (FREQ required, INTERVAL and COUNT at least 1, never
         COUNT with UNTIL, the BYxxx ranges, UNTIL of the start's value type and in UTC for a zoned start), and
@@ -147,6 +191,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         if "VEVENT" not in cal.components:
             raise InvalidInput(f"calendar: {cal.path} does not accept events")
+        if all_day is not None:
+            start, end = _all_day_intent(all_day, start, end)
         event = new_entry(icalendar.Event(), uid)
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:
@@ -200,7 +246,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if not changes:
             raise InvalidInput("give at least one of summary, description, location, start, end")
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         series = master(ical, "VEVENT")
         recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
         effective = _scope_of(recurring, scope, rid)
@@ -257,7 +303,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         uid, rid = split_id(id)
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         series = master(ical, "VEVENT")
         effective = _scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
         occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
@@ -330,7 +376,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             pass
         else:
             raise Conflict(f"destination: {target.path} already has an event with this UID")
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         count = count_of(ical)
         await app.client.require_write(cal.path)
         decision = await app.gate.check(
@@ -368,7 +414,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         uid, _ = split_id(id)
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
-        ical = parse_calendar(resource.data)
+        ical = calendar_of(resource)
         published = set(await app.client.user_addresses())
         addresses = set(published)
         if app.client.settings.username:

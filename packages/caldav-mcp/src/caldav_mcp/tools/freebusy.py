@@ -15,7 +15,7 @@ from pydantic import Field
 from approval_core import structured
 from caldav_mcp.client import Resource
 from caldav_mcp.errors import BackendError, InvalidInput
-from caldav_mcp.ical import Unreadable, occurrences, parse_calendar, zone
+from caldav_mcp.ical import Unreadable, calendar_of, occurrences, zone
 from caldav_mcp.models import BusyInterval, FreeBusy
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import READ, App, window
@@ -94,7 +94,7 @@ def busy_from_events(
     for resource in resources:
         occurrence: Any
         try:
-            expanded = occurrences(parse_calendar(resource.data), "VEVENT", lo, hi)
+            expanded = occurrences(calendar_of(resource), "VEVENT", lo, hi)
         except (Unreadable, BackendError) as exc:
             reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
             unreadable.append(unreadable_entry(resource.href, resource.data, reason))
