@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import httpx
+import httpx2 as httpx
 import icalendar
 
 from caldav_mcp.errors import BackendError, BadCredentials, NotAllowed
