@@ -82,7 +82,10 @@ class Watching(Driver):
             self.log.answer = accept
             result = await self.watched(self.client, tool, args)
         if self.effects[tool] & CHANGES:
-            self.stored |= {text for text in strings(args) if len(text) >= MIN_TEXT}
+            # Whole values and each of their lines: a dialog that shows only an excerpt (a note's first line)
+            # of stored text is caught as well.
+            pieces = {line.strip() for text in strings(args) for line in [text, *text.splitlines()]}
+            self.stored |= {piece for piece in pieces if len(piece) >= MIN_TEXT}
         return result
 
     async def watched(self, client: Any, tool: str, args: dict[str, Any]) -> mt.CallToolResult:
