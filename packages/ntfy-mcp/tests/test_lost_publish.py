@@ -88,3 +88,23 @@ async def test_a_lost_request_is_not_known_per_topic_and_a_refused_connection_pu
     assert f"{other}: not known whether it was delivered" in text
     assert refused.is_error
     assert refused.content[0].text.startswith(f"Nothing was published. {topic}: not published: cannot reach ntfy")
+
+
+async def test_a_lost_publish_is_not_taken_for_an_identical_earlier_message(ntfy: NtfyServer, topic: str) -> None:
+    """A second identical publish that never reached ntfy must not be reported delivered with the first's id."""
+    import anyio
+
+    transport = LosingPosts("request", set())
+    async with connect(real_server(ntfy, topics=(topic,), transport=transport), revision="2025-11-25") as client:
+        first = await client.call_tool("publish_message", {"topics": [topic], "message": "server is down"})
+        await anyio.sleep(1.1)  # ntfy's times are whole seconds: the first now lies in an earlier second
+        transport.topics = {topic}
+        second = await client.call_tool("publish_message", {"topics": [topic], "message": "server is down"})
+        copies = await _stored(client, topic, "server is down")
+    assert not first.is_error
+    first_id = first.structured_content["results"][0]["id"]
+    assert second.is_error
+    text = second.content[0].text
+    assert text.startswith("Not known whether it was published on every topic.")
+    assert f"an identical message (id {first_id}" in text
+    assert copies == 1

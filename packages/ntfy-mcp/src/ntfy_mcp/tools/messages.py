@@ -78,33 +78,59 @@ def _answer_lost(exc: BackendError) -> bool:
     return isinstance(cause, TimeoutError | httpx2.TimeoutException | httpx2.TransportError)
 
 
-async def _read_back(app: NtfyApp, topic: str, body: dict[str, Any], before: float) -> dict[str, Any] | None:
-    """The message on ``topic`` since just before the publish that matches what was sent, or None.
+async def _read_back(
+    app: NtfyApp, topic: str, body: dict[str, Any], before: float
+) -> tuple[dict[str, Any] | None, str]:
+    """Look on ``topic`` for the message a publish whose answer was lost would have stored.
 
     Polls ``GET /<topic>/json?poll=1&since=<unix>&scheduled=1`` (ntfy docs, "Subscribe API": poll, since,
-    scheduled) and matches each ``message`` event's ``message`` and ``title`` against the body sent.
+    scheduled) over the last :data:`READ_BACK_WINDOW` seconds and matches each ``message`` event's
+    ``message`` and ``title`` against the body sent. ntfy keeps no client-given id, so a match proves
+    delivery only when it is the one identical message and it is not older than the publish (ntfy times
+    are whole seconds): an identical message from before means the match may be that earlier one.
+
+    Returns:
+        (the message, "") when it was found delivered; (None, why) when that is not known, ``why``
+        being "" (nothing matched) or a sentence naming the earlier identical message.
     """
     try:
         events = await app.client.poll(
-            [topic], {"since": str(int(before) - 1), "scheduled": "1"}, limit=READ_BACK_EVENTS
+            [topic], {"since": str(int(before) - READ_BACK_WINDOW), "scheduled": "1"}, limit=READ_BACK_EVENTS
         )
     except BackendError:
-        return None
-    for event in reversed(events):
-        if event.get("event") != "message":
-            continue
-        if all(event.get(key) == body.get(key) for key in ("message", "title") if key in body):
-            return event
-    return None
+        return None, ""
+    matches = [
+        event
+        for event in events
+        if event.get("event") == "message"
+        and all(event.get(key) == body.get(key) for key in ("message", "title") if key in body)
+    ]
+    ours = [event for event in matches if int(event.get("time") or 0) >= int(before)]
+    earlier = [event for event in matches if int(event.get("time") or 0) < int(before)]
+    if len(ours) == 1 and not earlier:
+        return ours[0], ""
+    if earlier:
+        last = earlier[-1]
+        return None, (
+            f"an identical message (id {last.get('id')}, time {last.get('time')}) was already on the topic "
+            "before this publish, so the one found may be that earlier message"
+        )
+    if len(ours) > 1:
+        return None, f"{len(ours)} identical messages arrived since this publish began"
+    return None, ""
 
 
-def _unknown(exc: BackendError, topic: str, before: float) -> str:
+def _unknown(exc: BackendError, topic: str, before: float, why: str = "") -> str:
+    found = f"reading the topic back could not tell ({why})" if why else "reading the topic back did not find it (yet)"
     return (
-        f"not known whether it was delivered: {exc}, and reading the topic back did not find it (yet). Before "
+        f"not known whether it was delivered: {exc}, and {found}. Before "
         f'publishing again, check with list_messages(topics=["{topic}"], since="{int(before) - 1}"): a second '
         "publish would deliver a second notification."
     )
 
+
+READ_BACK_WINDOW = 600
+"""How far back (seconds) a lost publish's read-back looks for an identical earlier message."""
 
 READ_BACK_EVENTS = 100
 """The most events read back from a topic to find a publish whose answer was lost."""
@@ -152,9 +178,9 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 if not _answer_lost(exc):
                     results.append(PublishResult(topic=topic, ok=False, error=f"not published: {exc}"))
                     continue
-                found = await _read_back(app, topic, body, now)
+                found, why = await _read_back(app, topic, body, now)
                 if found is None:
-                    results.append(PublishResult(topic=topic, ok=False, error=_unknown(exc, topic, now)))
+                    results.append(PublishResult(topic=topic, ok=False, error=_unknown(exc, topic, now, why)))
                     continue
                 stored = found
                 note = (
