@@ -103,3 +103,11 @@ async def test_create_event_refuses_rules_that_never_occur_or_use_other_digits_a
         )
     assert good["action"] == "created"
     assert stored_uids(account, account.work) == ["leap"]
+
+
+@pytest.mark.parametrize("rule", ["FREQ=MONTHLY;BYDAY=+53MO", "FREQ=YEARLY;BYMONTH=2;BYDAY=+53MO"])
+def test_a_rule_the_expansion_library_cannot_expand_is_refused_not_a_crash(rule) -> None:
+    """dateutil raises IndexError on an ordinal beyond a month's weeks; the review saw an internal error."""
+    problem = first_occurrence_problem(rule, START)
+    assert problem is not None
+    assert problem.startswith("the rule cannot be expanded from this start (IndexError)"), problem

@@ -200,7 +200,9 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
             f"{MAX_EXPANSION_SECONDS:g} s of expansion, the most this server spends on one entry: the rule never "
             f"occurs or too rarely for this server to expand it {_SECTION}"
         )
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, IndexError, OverflowError, KeyError) as exc:
+        # dateutil refuses some rules RFC 5545's grammar allows (an ordinal BYDAY beyond a month's weeks, such as
+        # FREQ=MONTHLY;BYDAY=+53MO, raises IndexError): such a rule cannot be expanded, so it is refused.
         return f"the rule cannot be expanded from this start ({type(exc).__name__}) {_SECTION}"
     if first is None:
         span = "before its UNTIL" if "UNTIL" in parts else f"within {FIRST_OCCURRENCE_YEARS} years of the start"
