@@ -315,3 +315,12 @@ async def test_moving_a_series_start_keeps_its_until_of_the_same_value_type(acco
     assert result.is_error
     assert "start: the series' RRULE no longer fits the new start: UNTIL=20261205 is a DATE" in result.content[0].text
     assert "DTSTART;VALUE=DATE:20261201" in account.get(account.work, "days.ics")[1]
+
+
+def test_a_call_that_spent_its_expansion_budget_reports_further_entries_unreadable() -> None:
+    """Many entries that each run to the per-entry bound must not stretch one call (a review's finding)."""
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    with ical.expansion_budget(0.0), pytest.raises(ical.Unreadable, match="already spent its"):
+        ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)
+    with ical.expansion_budget(60.0):
+        assert len(ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)) == 3

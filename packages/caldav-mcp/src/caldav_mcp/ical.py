@@ -23,6 +23,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -53,6 +54,11 @@ __all__ = [
 
 MAX_OCCURRENCES_PER_ITEM = 10_000
 """The most occurrences one stored entry is expanded into, per window (and when counting a series)."""
+CALL_EXPANSION_SECONDS = 10.0
+"""The most time one tool call spends expanding recurrences over all its entries (see :func:`expansion_budget`)."""
+
+_CALL_DEADLINE: ContextVar[float | None] = ContextVar("caldav_mcp_expansion_deadline", default=None)
+
 MAX_EXPANSION_SECONDS = 2.0
 """The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
 T = TypeVar("T")
@@ -294,15 +300,43 @@ def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def expansion_budget(seconds: float | None = None) -> Iterator[None]:
+    """Bound the recurrence expansion of everything inside the block to ``seconds`` (CALL_EXPANSION_SECONDS).
+
+    The per-entry bound keeps one stored rule from wedging a read; this one
+    keeps many of them (a listing of thousands of entries that each run to the
+    per-entry bound) from stretching one call: once the budget is spent, every
+    further entry is reported unreadable at once. The deadline is a context
+    variable, so it follows the call into worker threads (anyio copies the
+    context).
+    """
+    token = _CALL_DEADLINE.set(time.monotonic() + (CALL_EXPANSION_SECONDS if seconds is None else seconds))
+    try:
+        yield
+    finally:
+        _CALL_DEADLINE.reset(token)
+
+
 def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[T]:
-    """Everything ``produce`` yields, within MAX_EXPANSION_SECONDS and at most ``limit`` items.
+    """Everything ``produce`` yields, within MAX_EXPANSION_SECONDS, the call's budget, and at most ``limit`` items.
 
     Raises:
         Unreadable: over either bound, or the expansion failed.
     """
     found: list[T] = []
+    seconds = MAX_EXPANSION_SECONDS
+    deadline = _CALL_DEADLINE.get()
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Unreadable(
+                f"this call had already spent its {CALL_EXPANSION_SECONDS:g} s of recurrence expansion on other "
+                "entries, so this one was not expanded; ask for a shorter window or fewer entries"
+            )
+        seconds = min(seconds, left)
     try:
-        with _time_limit(MAX_EXPANSION_SECONDS):
+        with _time_limit(seconds):
             for item in produce():
                 found.append(item)
                 if len(found) > limit:

@@ -30,6 +30,7 @@ from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient, translate
 from caldav_mcp.errors import CalDAVToolError
 from caldav_mcp.guards import GUARDS
+from caldav_mcp.ical import expansion_budget
 from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import calendars, entries, events_read, events_write, freebusy
 from caldav_mcp.tools.common import App
@@ -71,10 +72,22 @@ def build_server(
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, CalDAVToolError, translate=translate)
+    _bound_expansion_per_call(server)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
         module.register(server, app)
     return server
+
+
+def _bound_expansion_per_call(server: MCPServer[Any]) -> None:
+    """Give every tool call its own recurrence-expansion budget (:func:`caldav_mcp.ical.expansion_budget`)."""
+    inner = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        with expansion_budget():
+            return await inner(name, arguments, context)
+
+    server.call_tool = call_tool  # type: ignore[method-assign]
 
 
 def main() -> None:
