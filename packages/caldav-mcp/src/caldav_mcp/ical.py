@@ -57,7 +57,15 @@ MAX_OCCURRENCES_PER_ITEM = 10_000
 CALL_EXPANSION_SECONDS = 10.0
 """The most time one tool call spends expanding recurrences over all its entries (see :func:`expansion_budget`)."""
 
-_CALL_DEADLINE: ContextVar[float | None] = ContextVar("caldav_mcp_expansion_deadline", default=None)
+
+@dataclass
+class _Budget:
+    """What is left of one call's expansion time, in seconds (spent only while expanding)."""
+
+    left: float
+
+
+_CALL_BUDGET: ContextVar[_Budget | None] = ContextVar("caldav_mcp_expansion_budget", default=None)
 
 MAX_EXPANSION_SECONDS = 2.0
 """The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
@@ -302,20 +310,21 @@ def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
 
 @contextlib.contextmanager
 def expansion_budget(seconds: float | None = None) -> Iterator[None]:
-    """Bound the recurrence expansion of everything inside the block to ``seconds`` (CALL_EXPANSION_SECONDS).
+    """Bound the recurrence expansion done inside the block to ``seconds`` in all (CALL_EXPANSION_SECONDS).
 
     The per-entry bound keeps one stored rule from wedging a read; this one
     keeps many of them (a listing of thousands of entries that each run to the
-    per-entry bound) from stretching one call: once the budget is spent, every
-    further entry is reported unreadable at once. The deadline is a context
+    per-entry bound) from stretching one call: only time spent expanding
+    counts (a slow backend spends none of it), and once it is spent every
+    further entry is reported unreadable at once. The budget is a context
     variable, so it follows the call into worker threads (anyio copies the
     context).
     """
-    token = _CALL_DEADLINE.set(time.monotonic() + (CALL_EXPANSION_SECONDS if seconds is None else seconds))
+    token = _CALL_BUDGET.set(_Budget(CALL_EXPANSION_SECONDS if seconds is None else seconds))
     try:
         yield
     finally:
-        _CALL_DEADLINE.reset(token)
+        _CALL_BUDGET.reset(token)
 
 
 def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[T]:
@@ -326,15 +335,15 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[
     """
     found: list[T] = []
     seconds = MAX_EXPANSION_SECONDS
-    deadline = _CALL_DEADLINE.get()
-    if deadline is not None:
-        left = deadline - time.monotonic()
-        if left <= 0:
+    budget = _CALL_BUDGET.get()
+    if budget is not None:
+        if budget.left <= 0:
             raise Unreadable(
                 f"this call had already spent its {CALL_EXPANSION_SECONDS:g} s of recurrence expansion on other "
                 "entries, so this one was not expanded; ask for a shorter window or fewer entries"
             )
-        seconds = min(seconds, left)
+        seconds = min(seconds, budget.left)
+    began = time.monotonic()
     try:
         with _time_limit(seconds):
             for item in produce():
@@ -350,6 +359,9 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[
         raise
     except Exception as exc:
         raise Unreadable(f"its recurrence could not be expanded ({type(exc).__name__})") from None
+    finally:
+        if budget is not None:
+            budget.left -= time.monotonic() - began
     return found
 
 
