@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
@@ -107,14 +107,12 @@ def _serve(proxy: LossyProxy, client: socket.socket, upstream: tuple[str, int]) 
 
 
 @contextlib.contextmanager
-def lossy_proxy(target: str) -> Iterator[LossyProxy]:
-    parts = urlsplit(target)
-    upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+def on_loopback(handle: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A TCP listener on 127.0.0.1 handing each connection to ``handle`` in its own thread; yields its port."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
     listener.settimeout(0.2)
-    proxy = LossyProxy(f"http://127.0.0.1:{listener.getsockname()[1]}/")
     stop = threading.Event()
 
     def accept() -> None:
@@ -123,16 +121,31 @@ def lossy_proxy(target: str) -> Iterator[LossyProxy]:
                 conn, _ = listener.accept()
             except OSError:
                 continue
-            threading.Thread(target=_serve, args=(proxy, conn, upstream), daemon=True).start()
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
-        yield proxy
+        yield listener.getsockname()[1]
     finally:
         stop.set()
         thread.join(timeout=5)
         listener.close()
+
+
+def upstream_of(target: str) -> tuple[str, int]:
+    """The (host, port) a proxy double forwards to."""
+    parts = urlsplit(target)
+    return parts.hostname or "127.0.0.1", parts.port or 80
+
+
+@contextlib.contextmanager
+def lossy_proxy(target: str) -> Iterator[LossyProxy]:
+    upstream = upstream_of(target)
+    proxy: LossyProxy | None = None
+    with on_loopback(lambda conn: _serve(proxy, conn, upstream)) as port:  # type: ignore[arg-type]
+        proxy = LossyProxy(f"http://127.0.0.1:{port}/")
+        yield proxy
 
 
 def stored_uids(account, calendar: str) -> list[str]:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -16,7 +14,7 @@ from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, vevent
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from test_create_retry import _read_message
+from test_create_retry import _read_message, on_loopback, upstream_of
 
 pytestmark = pytest.mark.anyio
 
@@ -91,31 +89,11 @@ def _relay(proxy: RewritingProxy, client: socket.socket, upstream: tuple[str, in
 
 @contextlib.contextmanager
 def rewriting_proxy(target: str, rewrite: Callable[[bytes], bytes]) -> Iterator[RewritingProxy]:
-    parts = urlsplit(target)
-    upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.settimeout(0.2)
-    proxy = RewritingProxy(f"http://127.0.0.1:{listener.getsockname()[1]}/", rewrite)
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=_relay, args=(proxy, conn, upstream), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
+    upstream = upstream_of(target)
+    proxy: RewritingProxy | None = None
+    with on_loopback(lambda conn: _relay(proxy, conn, upstream)) as port:  # type: ignore[arg-type]
+        proxy = RewritingProxy(f"http://127.0.0.1:{port}/", rewrite)
         yield proxy
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        listener.close()
 
 
 INSIDE_NOT = "not directly inside it"
