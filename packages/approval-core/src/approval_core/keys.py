@@ -104,13 +104,14 @@ def read_key_file(path: str | os.PathLike[str]) -> KeyRing:
     """
     where = f"{KEY_FILE_ENV}={os.fspath(path)!r}"
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):  # checked before opening: a FIFO would block the start
+            raise SettingsError(f"{where} is not a regular file")
         with open(path, "rb") as handle:
             mode = os.fstat(handle.fileno()).st_mode
             raw = handle.read(1 << 16)
     except OSError as exc:
         raise SettingsError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise SettingsError(f"{where} is not a regular file")
     if mode & 0o077:
         raise SettingsError(
             f"{where} has mode {stat.S_IMODE(mode):04o}: a key file must not be open to group or others "
