@@ -35,11 +35,13 @@ class FakeClock:
         self.now = 1_800_000_000.0
 
     def __call__(self) -> float:
+        """The current fake time (seconds)."""
         return self.now
 
 
 @pytest.mark.anyio
 async def test_a_record_is_taken_once(store: RecordStore) -> None:
+    """A record comes back once, with its own fingerprint; then it is gone."""
     await store.put("token", "secret-1", FP, 300)
     await store.put("token", "secret-2", OTHER, 300)
     assert await store.take("token", "secret-1") == (FP, False)
@@ -49,11 +51,13 @@ async def test_a_record_is_taken_once(store: RecordStore) -> None:
 
 @pytest.mark.anyio
 async def test_a_secret_never_issued_is_not_found(store: RecordStore) -> None:
+    """Taking a secret nobody issued finds nothing."""
     assert await store.take("state", "never-issued") is None
 
 
 @pytest.mark.anyio
 async def test_a_record_is_kept_under_its_space_only(store: RecordStore) -> None:
+    """A token and a state nonce with the same text are different records."""
     await store.put("token", "shared-secret", FP, 300)
     assert await store.take("state", "shared-secret") is None
     assert await store.take("token", "shared-secret") == (FP, False)
@@ -61,6 +65,7 @@ async def test_a_record_is_kept_under_its_space_only(store: RecordStore) -> None
 
 @pytest.mark.anyio
 async def test_a_record_past_its_ttl_is_taken_as_expired(store: RecordStore, clock: FakeClock) -> None:
+    """A record taken at or after its expiry (store clock) is reported expired, and spent."""
     await store.put("state", "early", FP, 300)
     await store.put("state", "late", FP, 300)
     clock.now += 299.5
@@ -72,6 +77,7 @@ async def test_a_record_past_its_ttl_is_taken_as_expired(store: RecordStore, clo
 
 @pytest.mark.anyio
 async def test_an_existing_record_is_never_overwritten(store: RecordStore) -> None:
+    """Issuing a secret that is already recorded fails and leaves the first record."""
     await store.put("token", "twice", FP, 300)
     with pytest.raises(StoreUnavailable, match="exists already"):
         await store.put("token", "twice", OTHER, 300)
@@ -80,6 +86,7 @@ async def test_an_existing_record_is_never_overwritten(store: RecordStore) -> No
 
 @pytest.mark.anyio
 async def test_of_concurrent_takes_exactly_one_gets_the_record(store: RecordStore) -> None:
+    """Twenty concurrent takes of one record: exactly one gets it."""
     await store.put("token", "contended", FP, 300)
     results: list[tuple[str, bool] | None] = []
 

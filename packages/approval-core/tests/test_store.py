@@ -16,14 +16,6 @@ from pathlib import Path
 
 import mcp_types as mt
 import pytest
-
-from approval_core import ApprovalSettings, KeyRing, MemoryStore, RedisStore, StateSealer, StoreUnavailable
-from approval_core.errors import SettingsError
-from approval_core.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE, main, read_key_file, rotate_key_file
-from approval_core.startup import load_settings_or_exit
-from approval_core.store import redacted_url
-from approval_core.testing import approval_of, call_once, connect, ticked
-from example_server import Example
 from processes import free_port
 from store_contract import (  # noqa: F401  (collected: the contract, run against the in-process store)
     FakeClock,
@@ -34,6 +26,14 @@ from store_contract import (  # noqa: F401  (collected: the contract, run agains
     test_an_existing_record_is_never_overwritten,
     test_of_concurrent_takes_exactly_one_gets_the_record,
 )
+
+from approval_core import ApprovalSettings, KeyRing, MemoryStore, RedisStore, StateSealer, StoreUnavailable
+from approval_core.errors import SettingsError
+from approval_core.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE, main, read_key_file, rotate_key_file
+from approval_core.startup import load_settings_or_exit
+from approval_core.store import redacted_url
+from approval_core.testing import approval_of, call_once, connect, ticked
+from example_server import Example
 
 pytestmark = pytest.mark.anyio
 
@@ -153,7 +153,8 @@ async def test_a_question_from_one_gate_is_answered_through_another_once(tmp_pat
         asked = await call_once(first, "delete_items", ARGS)
         assert isinstance(asked, mt.InputRequiredResult)
         done = await call_once(second, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
-        assert isinstance(done, mt.CallToolResult) and not done.is_error
+        assert isinstance(done, mt.CallToolResult)
+        assert not done.is_error
         two.items.add("a")
         replay = await call_once(first, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
         assert isinstance(replay, mt.InputRequiredResult)  # a fresh question, nothing run
@@ -181,7 +182,8 @@ async def test_a_state_sealed_before_a_rotation_opens_after_it(tmp_path: Path) -
     path = key_file(tmp_path, os.urandom(32))
     before = read_key_file(path)
     after = rotate_key_file(path)
-    assert after.keys[1] == before.keys[0] and len(after.keys) == 2
+    assert after.keys[1] == before.keys[0]
+    assert len(after.keys) == 2
     store = MemoryStore()
     old_key = before.derive(STATE_SEAL_PURPOSE)[0]
     state = await StateSealer("demo-mcp", key=old_key, store=store).seal("delete", FP)
@@ -206,9 +208,8 @@ def test_each_purpose_gets_its_own_key() -> None:
 def test_a_key_file_accepts_standard_and_url_safe_base64_and_comments(tmp_path: Path) -> None:
     raw = bytes(range(250, 256)) + os.urandom(30)
     path = tmp_path / "keys"
-    path.write_text(
-        f"# current\n{base64.urlsafe_b64encode(raw).decode().rstrip('=')}\n\n  # previous\n{base64.b64encode(raw[::-1]).decode()}\n"
-    )
+    url_safe, standard = base64.urlsafe_b64encode(raw).decode().rstrip("="), base64.b64encode(raw[::-1]).decode()
+    path.write_text(f"# current\n{url_safe}\n\n  # previous\n{standard}\n")
     path.chmod(0o400)
     assert read_key_file(path).keys == (raw, raw[::-1])
 
@@ -248,13 +249,15 @@ def test_the_key_command_makes_and_rotates_a_private_file(tmp_path: Path, capsys
     assert main(["new", str(path)]) == 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     first = read_key_file(path).keys
-    assert len(first) == 1 and len(first[0]) == 32
+    assert len(first) == 1
+    assert len(first[0]) == 32
     assert main(["new", str(path)]) == 1
     assert "exists; use 'rotate'" in capsys.readouterr().err
     assert main(["rotate", str(path)]) == 0
     assert main(["rotate", str(path), "--keep", "2"]) == 0
     keys = read_key_file(path).keys
-    assert len(keys) == 3 and keys[2] == first[0]
+    assert len(keys) == 3
+    assert keys[2] == first[0]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert main(["rotate", str(path), "--keep", "0"]) == 0
     assert len(read_key_file(path).keys) == 1
@@ -272,10 +275,12 @@ def test_the_store_and_key_settings_are_read(tmp_path: Path) -> None:
         {"APPROVAL_STORE_URL": "rediss://u:p@cache:6380/3", "APPROVAL_KEY_FILE": str(path)}
     )
     assert settings.store_url == "rediss://u:p@cache:6380/3"
-    assert settings.key_ring is not None and len(settings.key_ring.keys) == 2
+    assert settings.key_ring is not None
+    assert len(settings.key_ring.keys) == 2
     assert ApprovalSettings.from_env({}) == ApprovalSettings()
     only_keys = ApprovalSettings.from_env({"APPROVAL_KEY_FILE": str(path)})
-    assert only_keys.store_url is None and only_keys.key_ring is not None
+    assert only_keys.store_url is None
+    assert only_keys.key_ring is not None
 
 
 @pytest.mark.parametrize(

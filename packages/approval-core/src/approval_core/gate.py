@@ -72,7 +72,6 @@ from approval_core.tokens import Redemption, TokenStore
 
 __all__ = [
     "INPUT_KEY",
-    "share_sdk_state_keys",
     "VERSION_KEY",
     "ApprovalGate",
     "Approved",
@@ -81,6 +80,7 @@ __all__ = [
     "PathName",
     "client_can_show_form",
     "judge_answer",
+    "share_sdk_state_keys",
 ]
 
 INPUT_KEY = "approval"

@@ -196,7 +196,7 @@ class RedisStore:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             per_socket = self._timeout / 2
-            self._client = aioredis.Redis.from_url(
+            self._client = aioredis.Redis.from_url(  # pyright: ignore[reportUnknownMemberType]
                 self.url,
                 socket_timeout=per_socket,
                 socket_connect_timeout=per_socket,
