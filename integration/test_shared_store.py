@@ -128,6 +128,22 @@ async def test_a_stopped_redis_raises_store_unavailable_and_a_started_one_works_
     assert await store.take("token", "after") == (FP, False)
 
 
+async def test_a_hung_redis_raises_store_unavailable_instead_of_hanging(store: RedisStore, redis: RedisServer) -> None:
+    await store.put("token", "before", FP, 300)
+    redis.pause()
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.take("token", "before")
+        with pytest.raises(StoreUnavailable):
+            await store.put("token", "during", FP, 300)
+    finally:
+        redis.resume()
+    # The timed-out commands may still run once Redis goes on (they were sent): a record caught that way is
+    # spent without approving anything. The store itself works again.
+    await store.put("token", "after", FP, 300)
+    assert await store.take("token", "after") == (FP, False)
+
+
 # ---------------------------------------------------------------- two gates, one Redis, one key file
 
 

@@ -10,7 +10,9 @@ The API, kept small for every test that needs one::
         redis.stop()                       # the process is gone; the port answers nothing
         redis.start()                      # again on the same port (waits until PING answers)
         redis.restart()                    # stop() then start()
-        redis.running                      # bool
+        redis.pause()                      # SIGSTOP: connections stay open, nothing answers (a hung Redis)
+        redis.resume()                     # SIGCONT
+        redis.running                      # bool (a paused server is running)
 
 ``RedisServer(port=None, workdir=None)`` takes a fixed port (default: a free
 one chosen once) and a folder for its log (default: a temporary folder that
@@ -27,7 +29,9 @@ they never skip.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -131,12 +135,29 @@ class RedisServer:
         process, self._process = self._process, None
         if process is None:
             return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGCONT)  # a paused server must be able to act on SIGTERM
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def pause(self) -> None:
+        """Freeze the process (SIGSTOP): it keeps its port and connections but answers nothing.
+
+        Raises:
+            RedisUnavailable: the server is not running.
+        """
+        if self._process is None or not self.running:
+            raise RedisUnavailable("pause(): redis-server is not running; start() it first")
+        os.kill(self._process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused process go on (SIGCONT); no-op when not running."""
+        if self._process is not None and self.running:
+            os.kill(self._process.pid, signal.SIGCONT)
 
     def restart(self) -> None:
         """:meth:`stop`, then :meth:`start` on the same port (every record is gone)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -86,6 +87,19 @@ async def test_an_unreachable_redis_raises_store_unavailable_on_every_operation(
     with pytest.raises(StoreUnavailable, match="could not spend a state"):
         await store.take("state", "n")
     await store.aclose()
+
+
+async def test_a_redis_that_accepts_but_never_answers_raises_store_unavailable() -> None:
+    """A listening socket nobody reads from: the connection opens, no reply ever comes."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        store = RedisStore(f"redis://127.0.0.1:{silent.getsockname()[1]}/0", "demo-mcp", timeout=0.5)
+        with pytest.raises(StoreUnavailable, match="the approval store"):
+            await store.put("token", "t", FP, 300)
+        with pytest.raises(StoreUnavailable, match="the approval store"):
+            await store.take("token", "t")
+        await store.aclose()
 
 
 def test_a_redis_store_never_shows_its_password() -> None:
