@@ -18,7 +18,7 @@ Secrets are never stored as given: a record's key is the SHA-256 of the
 secret, so neither a memory dump nor a look into Redis yields a usable token.
 
 :class:`MemoryStore` is the default (one process; a restart forgets every
-record, which the safe direction: an answer or token from before the restart
+record, which is the safe direction: an answer or token from before the restart
 is refused). :class:`RedisStore` keeps the records in Redis under
 ``approval-core:<server name>:<space>:<sha256 hex>``, written with
 ``SET ... NX PX`` (set if absent, with expiry) and spent with ``GETDEL``, so
