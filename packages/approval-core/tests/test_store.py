@@ -175,6 +175,30 @@ async def test_a_question_from_one_gate_is_answered_through_another_once(tmp_pat
     assert (one.items, two.items) == ({"a", "b", "c"}, {"a", "b", "c"})
 
 
+async def test_a_question_asked_before_a_rotation_is_answered_after_it_on_both_seals(tmp_path: Path) -> None:
+    old_key, new_key = os.urandom(32), os.urandom(32)
+    before = ApprovalSettings.from_env({"APPROVAL_KEY_FILE": str(key_file(tmp_path, old_key, name="before"))})
+    after = ApprovalSettings.from_env({"APPROVAL_KEY_FILE": str(key_file(tmp_path, new_key, old_key, name="after"))})
+    shared = MemoryStore()
+    old_replica, new_replica = Example(before, store=shared), Example(after, store=shared)
+    async with (
+        connect(old_replica.server, revision="2026-07-28", answer=ticked) as first,
+        connect(new_replica.server, revision="2026-07-28", answer=ticked) as second,
+    ):
+        asked = await call_once(first, "delete_items", ARGS)
+        assert isinstance(asked, mt.InputRequiredResult)
+        done = await call_once(second, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
+        assert isinstance(done, mt.CallToolResult)
+        assert not done.is_error
+        asked_new = await call_once(second, "delete_items", {"book": "/b/", "ids": ["b"]})
+        assert isinstance(asked_new, mt.InputRequiredResult)
+        refused = await call_once(
+            first, "delete_items", {"book": "/b/", "ids": ["b"]}, answer=ticked, request_state=asked_new.request_state
+        )
+        assert isinstance(refused, mt.InputRequiredResult)  # the old replica lacks the new key: asked again
+    assert (old_replica.items, new_replica.items) == ({"a", "b", "c"}, {"b", "c"})
+
+
 async def test_without_a_shared_key_another_gate_asks_again(tmp_path: Path) -> None:
     shared = MemoryStore()
     one, two = Example(store=shared), Example(store=shared)
