@@ -46,6 +46,7 @@ from approval_core.policy import (
     effects,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
+from approval_core.remote import HttpSettings, serve
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
@@ -90,6 +91,7 @@ __all__ = [
     "GuardTable",
     "GuardTableError",
     "GuardedCall",
+    "HttpSettings",
     "Mismatch",
     "MismatchKind",
     "NotApproved",
@@ -119,6 +121,7 @@ __all__ = [
     "operation",
     "refusal",
     "say",
+    "serve",
     "startup_line",
     "structured",
 ]

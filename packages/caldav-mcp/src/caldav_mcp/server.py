@@ -25,6 +25,7 @@ from approval_core import (
     install_error_boundary,
     load_settings_or_exit,
     say,
+    serve,
 )
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient, translate
@@ -114,7 +115,7 @@ def main() -> None:
             "the tools will say what to set",
         )
     try:
-        build_server(settings, caldav).run("stdio")
+        serve(build_server(settings, caldav), SERVER_NAME)
     finally:
         if backend is not None:
             backend.stop()

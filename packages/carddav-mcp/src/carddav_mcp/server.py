@@ -27,6 +27,7 @@ from approval_core import (
     install_error_boundary,
     load_settings_or_exit,
     say,
+    serve,
 )
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
@@ -101,7 +102,7 @@ def main() -> None:
     except (SettingsError, NotConfigured, embedded.EmbeddedStartError) as exc:
         exit_on_bad_setting(SERVER_NAME, exc)
     try:
-        build_server(settings, carddav).run("stdio")
+        serve(build_server(settings, carddav), SERVER_NAME)
     finally:
         if backend is not None:
             backend.stop()
