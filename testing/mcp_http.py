@@ -107,8 +107,10 @@ def bearer_transport(url: str, token: str | None, **headers: str) -> Any:
         sent = dict(headers)
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
-        async with httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(60.0)) as client:
-            async with streamable_http_client(url, http_client=client) as streams:
-                yield streams
+        async with (
+            httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(60.0)) as client,
+            streamable_http_client(url, http_client=client) as streams,
+        ):
+            yield streams
 
     return transport()

@@ -46,9 +46,8 @@ def started(
         Exception: ``error(message)`` when the process exits first or is not ready within ``seconds``.
     """
     with log.open("wb") as out:
-        process = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=None if env is None else dict(env)
-        )  # noqa: S603
+        environment = None if env is None else dict(env)
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=environment)  # noqa: S603
         try:
             deadline = time.monotonic() + seconds
             while True:

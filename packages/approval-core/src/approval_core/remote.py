@@ -46,7 +46,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -400,7 +400,7 @@ def build_http_app(
     )
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_: Starlette) -> AsyncGenerator[None]:
         async with server.session_manager.run():
             yield
 
