@@ -232,6 +232,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "gate",
         "policy",
         "recovery",
+        "remote",
         "results",
         "sealing",
         "settings",

@@ -46,7 +46,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -54,6 +54,7 @@ from urllib.parse import urlsplit
 
 import anyio.to_thread
 import jwt
+import uvicorn
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
@@ -77,7 +78,10 @@ __all__ = [
     "JwtVerifier",
     "StaticTokenVerifier",
     "build_http_app",
+    "describe",
+    "http_server",
     "serve",
+    "verifier_for",
 ]
 
 TRANSPORTS: Final = ("stdio", "streamable-http")
@@ -452,17 +456,35 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     if settings.transport == "stdio":
         server.run("stdio")
         return
-    _serve_http(server, server_name, settings, verifier)
+    http = http_server(server, settings, verifier)
+    say(server_name, describe(settings))
+    if settings.workers == 1:
+        http.run()
+    else:
+        _serve_workers(http, settings.workers)
 
 
-def _serve_http(
-    server: MCPServer[Any], server_name: str, settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
-) -> None:
-    import uvicorn  # only an HTTP start pays for it
+def describe(settings: HttpSettings) -> str:
+    """The start-up line of an HTTP server: where it listens, the resource, the authentication, the workers."""
+    auth = {"token-file": "static token", "jwt": f"JWTs from {settings.issuer}", None: "NO authentication"}
+    return (
+        f"Streamable HTTP on {settings.host}:{settings.port}{settings.path} (resource {settings.public_url}), "
+        f"{auth[settings.auth]}, {settings.workers} worker(s)"
+    )
 
-    app = build_http_app(server, settings, verifier)
+
+def http_server(
+    server: MCPServer[Any], settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
+) -> uvicorn.Server:
+    """A uvicorn server (not started) for :func:`build_http_app` on ``settings.host:settings.port``.
+
+    uvicorn logs at WARNING only, trusts no ``X-Forwarded-*`` headers (the
+    Host check needs the real ``Host``) and sends no ``Server`` header.
+    ``.run()`` blocks until SIGINT/SIGTERM; ``await .serve()`` runs it in an
+    event loop of one's own (tests).
+    """
     config = uvicorn.Config(
-        app,
+        build_http_app(server, settings, verifier),
         host=settings.host,
         port=settings.port,
         log_level="warning",
@@ -470,55 +492,42 @@ def _serve_http(
         server_header=False,
         lifespan="on",
     )
-    auth = {"token-file": "static token", "jwt": f"JWTs from {settings.issuer}", None: "NO authentication"}
-    say(
-        server_name,
-        f"Streamable HTTP on {settings.host}:{settings.port}{settings.path} (resource {settings.public_url}), "
-        f"{auth[settings.auth]}, {settings.workers} worker(s)",
-    )
-    if settings.workers == 1:
-        uvicorn.Server(config).run()
-        return
-    sock = config.bind_socket()
-    children = _fork_workers(settings.workers, lambda: uvicorn.Server(config).run(sockets=[sock]))
-    sock.close()
-    _wait_for(children)
+    return uvicorn.Server(config)
 
 
-def _fork_workers(count: int, run: Any) -> Sequence[int]:
+def _serve_workers(http: uvicorn.Server, count: int) -> None:  # pragma: no cover - forks; not measurable in-process
+    """Bind once, fork ``count`` children serving the one socket, forward SIGTERM/SIGINT, exit 1 if a child failed.
+
+    Forked rather than spawned: the children inherit the built server
+    (uvicorn's own ``workers=`` needs an import string to rebuild it).
+    """
+    sock = http.config.bind_socket()
     children: list[int] = []
     for _ in range(count):
         pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
+        if pid == 0:
             code = 0
             try:
-                run()
+                http.run(sockets=[sock])
             except BaseException:
                 code = 1
             os._exit(code)
         children.append(pid)
-    return children
+    sock.close()
 
-
-def _wait_for(children: Sequence[int]) -> None:
-    def stop(signum: int, _frame: object) -> None:
-        for pid in children:
+    def stop(_signum: int, _frame: object) -> None:
+        for child in children:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(child, signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    status = 0
-    for pid in children:
-        while True:
-            try:
-                _, code = os.waitpid(pid, 0)
-                break
-            except ChildProcessError:
-                code = 0
-                break
-            except InterruptedError:  # pragma: no cover
-                continue
-        status = status or (os.waitstatus_to_exitcode(code) if code else 0)
-    if status:
+    failed = False
+    for child in children:
+        try:
+            _, status = os.waitpid(child, 0)
+        except ChildProcessError:
+            continue
+        failed = failed or os.waitstatus_to_exitcode(status) != 0
+    if failed:
         sys.exit(1)
