@@ -221,7 +221,9 @@ async def test_refused_requests_get_their_status_and_run_no_tool(
             assert challenge.startswith("Bearer "), name
             assert 'error="invalid_token"' in challenge, name
             assert f'resource_metadata="{metadata}"' in challenge, name
+            assert challenge.endswith(f'scope="{SCOPE}"'), name
     assert 'error="insufficient_scope"' in seen["missing scope"][1]
+    assert seen["missing scope"][1].endswith(f'scope="{SCOPE}"')
     assert _hrefs(dav) == before
 
     control = _refused(url, good, "control-jwt@example.org")

@@ -68,6 +68,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from approval_core.errors import SettingsError
 from approval_core.startup import exit_on_bad_setting, say
@@ -371,6 +372,33 @@ def _metadata_routes(settings: HttpSettings) -> list[BaseRoute]:
     return [Route(path, metadata, methods=["GET"])]
 
 
+class _ScopeChallenge:
+    """Adds ``scope="<required scopes>"`` to the SDK's ``WWW-Authenticate`` challenges (401 and 403).
+
+    The MCP authorization spec (2025-11-25, "Scope Challenge Handling") says a
+    server SHOULD name the scopes a client must ask for; the SDK's
+    ``RequireAuthMiddleware`` names only ``resource_metadata``. Wraps ``send``;
+    a response without that header (an Origin refusal, a tool result) passes
+    unchanged.
+    """
+
+    def __init__(self, app: ASGIApp, scopes: tuple[str, ...]) -> None:
+        self.app = app
+        self.param = f', scope="{" ".join(scopes)}"'.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_scope(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (name, value + self.param if name.lower() == b"www-authenticate" else value)
+                    for name, value in message.get("headers", [])
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_scope)
+
+
 def build_http_app(
     server: MCPServer[Any], settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
 ) -> Starlette:
@@ -411,7 +439,9 @@ def build_http_app(
     if verifier is None:
         return Starlette(routes=[Mount("/", app=inner)], lifespan=lifespan)
     metadata_url = build_resource_metadata_url(AnyHttpUrl(settings.public_url))
-    guarded = RequireAuthMiddleware(inner, list(settings.required_scopes), metadata_url)
+    guarded: ASGIApp = RequireAuthMiddleware(inner, list(settings.required_scopes), metadata_url)
+    if settings.required_scopes:
+        guarded = _ScopeChallenge(guarded, settings.required_scopes)
     return Starlette(
         routes=[*_metadata_routes(settings), Mount("/", app=guarded)],
         middleware=[

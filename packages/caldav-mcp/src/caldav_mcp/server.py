@@ -92,7 +92,7 @@ def _bound_expansion_per_call(server: MCPServer[Any]) -> None:
 
 
 def main() -> None:
-    """Console script ``caldav-mcp``: exit code 1 on a bad setting, else serve over stdio.
+    """Console script ``caldav-mcp``: exit code 1 on a bad setting, else serve (``approval_core.serve``: stdio or HTTP).
 
     With ``CALDAV_EMBEDDED=true`` the embedded Radicale (:mod:`caldav_mcp.embedded`)
     is started first and stopped when the server ends; a failure to start it is

@@ -76,7 +76,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
 
 
 def main() -> None:
-    """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve over stdio.
+    """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve (`approval_core.serve`: stdio or HTTP).
 
     With ``CARDDAV_EMBEDDED=true`` the embedded Radicale (:mod:`carddav_mcp.embedded`)
     starts first and stops with the server; if it cannot start, exit code 1

@@ -89,7 +89,7 @@ def _translate(exc: Exception) -> NtfyMcpError | None:
 
 
 def main() -> None:
-    """Console script `ntfy-mcp`: serve over stdio; exit code 1 on a setting given with a bad value.
+    """Console script `ntfy-mcp`: serve (`approval_core.serve`: stdio or HTTP); exit code 1 on a bad setting value.
 
     Without ``NTFY_URL`` it starts all the same (one line on stderr says so),
     lists its tools, and answers every call with what to set: nothing is ever
