@@ -32,12 +32,13 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-__all__ = ["IssuerDouble", "token_issuer"]
+__all__ = ["KID", "IssuerDouble", "new_key", "token_issuer"]
 
 KID = "test-key-1"
 
 
-def _new_key() -> rsa.RSAPrivateKey:
+def new_key() -> rsa.RSAPrivateKey:
+    """A fresh 2048-bit RSA key: a signing key this issuer does not publish (for forged tokens)."""
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -128,7 +129,7 @@ class IssuerDouble:
 @contextlib.contextmanager
 def token_issuer() -> Iterator[IssuerDouble]:
     """Run an :class:`IssuerDouble` on a free 127.0.0.1 port; stopped when the block ends."""
-    key = _new_key()
+    key = new_key()
     public = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
     jwks = json.dumps({"keys": [{**public, "kid": KID, "use": "sig", "alg": "RS256"}]}).encode()
     fetched: list[float] = []

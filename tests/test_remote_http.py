@@ -31,7 +31,7 @@ import pytest
 from dav_servers import DavServer
 from mcp_http import HttpServer, bearer_transport, served_over_http
 from processes import free_port
-from token_issuer import IssuerDouble, token_issuer
+from token_issuer import IssuerDouble, new_key, token_issuer
 
 from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
 
@@ -175,7 +175,7 @@ def _create_request(uid: str) -> tuple[dict[str, str], bytes]:
 
 def _bad_tokens(issuer: IssuerDouble, url: str) -> dict[str, tuple[str | None, int]]:
     """Case → (Authorization header value, status expected)."""
-    other_key = __import__("token_issuer")._new_key()
+    other_key = new_key()
     return {
         "no token": (None, 401),
         "not a bearer": ("Basic d2lsbGk6c2VjcmV0", 401),

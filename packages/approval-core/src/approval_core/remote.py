@@ -49,12 +49,11 @@ import sys
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
 import anyio.to_thread
 import jwt
-import uvicorn
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
@@ -72,6 +71,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from approval_core.errors import SettingsError
 from approval_core.startup import exit_on_bad_setting, say
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
@@ -296,17 +298,18 @@ class JwtVerifier:
     """An SDK ``TokenVerifier`` for JWT access tokens (RFC 9068) signed by one issuer.
 
     The signing key is the JWKS entry named by the token's ``kid`` (PyJWT's
-    ``PyJWKClient``, keys cached, fetched with a 10 s timeout in a worker
-    thread). A token is accepted only when its signature verifies with an
-    algorithm of :data:`ASYMMETRIC_ALGORITHMS`, ``iss`` equals ``issuer``,
-    ``aud`` contains ``audience`` (RFC 8707; the ``MCP_PUBLIC_URL``), ``exp``
-    is present and not past, ``nbf`` (if present) is not in the future, and
-    it carries every scope of ``required_scopes``. Scopes come from the
-    ``scope`` claim (space list) or ``scp`` (list).
-
-    A token that passes the checks but lacks a required scope is returned with
-    its scopes, so the SDK answers 403 ``insufficient_scope``; any other
-    failure returns None (401 ``invalid_token``).
+    ``PyJWKClient``: the key set cached for 300 s, fetched with a 10 s
+    timeout in a worker thread; a ``kid`` it does not know refreshes the set
+    at most once per 30 s, PyJWT's ``cooldown_duration``, so tokens with made-up
+    ``kid`` values cannot turn into a flood of requests to the issuer).
+    A token is accepted only when its signature verifies with an algorithm
+    of :data:`ASYMMETRIC_ALGORITHMS`, ``iss`` equals ``issuer``, ``aud``
+    contains ``audience`` (RFC 8707; the ``MCP_PUBLIC_URL``), ``exp`` is
+    present and not past, and ``nbf`` (if present) is not in the future.
+    Scopes come from the ``scope`` claim (space list) or ``scp`` (list); the
+    SDK's ``RequireAuthMiddleware`` compares them with
+    ``MCP_AUTH_REQUIRED_SCOPES`` and answers 403 ``insufficient_scope`` when
+    one is missing. Any other failure returns None (401 ``invalid_token``).
     """
 
     def __init__(self, issuer: str, jwks_url: str, audience: str, leeway: float = 0) -> None:
@@ -513,6 +516,8 @@ def http_server(
     ``.run()`` blocks until SIGINT/SIGTERM; ``await .serve()`` runs it in an
     event loop of one's own (tests).
     """
+    import uvicorn  # here, so that a stdio start does not pay for it
+
     config = uvicorn.Config(
         build_http_app(server, settings, verifier),
         host=settings.host,
