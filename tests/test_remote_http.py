@@ -263,7 +263,12 @@ async def test_the_protected_resource_metadata_names_the_resource_and_the_issuer
 async def test_a_2026_request_without_a_session_is_answered_alone_by_the_stateful_app(
     static_server: tuple[str, str],
 ) -> None:
-    """The app keeps sessions for 2025-11-25, yet a 2026-07-28 request needs none and opens none."""
+    """The app keeps sessions for 2025-11-25, yet a 2026-07-28 request needs none, opens none, ignores one.
+
+    Its ``MCP-Protocol-Version`` header routes it (the SDK's session manager reads
+    it before the session table): without the header the same body is a
+    2025-11-25 request outside a session, 400.
+    """
     url, token = static_server
     headers, _ = _create_request("unused@example.org")
     headers["Mcp-Method"] = "tools/list"
@@ -279,10 +284,17 @@ async def test_a_2026_request_without_a_session_is_answered_alone_by_the_statefu
             }
         },
     }
-    response = httpx2.post(url, headers={**headers, "Authorization": f"Bearer {token}"}, json=body, timeout=30)
+    headers["Authorization"] = f"Bearer {token}"
+    response = httpx2.post(url, headers=headers, json=body, timeout=30)
     assert response.status_code == 200
     assert "mcp-session-id" not in response.headers
     assert any(tool["name"] == "delete_event" for tool in response.json()["result"]["tools"])
+    foreign_session = httpx2.post(url, headers={**headers, "Mcp-Session-Id": "f" * 32}, json=body, timeout=30)
+    assert foreign_session.status_code == 200
+    del headers["MCP-Protocol-Version"]
+    unrouted = httpx2.post(url, headers=headers, json=body, timeout=30)
+    assert unrouted.status_code == 400
+    assert "Missing session ID" in unrouted.text
 
 
 @pytest.mark.parametrize("server", SERVERS)
