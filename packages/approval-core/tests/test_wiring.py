@@ -233,6 +233,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "keys",
         "policy",
         "recovery",
+        "remote",
         "results",
         "sealing",
         "settings",

@@ -48,6 +48,7 @@ from approval_core.policy import (
     effects,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
+from approval_core.remote import HttpSettings, serve
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import (
@@ -101,6 +102,7 @@ __all__ = [
     "GuardTable",
     "GuardTableError",
     "GuardedCall",
+    "HttpSettings",
     "KeyRing",
     "MemoryStore",
     "Mismatch",
@@ -136,6 +138,7 @@ __all__ = [
     "read_key_file",
     "refusal",
     "say",
+    "serve",
     "share_sdk_state_keys",
     "startup_line",
     "structured",
