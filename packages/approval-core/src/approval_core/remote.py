@@ -220,7 +220,8 @@ class HttpSettings:
         store_url_set = bool(env.get(STORE_URL_ENV))
         if workers > 1 and not store_url_set:
             raise SettingsError(
-                f"MCP_WORKERS={workers} needs {STORE_URL_ENV}: worker processes must share the single-use approval records"
+                f"MCP_WORKERS={workers} needs {STORE_URL_ENV}: "
+                "worker processes must share the single-use approval records"
             )
         public_host = parts.netloc.rsplit("@", 1)[-1]
         default_hosts = (f"{bracketed}:{port}", f"{bracketed}:*", public_host)
