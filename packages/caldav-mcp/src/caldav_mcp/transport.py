@@ -288,6 +288,11 @@ class _Negotiated(httpx.Auth):
         self._password = password
         self._chosen: httpx.Auth | None = None
 
+    @property
+    def chosen(self) -> bool:
+        """True once a challenge has named the scheme (Digest or Basic)."""
+        return self._chosen is not None
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         challenge: httpx.Response | None = None
         if self._chosen is None:
@@ -347,12 +352,18 @@ class ConfinedSession:
         self.timeout = timeout
         self.max_bytes = max_bytes
         auth = _Negotiated(username, password) if username and password else None
+        self._auth = auth
         self._http = httpx.Client(
             auth=auth,
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
             transport=transport if transport is not None else _deadline_transport(),
         )
+
+    @property
+    def authenticated(self) -> bool:
+        """True once a 401 challenge has chosen the scheme: every later request carries the credentials."""
+        return self._auth is not None and self._auth.chosen
 
     def close(self) -> None:
         """Close the connection pool."""
