@@ -7,6 +7,7 @@ the test says so.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
@@ -110,12 +111,17 @@ async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
             )
         )
         assert uid in {e["uid"] for e in found["events"]}
-        busy = ok(
-            await client.call_tool(
-                "get_free_busy", {"start": "2026-10-15T00:00:00Z", "end": "2026-10-16T00:00:00Z", "calendars": [cal]}
-            )
-        )
-        assert busy  # the server (or the events) gave an answer; its shape is validated against the schema
+        first = (dt.datetime(2026, 10, 15, 8, tzinfo=dt.UTC), dt.datetime(2026, 10, 15, 9, tzinfo=dt.UTC))
+        day = {"start": "2026-10-15T00:00:00Z", "end": "2026-10-16T00:00:00Z", "calendars": [cal]}
+        for method in ("auto", "server"):
+            busy = ok(await client.call_tool("get_free_busy", {**day, "method": method}))
+            assert busy["source"] == ("server" if method == "server" else "events"), busy
+            if method == "server" and target.kind == "radicale":
+                # Radicale 3.9 answers from the VTIMEZONE it stored, and it keeps only the first date of each
+                # RDATE list there: the zone stops changing in 1981 and 10:00 CEST comes back as 09:00Z.
+                continue
+            spans = [(dt.datetime.fromisoformat(b["start"]), dt.datetime.fromisoformat(b["end"])) for b in busy["busy"]]
+            assert any(s <= first[0] and first[1] <= e for s, e in spans), (method, busy["busy"])
     async with calendars(target, answer=decline) as client:
         declined = await client.call_tool("delete_event", {"calendar": cal, "id": uid, "scope": "series"})
         assert approval_of(declined)["outcome"] == "declined"
@@ -184,7 +190,7 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         changes = ok(
             await client.call_tool("list_changes", {"address_book": book, "sync_token": start.get("sync_token")})
         )
-        assert changes
+        assert contact_id in [c["id"] for c in changes["changed"]], changes
         group = ok(
             await client.call_tool("create_group", {"address_book": book, "name": "Friends", "members": [contact_id]})
         )
@@ -202,6 +208,10 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         ok(await client.call_tool("delete_contact", {"contact_ids": [contact_id]}))
         gone = await client.call_tool("get_contact", {"contact_id": contact_id})
         assert gone.is_error
+        since = ok(
+            await client.call_tool("list_changes", {"address_book": book, "sync_token": changes.get("sync_token")})
+        )
+        assert contact_id in since["deleted"], since  # RFC 6578 §3.5.1: a deleted member is reported (404)
 
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # a 1x1 PNG

@@ -15,6 +15,12 @@ plain HTTP on loopback, trusting the ``X-Remote-User`` header from
 127.0.0.1, so a client picks the principal with that header (see
 ``headers_for``); ``--defaults`` gives each principal a calendar and an
 address book.
+
+DAViCal (:func:`davical`) and Cyrus (:func:`cyrus`) come from Debian's
+packages, installed as root when missing, each started with a configuration
+of its own on free loopback ports. :func:`apache_front` and
+:func:`cyrus_front` are doubles, named as such: they stand in front of a real
+server and answer its root the way Apache (DAViCal) and Cyrus do.
 """
 
 from __future__ import annotations
@@ -618,7 +624,9 @@ def cyrus(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[Dav
             folder.mkdir()
         for sub in ("db", "socket", "log", "msg", "ptclient", "sieve", "user", "quota"):
             (config / sub).mkdir(parents=True)
-        http_port, imap_port = free_port(), free_port()
+        http_port = imap_port = free_port()
+        while imap_port == http_port:
+            imap_port = free_port()
         conf = shared / "imapd.conf"
         conf.write_text(
             f"""# Written by the project's test fixtures (testing/dav_servers.py).

@@ -29,7 +29,9 @@ without a size limit, and its timeout bounds each read, not the answer.
 * A 2xx answer to PROPFIND, REPORT or PROPPATCH must be well-formed XML whose
   root is in the ``DAV:`` namespace (RFC 4918 §13, §14.16), whatever its
   Content-Type says (some servers mislabel it); a 2xx answer to GET that is not
-  XML must be ``text/calendar`` (or ``text/plain``, ``application/octet-stream``).
+  XML must be ``text/calendar`` (or ``text/plain``, ``application/octet-stream``),
+  and so may a 2xx answer to REPORT (the free-busy-query REPORT answers with
+  iCalendar, RFC 4791 §7.10).
   Any other body that is not XML (an error page, an OPTIONS text) is dropped:
   its status and headers are the answer.
 
@@ -476,6 +478,16 @@ class ConfinedSession:
             return
         expects_xml = method.upper() in _XML_METHODS and 200 <= answer.status_code < 300
         kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower() or "no Content-Type"
+        if (
+            expects_xml
+            and method.upper() == "REPORT"
+            and kind in _CALENDAR_TYPES
+            and answer.content.lstrip()[:1] != b"<"
+        ):
+            # The one REPORT answered with iCalendar, not a multistatus: free-busy-query (RFC 4791 §7.10), 200 with
+            # a VFREEBUSY (Radicale and Cyrus label it text/calendar, Xandikos application/octet-stream). Not XML,
+            # so nothing here is parsed; the caldav library reads it as iCalendar.
+            return
         if not 200 <= answer.status_code < 300 and kind == "text/html":
             # An error page (Apache's 405 on a server root starts with <!DOCTYPE HTML ...>): never parsed;
             # its status and headers are the answer.
