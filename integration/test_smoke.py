@@ -45,11 +45,15 @@ def contacts(target: Any, answer: Any = accept) -> Any:
 
 async def test_calendars_are_found_from_the_root(target: Any) -> None:
     async with calendars(target) as client:
+        first = ok(await client.call_tool("get_server_info", {}))
         listed = ok(await client.call_tool("list_calendars", {}))
         info = ok(await client.call_tool("get_server_info", {}))
     assert target.calendar in [c["id"] for c in listed["calendars"]]
     # DAViCal behind Apache answers PROPFIND / with 405: only the well-known URI leads to the principal.
-    assert info["discovery"]["method"] == ("well-known" if target.kind == "davical" else "principal")
+    # Cyrus answers the first PROPFIND / (sent before any 401 named the scheme) with DAV:unauthenticated;
+    # once the well-known request is challenged, / is asked again with the credentials and names it.
+    expected = "well-known" if target.kind == "davical" else "principal"
+    assert (first["discovery"]["method"], info["discovery"]["method"]) == (expected, expected)
 
 
 async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
