@@ -586,8 +586,9 @@ def cyrus(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[Dav
     as the administrator) and then, on a first PROPFIND, its homes: calendar
     ``/dav/calendars/user/<name>/Default/`` and address book
     ``/dav/addressbooks/user/<name>/Default/``. ``master`` changes to the
-    ``cyrus`` user when started as root; its folder is owned by that user. It is
-    stopped (SIGTERM: it stops its children) and the folder removed afterwards.
+    ``cyrus`` user when started as root; its folder is owned by that user. It
+    runs in a process group of its own and is stopped with SIGTERM (it stops its
+    services), then anything left in its group is killed and the folder removed.
 
     Yields a :class:`DavServer` whose ``url`` is the site root and whose
     ``timings`` give the seconds for install, start and the users.
@@ -599,6 +600,8 @@ def cyrus(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[Dav
     import os
     import pwd
     import shutil
+    import signal
+    import subprocess
     import tempfile
     import time
 
@@ -675,14 +678,30 @@ EVENTS {{
             "setsid", str(_CYRUS_BIN / "master"), "-D",
             "-C", str(conf), "-M", str(shared / "cyrus.conf"), "-p", str(shared / "master.pid"),
         ]  # fmt: skip
-        with _running(argv, "cyrus master", http_port, workdir):
-            timings["start"] = time.monotonic() - began
-            began = time.monotonic()
-            url = f"http://127.0.0.1:{http_port}/"
-            for name, password in users.items():
-                _cyrus_user(imap_port, name)
-                _cyrus_homes(url, name, password)
-            timings["users"] = time.monotonic() - began
-            yield DavServer(url, "cyrus", spool, users, timings)
+        master: subprocess.Popen[bytes] | None = None
+        try:
+            with started(
+                argv,
+                name="cyrus master",
+                port=http_port,
+                workdir=workdir,
+                log=workdir / "server.log",
+                ready=lambda: _answers(http_port),
+                error=ServerDidNotStart,
+                seconds=STARTUP_SECONDS,
+            ) as master:
+                timings["start"] = time.monotonic() - began
+                began = time.monotonic()
+                url = f"http://127.0.0.1:{http_port}/"
+                for name, password in users.items():
+                    _cyrus_user(imap_port, name)
+                    _cyrus_homes(url, name, password)
+                timings["users"] = time.monotonic() - began
+                yield DavServer(url, "cyrus", spool, users, timings)
+        finally:
+            # master has stopped its services on SIGTERM; a service it could not reap dies with its group.
+            if master is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(master.pid, signal.SIGKILL)
     finally:
         shutil.rmtree(shared, ignore_errors=True)
