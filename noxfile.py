@@ -88,12 +88,14 @@ def family(session: nox.Session) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """Every test against real servers: Radicale, Xandikos, DAViCal, ntfy and Redis, started on 127.0.0.1.
+    """Every test against real servers: Radicale, Xandikos, DAViCal, Cyrus, ntfy and Redis, started on 127.0.0.1.
 
     Adds the smoke suite of ``integration/`` (not in the default test paths): the same calendar and
     contact checks on every DAV server, each configured by its root URL. DAViCal comes from Debian's
-    packages (``davical``, ``apache2``, ``libapache2-mod-php``, ``postgresql``), installed with apt-get
-    when missing (as root; otherwise the failure names the command). Fails, never skips, when a server
+    packages (``davical``, ``apache2``, ``libapache2-mod-php``, ``postgresql``), Cyrus from
+    ``cyrus-imapd``, ``cyrus-caldav``, ``sasl2-bin`` and ``libsasl2-modules-db`` (its ``master`` with a
+    configuration of its own in a temporary folder, see ``testing/dav_servers.py``), installed with
+    apt-get when missing (as root; otherwise the failure names the command). Fails, never skips, when a server
     cannot be started. ntfy is the one the tests use: a cached build, else built from the Go module or
     the shared source kit (see testing/ntfy_server.py). The shared approval state runs against Debian's
     ``redis-server`` (``integration/test_shared_store.py``, marker ``redis``; testing/redis_server.py).
@@ -102,7 +104,7 @@ def integration(session: nox.Session) -> None:
     session.run(
         "pytest",
         *(f"packages/{name}/tests" for name in TESTED if name.endswith("-mcp")),  # every server, as tests/ finds them
-        "integration",  # the smoke suite over every DAV server (DAViCal too)
+        "integration",  # the smoke suite over every DAV server (DAViCal and Cyrus too)
         "-m",
         "",
         "--no-cov",

@@ -1,7 +1,7 @@
 """Every DAV server the project is tried against, started on 127.0.0.1, for the smoke suite.
 
-Radicale and Xandikos come from PyPI; DAViCal from Debian's packages (installed
-as root when missing, see ``testing/dav_servers.py``). A server that cannot be
+Radicale and Xandikos come from PyPI; DAViCal and Cyrus from Debian's packages
+(installed as root when missing, see ``testing/dav_servers.py``). A server that cannot be
 started fails its tests with the reason; nothing is skipped. This folder is not
 in the default test paths: ``nox -s integration`` runs it.
 """
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))
 
 import dav_servers
 
-SERVERS = ["radicale", "xandikos", "davical"]
+SERVERS = ["radicale", "xandikos", "davical", "cyrus"]
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ class Target:
     """One running server, seen as a user of the two DAV servers would configure it.
 
     Attributes:
-        kind: radicale, xandikos or davical.
+        kind: radicale, xandikos, davical or cyrus.
         url: CALDAV_URL / CARDDAV_URL: the server's root (discovery finds the rest).
         username, password: The account (Xandikos: header authentication instead).
         headers: Extra headers (Xandikos' X-Remote-User).
@@ -88,6 +88,11 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             )
             calendar, book = "/willi/calendars/calendar/", "/willi/contacts/addressbook/"
             yield Target(kind, server.url, "willi", "unused", calendar, book, headers)
+    elif kind == "cyrus":
+        with dav_servers.cyrus(workdir, {"willi": "secret"}) as server:
+            # Cyrus provisions each user's homes with a calendar and an address book named Default.
+            calendar, book = "/dav/calendars/user/willi/Default/", "/dav/addressbooks/user/willi/Default/"
+            yield Target(kind, server.url, "willi", "secret", calendar, book, {}, dict(server.timings))
     else:
         with dav_servers.davical(workdir, {"willi": "secret"}) as server:
             home = "/davical/caldav.php/willi/"

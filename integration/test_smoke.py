@@ -1,4 +1,4 @@
-"""One smoke suite on every server (Radicale, Xandikos, DAViCal): calendars, events, tasks, journals, contacts.
+"""One smoke suite on every server (Radicale, Xandikos, DAViCal, Cyrus): calendars, events, tasks, journals, contacts.
 
 Each server is configured by its root URL, as a person would; discovery
 (RFC 6764) finds the calendars and address books. Where a server differs,
@@ -7,6 +7,7 @@ the test says so.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
@@ -44,11 +45,15 @@ def contacts(target: Any, answer: Any = accept) -> Any:
 
 async def test_calendars_are_found_from_the_root(target: Any) -> None:
     async with calendars(target) as client:
+        first = ok(await client.call_tool("get_server_info", {}))
         listed = ok(await client.call_tool("list_calendars", {}))
         info = ok(await client.call_tool("get_server_info", {}))
     assert target.calendar in [c["id"] for c in listed["calendars"]]
     # DAViCal behind Apache answers PROPFIND / with 405: only the well-known URI leads to the principal.
-    assert info["discovery"]["method"] == ("well-known" if target.kind == "davical" else "principal")
+    # Cyrus answers the first PROPFIND / (sent before any 401 named the scheme) with DAV:unauthenticated;
+    # once the well-known request is challenged, / is asked again with the credentials and names it.
+    expected = "well-known" if target.kind == "davical" else "principal"
+    assert (first["discovery"]["method"], info["discovery"]["method"]) == (expected, expected)
 
 
 async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
@@ -110,12 +115,17 @@ async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
             )
         )
         assert uid in {e["uid"] for e in found["events"]}
-        busy = ok(
-            await client.call_tool(
-                "get_free_busy", {"start": "2026-10-15T00:00:00Z", "end": "2026-10-16T00:00:00Z", "calendars": [cal]}
-            )
-        )
-        assert busy  # the server (or the events) gave an answer; its shape is validated against the schema
+        first = (dt.datetime(2026, 10, 15, 8, tzinfo=dt.UTC), dt.datetime(2026, 10, 15, 9, tzinfo=dt.UTC))
+        day = {"start": "2026-10-15T00:00:00Z", "end": "2026-10-16T00:00:00Z", "calendars": [cal]}
+        for method in ("auto", "server"):
+            busy = ok(await client.call_tool("get_free_busy", {**day, "method": method}))
+            assert busy["source"] == ("server" if method == "server" else "events"), busy
+            if method == "server" and target.kind == "radicale":
+                # Radicale 3.9 answers from the VTIMEZONE it stored, and it keeps only the first date of each
+                # RDATE list there: the zone stops changing in 1981 and 10:00 CEST comes back as 09:00Z.
+                continue
+            spans = [(dt.datetime.fromisoformat(b["start"]), dt.datetime.fromisoformat(b["end"])) for b in busy["busy"]]
+            assert any(s <= first[0] and first[1] <= e for s, e in spans), (method, busy["busy"])
     async with calendars(target, answer=decline) as client:
         declined = await client.call_tool("delete_event", {"calendar": cal, "id": uid, "scope": "series"})
         assert approval_of(declined)["outcome"] == "declined"
@@ -141,6 +151,19 @@ async def test_tasks_and_journals(target: Any) -> None:
         )
         journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
         assert journal["uid"] in {j["uid"] for j in journals["journals"]}
+        done = ok(await client.call_tool("complete_task", {"calendar": cal, "uid": task["uid"]}))
+        assert done["action"] == "completed"
+        got = ok(await client.call_tool("get_task", {"calendar": cal, "uid": task["uid"]}))
+        assert got["status"] == "COMPLETED", got
+        ok(await client.call_tool("update_journal", {"calendar": cal, "uid": journal["uid"], "summary": "Notes 2"}))
+        journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
+        assert {j["summary"] for j in journals["journals"] if j["uid"] == journal["uid"]} == {"Notes 2"}
+        ok(await client.call_tool("delete_task", {"calendar": cal, "uid": task["uid"]}))
+        ok(await client.call_tool("delete_journal", {"calendar": cal, "uid": journal["uid"]}))
+        tasks = ok(await client.call_tool("list_tasks", {"calendar": cal, "include_completed": True}))
+        journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
+        assert task["uid"] not in {t["uid"] for t in tasks["tasks"]}
+        assert journal["uid"] not in {j["uid"] for j in journals["journals"]}
 
 
 async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
@@ -171,7 +194,7 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         changes = ok(
             await client.call_tool("list_changes", {"address_book": book, "sync_token": start.get("sync_token")})
         )
-        assert changes
+        assert contact_id in [c["id"] for c in changes["changed"]], changes
         group = ok(
             await client.call_tool("create_group", {"address_book": book, "name": "Friends", "members": [contact_id]})
         )
@@ -189,6 +212,10 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         ok(await client.call_tool("delete_contact", {"contact_ids": [contact_id]}))
         gone = await client.call_tool("get_contact", {"contact_id": contact_id})
         assert gone.is_error
+        since = ok(
+            await client.call_tool("list_changes", {"address_book": book, "sync_token": changes.get("sync_token")})
+        )
+        assert contact_id in since["deleted"], since  # RFC 6578 §3.5.1: a deleted member is reported (404)
 
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # a 1x1 PNG
@@ -215,8 +242,16 @@ async def test_the_three_group_conventions_and_a_photo(target: Any) -> None:
             assert put.status_code in (201, 204), put.text
     async with contacts(target) as client:
         groups = ok(await client.call_tool("list_groups", {"address_book": target.book}))["groups"]
-        mine = {g["convention"]: g for g in groups if n in g["name"]}
-        assert set(mine) == {"kind", "apple", "categories"}, groups
+        mine = {g["name"]: g for g in groups if n in g["name"]}
+        # Cyrus keeps vCard 3.0 (RFC 6352 §5.1.1 lets a server store one format): it stores the vCard 4 group
+        # as an Apple group (X-ADDRESSBOOKSERVER-KIND/-MEMBER, in lower case), and answers it so unless a
+        # client asks for 4.0; the tools read it as the Apple group it now is.
+        kind_group = "apple" if target.kind == "cyrus" else "kind"
+        assert {name: g["convention"] for name, g in mine.items()} == {
+            f"Kind {n}": kind_group,
+            f"Apple {n}": "apple",
+            f"Team {n}": "categories",
+        }, groups
         assert all(g["member_count"] == 1 for g in mine.values()), mine
         photo = ok(await client.call_tool("get_contact_photo", {"contact_id": f"{target.book}m-{n}.vcf"}))
         assert (photo["kind"], photo["media_type"], photo["included"]) == ("inline", "image/png", True)

@@ -15,6 +15,12 @@ plain HTTP on loopback, trusting the ``X-Remote-User`` header from
 127.0.0.1, so a client picks the principal with that header (see
 ``headers_for``); ``--defaults`` gives each principal a calendar and an
 address book.
+
+DAViCal (:func:`davical`) and Cyrus (:func:`cyrus`) come from Debian's
+packages, installed as root when missing, each started with a configuration
+of its own on free loopback ports. :func:`apache_front` and
+:func:`cyrus_front` are doubles, named as such: they stand in front of a real
+server and answer its root the way Apache (DAViCal) and Cyrus do.
 """
 
 from __future__ import annotations
@@ -28,7 +34,17 @@ from pathlib import Path
 
 from processes import free_port, started
 
-__all__ = ["DavServer", "Front", "ServerDidNotStart", "apache_front", "davical", "radicale", "xandikos"]
+__all__ = [
+    "DavServer",
+    "Front",
+    "ServerDidNotStart",
+    "apache_front",
+    "cyrus",
+    "cyrus_front",
+    "davical",
+    "radicale",
+    "xandikos",
+]
 
 STARTUP_SECONDS = 30.0
 
@@ -153,6 +169,10 @@ class Front:
     seen: list[str] = field(default_factory=lambda: [])
 
 
+_RootAnswer = Callable[[str, Mapping[str, str]], "tuple[int, dict[str, str], bytes] | None"]
+"""What a front double answers on ``/``: (status, headers, body) for (method, request headers), or None to pass on."""
+
+
 @contextlib.contextmanager
 def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[Front]:
     """A test double in front of a real DAV server, shaped like DAViCal behind Apache.
@@ -163,6 +183,46 @@ def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[
     be an absolute URL on another origin), and every other request is passed to
     ``upstream`` and its answer passed back unchanged.
     """
+
+    def root(method: str, headers: Mapping[str, str]) -> tuple[int, dict[str, str], bytes]:
+        return 405, {"Allow": "GET, HEAD, POST, OPTIONS", "Content-Type": "text/html"}, _APACHE_405
+
+    with _front(upstream, redirects, root) as front:
+        yield front
+
+
+_CYRUS_ANONYMOUS_ROOT = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<D:multistatus xmlns:D="DAV:">\n'
+    b"<D:response><D:href>/</D:href><D:propstat><D:prop><D:current-user-principal><D:unauthenticated/>"
+    b"</D:current-user-principal></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+    b"</D:multistatus>"
+)
+"""Cyrus 3.6.1's answer (Debian 12) to a PROPFIND on ``/`` that carries no credentials (RFC 5397 §3)."""
+
+
+@contextlib.contextmanager
+def cyrus_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[Front]:
+    """A test double in front of a real DAV server, shaped like Cyrus' httpd at its root.
+
+    A double, not a server: a PROPFIND on ``/`` without an ``Authorization``
+    header answers 207 with ``current-user-principal`` = ``DAV:unauthenticated``
+    (what Cyrus 3.6 answers there instead of a 401 challenge), each path in
+    ``redirects`` answers 301 to its value, and every other request (``/`` with
+    credentials too) is passed to ``upstream`` and its answer passed back unchanged.
+    """
+
+    def root(method: str, headers: Mapping[str, str]) -> tuple[int, dict[str, str], bytes] | None:
+        if method == "PROPFIND" and "authorization" not in {k.lower() for k in headers}:
+            return 207, {"Content-Type": "application/xml; charset=utf-8"}, _CYRUS_ANONYMOUS_ROOT
+        return None
+
+    with _front(upstream, redirects, root) as front:
+        yield front
+
+
+@contextlib.contextmanager
+def _front(upstream: DavServer, redirects: Mapping[str, str], root: _RootAnswer) -> Iterator[Front]:
+    """A loopback HTTP double: ``root`` answers ``/``, ``redirects`` answer 301, the rest goes to ``upstream``."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import urlsplit
@@ -189,8 +249,9 @@ def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             path = urlsplit(self.path).path
-            if path == "/":
-                self._reply(405, {"Allow": "GET, HEAD, POST, OPTIONS", "Content-Type": "text/html"}, _APACHE_405)
+            answer_here = root(self.command, dict(self.headers.items())) if path == "/" else None
+            if answer_here is not None:
+                self._reply(*answer_here)
                 return
             if path in redirects:
                 self._reply(301, {"Location": redirects[path], "Content-Type": "text/html"})
@@ -229,6 +290,7 @@ def apache_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[
 
 DEBIAN_PACKAGES = {
     "davical": ("davical", "apache2", "libapache2-mod-php", "postgresql"),
+    "cyrus": ("cyrus-imapd", "cyrus-caldav", "sasl2-bin", "libsasl2-modules-db"),
 }
 """What each Debian-packaged server needs, installed with ``apt-get install --no-install-recommends``."""
 
@@ -450,3 +512,196 @@ def _davical_collections(url: str, user: str, password: str) -> None:
                 raise ServerDidNotStart(f"DAViCal answered {method} {path} with {answer.status}")
         finally:
             conn.close()
+
+
+# ---------------------------------------------------------------- Cyrus IMAP's httpd (Debian packages)
+
+_CYRUS_BIN = Path("/usr/lib/cyrus/bin")
+_CYRUS_PRESENT = (
+    _CYRUS_BIN / "master",  # cyrus-common
+    _CYRUS_BIN / "imapd",  # cyrus-imapd
+    _CYRUS_BIN / "httpd",  # cyrus-caldav
+    Path("/usr/sbin/saslpasswd2"),  # sasl2-bin
+)
+_CYRUS_ADMIN = ("cyrus-admin", "admin-secret")
+"""The Cyrus administrator (``admins:``) that creates each user's mailbox over IMAP."""
+
+
+def _cyrus_sasldb(sasldb: Path, name: str, password: str) -> None:
+    """Add ``name`` to the SASL password file ``sasldb`` (``saslpasswd2 -f``) in the realm ``127.0.0.1``.
+
+    Cyrus looks a user up as ``name@<servername>`` (the fixture's ``servername: 127.0.0.1``), so the entry
+    is made in that realm rather than saslpasswd2's default (the host name).
+    """
+    argv = ["/usr/sbin/saslpasswd2", "-p", "-c", "-f", str(sasldb), "-u", "127.0.0.1", name]
+    _run(argv, f"add {name} to the sasldb", input=password)
+
+
+def _cyrus_user(imap_port: int, name: str) -> None:
+    """Create ``name``'s mailbox ``user/<name>`` (RFC 3501 CREATE as the administrator).
+
+    Cyrus' httpd gives a user calendar and address-book homes (``Default`` calendar and address book,
+    scheduling Inbox and Outbox) on their first authenticated request, and only when the user's
+    mailbox exists; it answers 500 ("could not autoprovision calendars: Invalid user") otherwise.
+    """
+    import imaplib
+
+    with imaplib.IMAP4("127.0.0.1", imap_port, timeout=30) as imap:
+        imap.login(*_CYRUS_ADMIN)
+        status, answer = imap.create(f"user/{name}")
+        if status != "OK":
+            raise ServerDidNotStart(f"Cyrus refused CREATE user/{name}: {answer!r}")
+
+
+def _cyrus_homes(url: str, name: str, password: str) -> None:
+    """Ask ``name``'s calendar and address-book homes once (PROPFIND), which makes Cyrus provision them."""
+    import base64
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    auth = "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()
+    for home in (f"/dav/calendars/user/{name}/", f"/dav/addressbooks/user/{name}/"):
+        conn = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=30)
+        try:
+            conn.request("PROPFIND", home, headers={"Authorization": auth, "Depth": "1"})
+            answer = conn.getresponse()
+            answer.read()
+            if answer.status != 207:
+                raise ServerDidNotStart(f"Cyrus answered PROPFIND {home} as {name} with {answer.status}")
+        finally:
+            conn.close()
+
+
+@contextlib.contextmanager
+def cyrus(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavServer]:
+    """Run Cyrus IMAP's CalDAV/CardDAV server (Debian's ``cyrus-caldav``) on 127.0.0.1.
+
+    Installs the Debian packages first when they are missing (as root). Cyrus'
+    ``master`` runs from the package's binaries with a configuration of its own
+    (``imapd.conf``, ``cyrus.conf``) and its own configuration, spool, lock and
+    socket folders in a temporary folder; it serves HTTP (``httpmodules: caldav
+    carddav``, Basic authentication over plain HTTP against a sasldb written by
+    ``saslpasswd2 -f``) and, for the fixture's own administration, IMAP, both on
+    free loopback ports. Each user gets its mailbox (IMAP CREATE ``user/<name>``
+    as the administrator) and then, on a first PROPFIND, its homes: calendar
+    ``/dav/calendars/user/<name>/Default/`` and address book
+    ``/dav/addressbooks/user/<name>/Default/``. ``master`` changes to the
+    ``cyrus`` user when started as root; its folder is owned by that user. It
+    runs in a process group of its own and is stopped with SIGTERM (it stops its
+    services), then anything left in its group is killed and the folder removed.
+
+    Yields a :class:`DavServer` whose ``url`` is the site root and whose
+    ``timings`` give the seconds for install, start and the users.
+
+    Raises:
+        ServerDidNotStart: a package is missing and this is not root, there is no ``cyrus`` user, the server
+            did not answer, or a user could not be made (the message names the step).
+    """
+    import os
+    import pwd
+    import shutil
+    import signal
+    import subprocess
+    import tempfile
+    import time
+
+    users = dict(users or {"willi": "secret"})
+    timings: dict[str, float] = {}
+    timings["install"] = _debian_install("cyrus", lambda: all(p.exists() for p in _CYRUS_PRESENT))
+    try:
+        owner = pwd.getpwnam("cyrus")
+    except KeyError:
+        raise ServerDidNotStart(
+            "there is no cyrus user (Debian's cyrus-common makes it); as root run: "
+            "apt-get install --reinstall cyrus-common"
+        ) from None
+    if os.geteuid() not in (0, owner.pw_uid):
+        raise ServerDidNotStart("Cyrus' master must be started as root (it changes to the cyrus user) or as cyrus")
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Cyrus runs as the cyrus user: its folders live where that user can reach them (pytest's own temporary
+    # folders are private to root).
+    shared = Path(tempfile.mkdtemp(prefix="cyrus-"))
+    try:
+        config, spool = shared / "config", shared / "spool"
+        for folder in (spool, shared / "proc", shared / "lock", shared / "socket"):
+            folder.mkdir()
+        for sub in ("db", "socket", "log", "msg", "ptclient", "sieve", "user", "quota"):
+            (config / sub).mkdir(parents=True)
+        http_port = imap_port = free_port()
+        while imap_port == http_port:
+            imap_port = free_port()
+        conf = shared / "imapd.conf"
+        conf.write_text(
+            f"""# Written by the project's test fixtures (testing/dav_servers.py).
+configdirectory: {config}
+defaultpartition: default
+partition-default: {spool}
+proc_path: {shared}/proc
+mboxname_lockpath: {shared}/lock
+lmtpsocket: {shared}/socket/lmtp
+idlesocket: {shared}/socket/idle
+notifysocket: {shared}/socket/notify
+servername: 127.0.0.1
+unixhierarchysep: yes
+admins: {_CYRUS_ADMIN[0]}
+allowplaintext: yes
+sasl_pwcheck_method: auxprop
+sasl_auxprop_plugin: sasldb
+sasl_sasldb_path: {shared}/sasldb2
+sasl_mech_list: PLAIN
+httpmodules: caldav carddav
+httpallowcompress: no
+syslog_prefix: cyrus-tests
+"""
+        )
+        # Every command gets -C: master does not pass its own configuration on to the services it starts.
+        (shared / "cyrus.conf").write_text(
+            f"""START {{
+  recover cmd="ctl_cyrusdb -C {conf} -r"
+}}
+SERVICES {{
+  imap cmd="imapd -C {conf}" listen="127.0.0.1:{imap_port}" prefork=0 maxchild=4
+  http cmd="httpd -C {conf}" listen="127.0.0.1:{http_port}" prefork=1 maxchild=16
+}}
+EVENTS {{
+}}
+"""
+        )
+        for name, password in {_CYRUS_ADMIN[0]: _CYRUS_ADMIN[1], **users}.items():
+            _cyrus_sasldb(shared / "sasldb2", name, password)
+        for path in (shared, *shared.rglob("*")):
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+        began = time.monotonic()
+        # Its own session, so that stopping it can never reach pytest's process group; -D keeps it in the
+        # foreground (the process the fixture stops), and it stops its services on SIGTERM.
+        argv = [
+            "setsid", str(_CYRUS_BIN / "master"), "-D",
+            "-C", str(conf), "-M", str(shared / "cyrus.conf"), "-p", str(shared / "master.pid"),
+        ]  # fmt: skip
+        master: subprocess.Popen[bytes] | None = None
+        try:
+            with started(
+                argv,
+                name="cyrus master",
+                port=http_port,
+                workdir=workdir,
+                log=workdir / "server.log",
+                ready=lambda: _answers(http_port),
+                error=ServerDidNotStart,
+                seconds=STARTUP_SECONDS,
+            ) as master:
+                timings["start"] = time.monotonic() - began
+                began = time.monotonic()
+                url = f"http://127.0.0.1:{http_port}/"
+                for name, password in users.items():
+                    _cyrus_user(imap_port, name)
+                    _cyrus_homes(url, name, password)
+                timings["users"] = time.monotonic() - began
+                yield DavServer(url, "cyrus", spool, users, timings)
+        finally:
+            # master has stopped its services on SIGTERM; a service it could not reap dies with its group.
+            if master is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(master.pid, signal.SIGKILL)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

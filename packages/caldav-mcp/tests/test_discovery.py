@@ -2,7 +2,9 @@
 
 Radicale and Xandikos are the real servers; :func:`dav_servers.apache_front` is
 a test double (405 on ``/``, a ``/.well-known/caldav`` redirect) in front of a
-real Radicale, shaped like DAViCal behind Apache.
+real Radicale, shaped like DAViCal behind Apache, and
+:func:`dav_servers.cyrus_front` one shaped like Cyrus (an anonymous PROPFIND on
+``/`` answers ``DAV:unauthenticated`` instead of asking for credentials).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from dav_servers import DavServer, apache_front, xandikos
+from dav_servers import DavServer, apache_front, cyrus_front, xandikos
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect, listening
@@ -106,3 +108,32 @@ async def test_a_well_known_redirect_to_another_origin_is_not_followed(account) 
     assert listed.is_error
     assert f"redirected PROPFIND to another origin (http://127.0.0.1:{listener.port})" in listed.content[0].text
     assert listener.received == []
+
+
+async def test_a_root_answering_unauthenticated_is_asked_again_with_the_credentials(account) -> None:
+    """Cyrus answers an anonymous PROPFIND / with DAV:unauthenticated (RFC 5397 §3), not with a 401.
+
+    caldav-mcp sends credentials only once a 401 has named the scheme, so the
+    first PROPFIND / goes out without them; the well-known request is then
+    challenged, and / is asked again with the credentials. Every call finds the
+    principal the same way, the first included.
+    """
+    with cyrus_front(account.server, {"/.well-known/caldav": "/willi/"}) as front:
+        settings = CalDAVSettings(front.url, "willi", "secret")
+        async with connect(build_server(ApprovalSettings(), settings), revision="2026-07-28") as client:
+            first = await client.call_tool("get_server_info", {})
+            listed = await client.call_tool("list_calendars", {})
+            again = await client.call_tool("get_server_info", {})
+    assert not listed.is_error, listed.content[0].text
+    assert account.work in [c["id"] for c in listed.structured_content["calendars"]]
+    expected = {"method": "principal", "url": "/", "well_known": None, "principal": "/willi/", "home_sets": ["/willi/"]}
+    assert first.structured_content["discovery"] == expected
+    assert again.structured_content["discovery"] == expected
+    # / bare, the well-known URI (redirected, then challenged and answered), then / again with the credentials.
+    assert front.seen[:5] == [
+        "PROPFIND /",
+        "PROPFIND /.well-known/caldav",
+        "PROPFIND /willi/",
+        "PROPFIND /willi/",
+        "PROPFIND /",
+    ]

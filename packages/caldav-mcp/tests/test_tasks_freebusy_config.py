@@ -84,8 +84,13 @@ async def test_free_busy_merges_calendars_and_ignores_transparent_and_cancelled(
     async with connect(account.build(), revision="2026-07-28") as client:
         computed = structured(await client.call_tool("get_free_busy", {**args, "method": "events"}))
         auto = structured(await client.call_tool("get_free_busy", args))
+        asked = structured(await client.call_tool("get_free_busy", {**args, "method": "server"}))
         bad = await client.call_tool("get_free_busy", {**args, "working_hours": "5pm-9am"})
     assert computed["source"] == "events"
+    # Radicale answers the free-busy-query REPORT (RFC 4791 §7.10) with 200 text/calendar: read, not refused.
+    # auto computes from the events.
+    assert (auto["source"], asked["source"]) == ("events", "server")
+    assert asked["busy"] == computed["busy"]
     assert computed["busy"] == [{"start": "2026-12-01T09:00:00+00:00", "end": "2026-12-01T11:00:00+00:00"}]
     assert computed["free"] == [
         {"start": "2026-12-01T08:00:00+00:00", "end": "2026-12-01T09:00:00+00:00"},
@@ -201,3 +206,24 @@ async def test_end_to_end_over_stdio(account) -> None:
     audited = [line for line in stderr if line.startswith("approval_core.audit: approval ")]
     assert [json.loads(line.split(" ", 2)[2])["event"] for line in audited] == ["token_issued", "token_redeemed"]
     assert not [line for line in stderr if "secret" in line or "Over stdio" in line]
+
+
+async def test_the_free_busy_report_of_xandikos_is_read_although_labelled_octet_stream(tmp_path) -> None:
+    """Xandikos answers the free-busy-query REPORT with iCalendar labelled application/octet-stream."""
+    from dav_servers import xandikos
+
+    with xandikos(tmp_path / "xandikos") as server:
+        headers = server.headers_for("alice")
+        cal = "/alice/calendars/calendar/"
+        settings = CalDAVSettings(server.url, "alice", "unused")  # the header authenticates
+        async with connect(build_server(ApprovalSettings(), settings, headers=headers), revision="2026-07-28") as c:
+            structured(
+                await c.call_tool(
+                    "create_event",
+                    {"calendar": cal, "summary": "B", "start": "2026-12-01T09:00:00Z", "end": "2026-12-01T10:00:00Z"},
+                )
+            )
+            window = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-02T00:00:00Z", "calendars": [cal]}
+            asked = structured(await c.call_tool("get_free_busy", {**window, "method": "server"}))
+    assert asked["source"] == "server"
+    assert asked["busy"] == [{"start": "2026-12-01T09:00:00+00:00", "end": "2026-12-01T10:00:00+00:00"}]

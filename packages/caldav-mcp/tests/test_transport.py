@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx2 as httpx
 import pytest
 
-from caldav_mcp.transport import ConfinedSession, OffOrigin
+from caldav_mcp.transport import BadAnswer, ConfinedSession, OffOrigin
 
 MULTISTATUS = b'<d:multistatus xmlns:d="DAV:"/>'
 
@@ -95,3 +95,22 @@ def test_no_request_leaves_the_origin(url: str) -> None:
 
     with pytest.raises(OffOrigin, match=r"talks only to https://dav\.example\.org"):
         _session(handler).request("GET", url)
+
+
+VFREEBUSY = b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VFREEBUSY\r\nEND:VFREEBUSY\r\nEND:VCALENDAR\r\n"
+
+
+@pytest.mark.parametrize("kind", ["text/calendar", "application/octet-stream"])
+def test_only_the_free_busy_report_may_answer_with_icalendar(kind: str) -> None:
+    """RFC 4791 §7.10: free-busy-query answers 200 with iCalendar; every other REPORT must be a multistatus."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=VFREEBUSY, headers={"Content-Type": kind})
+
+    freebusy = b'<c:free-busy-query xmlns:c="urn:ietf:params:xml:ns:caldav"><c:time-range/></c:free-busy-query>'
+    query = b'<c:calendar-query xmlns:c="urn:ietf:params:xml:ns:caldav"/>'
+    session = _session(handler)
+    answer = session.request("REPORT", "https://dav.example.org/dav/willi/cal/", freebusy, {"Depth": "1"})
+    assert answer.content == VFREEBUSY
+    with pytest.raises(BadAnswer, match="not a WebDAV XML answer"):
+        session.request("REPORT", "https://dav.example.org/dav/willi/cal/", query, {"Depth": "1"})

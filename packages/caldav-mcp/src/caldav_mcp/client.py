@@ -129,6 +129,7 @@ class _Props:
     calendar: bool = False
     principal: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()
+    unauthenticated: bool = False  # current-user-principal was DAV:unauthenticated (RFC 5397 §3)
 
 
 _CALDAV_NS = "urn:ietf:params:xml:ns:caldav"
@@ -414,6 +415,7 @@ class CalDAVClient:
             return answer.status_code, answer.url, props
         for element in tree.iter("{DAV:}current-user-principal"):
             props.principal += tuple(h.text.strip() for h in element.iter("{DAV:}href") if h.text and h.text.strip())
+            props.unauthenticated = props.unauthenticated or element.find("{DAV:}unauthenticated") is not None
         for element in tree.iter(f"{{{_CALDAV_NS}}}calendar-home-set"):
             props.homes += tuple(h.text.strip() for h in element.iter("{DAV:}href") if h.text and h.text.strip())
         for element in tree.iter("{DAV:}resourcetype"):
@@ -443,6 +445,9 @@ class CalDAVClient:
         """Find the calendar home set(s) from ``CALDAV_URL`` (RFC 6764 §6, RFC 5397, RFC 4791 §6.2.1).
 
         1. PROPFIND ``CALDAV_URL``: a ``current-user-principal`` there leads on (``principal``).
+           When it answers ``DAV:unauthenticated`` (RFC 5397 §3: it did not ask
+           for the credentials, as Cyrus does on its root) and the well-known
+           request of step 2 was challenged, it is asked again with them.
         2. Otherwise (an error status such as DAViCal's 405 on ``/``, or no
            principal named), PROPFIND ``/.well-known/caldav`` on the same origin,
            following its redirects (same origin only): a principal named there
@@ -473,7 +478,17 @@ class CalDAVClient:
                 f"PROPFIND {_WELL_KNOWN} answered HTTP {wk_status}"
                 + (f" at {urlsplit(wk_answered).path}" if urlsplit(wk_answered).path != _WELL_KNOWN else "")
             )
-            if wk_props.principal:
+            session: ConfinedSession = self._client().session  # pyright: ignore[reportAssignmentType]
+            if props.unauthenticated and session.authenticated:
+                # CALDAV_URL answered without asking for the credentials (Cyrus on its root: DAV:unauthenticated,
+                # RFC 5397 §3, not a 401); the well-known request was challenged, so the credentials now go with
+                # every request: ask CALDAV_URL again, as every later call will.
+                status, answered, props = self._probe(given_url)
+                base = answered
+                tried.append(f"PROPFIND {given} with the credentials answered HTTP {status}")
+            if props.principal:
+                pass
+            elif wk_props.principal:
                 method, well_known, base, props = "well-known", urlsplit(wk_answered).path, wk_answered, wk_props
             elif props.multistatus:
                 path = self._server_path(given, given_url, "calendar")

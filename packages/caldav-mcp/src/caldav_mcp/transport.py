@@ -29,7 +29,9 @@ without a size limit, and its timeout bounds each read, not the answer.
 * A 2xx answer to PROPFIND, REPORT or PROPPATCH must be well-formed XML whose
   root is in the ``DAV:`` namespace (RFC 4918 §13, §14.16), whatever its
   Content-Type says (some servers mislabel it); a 2xx answer to GET that is not
-  XML must be ``text/calendar`` (or ``text/plain``, ``application/octet-stream``).
+  XML must be ``text/calendar`` (or ``text/plain``, ``application/octet-stream``),
+  and so may a 2xx answer to a free-busy-query REPORT (it answers with
+  iCalendar, RFC 4791 §7.10).
   Any other body that is not XML (an error page, an OPTIONS text) is dropped:
   its status and headers are the answer.
 
@@ -71,6 +73,7 @@ MAX_REDIRECTS = 5
 _REDIRECTS = {301, 302, 303, 307, 308}
 _XML_METHODS = {"PROPFIND", "REPORT", "PROPPATCH"}
 _CALENDAR_TYPES = {"text/calendar", "text/plain", "application/octet-stream"}
+_FREE_BUSY_QUERY = b"free-busy-query"  # the CalDAV REPORT answered with iCalendar (RFC 4791 §7.10)
 
 
 class OffOrigin(BackendError):
@@ -288,6 +291,11 @@ class _Negotiated(httpx.Auth):
         self._password = password
         self._chosen: httpx.Auth | None = None
 
+    @property
+    def chosen(self) -> bool:
+        """True once a challenge has named the scheme (Digest or Basic)."""
+        return self._chosen is not None
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         challenge: httpx.Response | None = None
         if self._chosen is None:
@@ -347,12 +355,18 @@ class ConfinedSession:
         self.timeout = timeout
         self.max_bytes = max_bytes
         auth = _Negotiated(username, password) if username and password else None
+        self._auth = auth
         self._http = httpx.Client(
             auth=auth,
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
             transport=transport if transport is not None else _deadline_transport(),
         )
+
+    @property
+    def authenticated(self) -> bool:
+        """True once a 401 challenge has chosen the scheme: every later request carries the credentials."""
+        return self._auth is not None and self._auth.chosen
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -457,14 +471,20 @@ class ConfinedSession:
             raise Unreachable(
                 f"the CalDAV server at {self.origin} could not be reached ({type(exc).__name__})"
             ) from exc
-        self._check_body(method, what, answer)
+        freebusy = method.upper() == "REPORT" and _FREE_BUSY_QUERY in (body or b"")
+        self._check_body(method, what, answer, freebusy=freebusy)
         return answer
 
-    def _check_body(self, method: str, what: str, answer: Answer) -> None:
+    def _check_body(self, method: str, what: str, answer: Answer, *, freebusy: bool = False) -> None:
         if not answer.content:
             return
         expects_xml = method.upper() in _XML_METHODS and 200 <= answer.status_code < 300
         kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower() or "no Content-Type"
+        if expects_xml and freebusy and kind in _CALENDAR_TYPES and answer.content.lstrip()[:1] != b"<":
+            # The one REPORT answered with iCalendar, not a multistatus: free-busy-query (RFC 4791 §7.10), 200 with
+            # a VFREEBUSY (Radicale and Cyrus label it text/calendar, Xandikos application/octet-stream). Not XML,
+            # so nothing here is parsed; the caldav library reads it as iCalendar.
+            return
         if not 200 <= answer.status_code < 300 and kind == "text/html":
             # An error page (Apache's 405 on a server root starts with <!DOCTYPE HTML ...>): never parsed;
             # its status and headers are the answer.

@@ -148,7 +148,10 @@ def register(server: MCPServer[Any], app: App) -> None:
         tzid: Annotated[str, Field(description="IANA zone for working hours, all-day and floating entries.")] = "UTC",
         method: Annotated[
             Literal["auto", "server", "events"],
-            Field(description="auto: the server's free-busy REPORT where it works, else computed from events."),
+            Field(
+                description="auto and events: computed from the events (expanded here); server: the server's "
+                "free-busy REPORT (RFC 4791 §7.10), an error where it fails."
+            ),
         ] = "auto",
     ) -> Annotated[CallToolResult, FreeBusy]:
         """Busy intervals merged across calendars (transparent and cancelled entries ignored) and free slots."""
@@ -162,16 +165,16 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         busy: list[Interval] = []
         unreadable: list[UnreadableOut] = []
-        source: Literal["server", "events"] = "server" if method != "events" else "events"
-        if method != "events":
+        # auto computes from the events, expanded here (bounded) with the TZID's zone. A server's own REPORT may
+        # work from the VTIMEZONE it stored: Radicale 3.9 keeps only the first date of each RDATE list there, so
+        # its REPORT puts 10:00 Europe/Berlin in summer 2026 at 09:00Z, an hour late.
+        source: Literal["server", "events"] = "server" if method == "server" else "events"
+        if method == "server":
             reports = [await app.client.freebusy(cal, lo, hi) for cal in chosen]
-            if all(r is not None for r in reports):
-                busy = [iv for r in reports for iv in busy_from_report(r or "")]
-            elif method == "server":
+            if any(r is None for r in reports):
                 raise InvalidInput("method: the server's free-busy REPORT did not work; use 'auto' or 'events'")
-            else:
-                source = "events"
-        if source == "events":
+            busy = [iv for r in reports for iv in busy_from_report(r or "")]
+        else:
             for cal in chosen:
                 resources = await app.client.query(cal, "VEVENT", start=lo, end=hi)
                 busy.extend(busy_from_events(resources, lo, hi, tz, unreadable))
