@@ -1,6 +1,7 @@
 """list_contacts and search_contacts beside the raw requests they stand for, on a real Radicale on 127.0.0.1.
 
-Run by ``uv run nox -s bench -- bench_carddav`` (or directly; ``--cards 5000`` for one size). For books of
+Run by ``uv run nox -s bench -- bench_carddav``, or directly with ``uv run python
+packages/carddav-mcp/benchmarks/bench_carddav.py [--cards 5000 ...]`` for chosen sizes. For books of
 2,000, 5,000 and 20,000 cards it prints, for the same data:
 
 - the first ``list_contacts`` page (limit 50) beside the raw PROPFIND (depth 1, ``getetag``) plus the
@@ -218,6 +219,8 @@ def main() -> None:
         start = time.perf_counter()
         results[cards] = measure(cards)
         print(f"measured {cards:,} cards in {time.perf_counter() - start:.0f} s", flush=True)
+        if cards != sizes[-1]:
+            report(results)  # so far (a run of every size takes a while)
     report(results)
 
 
