@@ -4,8 +4,10 @@ It does what no real server can be made to do on demand: carry out a request
 and lose the reply (the connection closes before any answer), lose a request
 before it arrives, or fail one particular request with 500. Every other
 request is passed to the real server and its answer passed back unchanged.
-It also records each request's method, path and headers, so a test can check
-what a write carried (If-Match, If-None-Match).
+It also records each request's method, path, headers and body, so a test can
+check what a write carried (If-Match, If-None-Match) or what a read asked for.
+Given ``rewrite``, it changes a request's body before passing it on (to play
+a server that ignores part of a request).
 
 Each request gets its own upstream connection (``Connection: close`` both
 ways), so a dropped connection affects exactly one request.
@@ -34,6 +36,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     action: Action
+    body: bytes = b""
 
 
 @dataclass
@@ -91,8 +94,16 @@ def _forward(upstream: tuple[str, int], head: bytes, body: bytes) -> bytes:
 
 
 @contextmanager
-def fault_proxy(upstream_url: str, rule: Callable[[str, str], Action]) -> Iterator[FaultProxy]:
-    """A :class:`FaultProxy` in front of ``upstream_url``, deciding each request's fate with ``rule(method, path)``."""
+def fault_proxy(
+    upstream_url: str,
+    rule: Callable[[str, str], Action],
+    rewrite: Callable[[str, bytes], bytes] | None = None,
+) -> Iterator[FaultProxy]:
+    """A :class:`FaultProxy` in front of ``upstream_url``, deciding each request's fate with ``rule(method, path)``.
+
+    ``rewrite(method, body)``, when given, is the body passed on (its Content-Length adjusted); ``seen`` keeps
+    the body as the client sent it.
+    """
     parts = urlsplit(upstream_url)
     upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -114,12 +125,17 @@ def fault_proxy(upstream_url: str, rule: Callable[[str, str], Action]) -> Iterat
             method, path, _ = first.split(" ", 2)
             headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
             action = rule(method, path)
-            proxy.seen.append(Seen(method, path, headers, action))
+            proxy.seen.append(Seen(method, path, headers, action, body))
             if action == "drop_request":
                 return
             if action == "fail":
                 conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 return
+            if rewrite is not None:
+                changed = rewrite(method, body)
+                if changed != body:
+                    lines = [h for h in head.split(b"\r\n") if not h.lower().startswith(b"content-length:")]
+                    head, body = b"\r\n".join([*lines, b"Content-Length: %d" % len(changed)]), changed
             reply = _forward(upstream, head, body)
             if action == "pass":
                 conn.sendall(reply)

@@ -1,4 +1,4 @@
-"""The shared backend against the real servers: sync-token listings and the address-book scope."""
+"""The shared backend against the real servers: listings, the card cache and the address-book scope."""
 
 from __future__ import annotations
 
@@ -12,20 +12,21 @@ from carddav_mcp.settings import CardDavSettings
 pytestmark = pytest.mark.anyio
 
 
-async def test_listings_follow_changes_and_survive_a_token_the_server_refuses(dav: Dav) -> None:
+async def test_listings_follow_changes_and_the_cache_drops_what_is_gone(dav: Dav) -> None:
     backend = Backend(dav.settings)
     try:
         a = dav.put(dav.book, "a.vcf", vcard("UID:a", "FN:A", "N:A;;;;"))
         assert [href for href, _ in await backend.rows(dav.book)] == [a]
+        assert [e.card.text_of("FN") for e in await backend.entries(dav.book)] == ["A"]
         b = dav.put(dav.book, "b.vcf", vcard("UID:b", "FN:B", "N:B;;;;"))
         dav.http.delete(a)
-        assert [href for href, _ in await backend.rows(dav.book)] == [b]  # incremental
-        token, known = backend._rows[dav.book]
-        backend._rows[dav.book] = (token + "-not-issued", known)
+        assert [href for href, _ in await backend.rows(dav.book)] == [b]
         c = dav.put(dav.book, "c.vcf", vcard("UID:c", "FN:C", "N:C;;;;"))
+        dav.put(dav.book, "b.vcf", vcard("UID:b", "FN:B2", "N:B;;;;"))
         assert [href for href, _ in await backend.rows(dav.book)] == [b, c]
         entries = await backend.entries(dav.book)
-        assert [e.card.text_of("FN") for e in entries] == ["B", "C"]
+        assert [e.card.text_of("FN") for e in entries] == ["B2", "C"]
+        assert set(backend._cache[dav.book]) == {b, c}
     finally:
         await backend.aclose()
 

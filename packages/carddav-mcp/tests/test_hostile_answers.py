@@ -357,7 +357,8 @@ async def test_a_page_whose_cards_never_come_ends_after_a_bounded_number_of_read
     rows = [_response(f"{BOOK}c{i:05d}.vcf", f'<d:getetag>"e{i}"</d:getetag>') for i in range(1000)]
 
     def empty(handler: BaseHTTPRequestHandler, body: str) -> bool:
-        if handler.command == "REPORT" and "sync-collection" in body:
+        listing = handler.command == "PROPFIND" and handler.headers.get("Depth") == "1"
+        if listing or (handler.command == "REPORT" and "sync-collection" in body):
             return _answer(handler, 207, _multistatus(rows), {"Content-Type": "text/xml"})
         if handler.command == "REPORT" and "addressbook-multiget" in body:
             return _answer(handler, 207, _multistatus([]), {"Content-Type": "text/xml"})

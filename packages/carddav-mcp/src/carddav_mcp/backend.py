@@ -14,9 +14,12 @@ it only to the scheme, host and port of ``CARDDAV_URL``
 another server.
 
 Bulk reads (listings, search, groups) go through a cache keyed on each
-card's ETag: a PROPFIND lists the ETags, and only cards whose ETag changed
-are fetched again (addressbook-multiget). Writes never build on the cache:
-they read the card fresh with GET and write with its ETag.
+card's ETag: a PROPFIND lists the hrefs and ETags, and only the cards a call
+needs whose ETag changed are fetched (addressbook-multiget): a listing page
+reads its own cards, not the book. A text search first asks the server for
+the cards that can match (addressbook-query), where the server honours it.
+Writes never build on the cache: they read the card fresh with GET and write
+with its ETag.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from carddav_mcp.errors import (
     NotFound,
     Unreachable,
 )
+from carddav_mcp.search import TEXT_PROPERTIES, server_needle
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from carddav_mcp.vcard import Card
 
@@ -141,7 +145,6 @@ class Backend:
         self.settings = settings
         self._client: CardDavClient | None = None
         self._cache: dict[str, dict[str, Entry]] = {}
-        self._rows: dict[str, tuple[str | None, dict[str, str | None]]] = {}
         self._scope: _Scope | None = None
         self._listed = False  # whether the scope has looked for name entries among the listed books
 
@@ -291,35 +294,64 @@ class Backend:
         return info
 
     async def rows(self, book: str) -> list[tuple[str, str | None]]:
-        """(href, ETag) of every card in ``book``, sorted by href.
+        """(href, ETag) of every card in ``book``, sorted by href: one PROPFIND, depth 1, for ``DAV:getetag``.
 
-        Kept up to date with RFC 6578 sync-collection: the first call lists
-        everything and keeps the sync token, later calls fetch only what
-        changed since. A token the server no longer accepts leads to a full
-        listing; a server without sync-collection is listed by PROPFIND.
+        Not RFC 6578 sync-collection: every server answers this PROPFIND, it
+        carries no card data, and it is the cheapest listing Radicale has (its
+        first sync-collection of a book records a history entry for every
+        card, tens of seconds for 5,000 cards; a later one still reads all of
+        them). A page then reads only its own cards (:meth:`entries`).
         """
+        return await self.client().list_etags(book)
+
+    async def text_candidates(self, book: str, query: str) -> list[Entry] | None:
+        """The cards of ``book`` that may match the text ``query``, read by a server-side query; None to read all.
+
+        When :func:`~carddav_mcp.search.server_needle` finds a piece of the
+        query every matching card must hold, and the server honours
+        ``text-match`` (:meth:`CardDavClient.honours_text_match`, probed once),
+        one addressbook-query REPORT (RFC 6352 §8.6, §10.5) asks for the cards
+        holding it in FN, NICKNAME, EMAIL, TEL or ORG. The result is a superset
+        of the matches, sorted by href; the caller decides on each card with
+        :func:`~carddav_mcp.search.match_text`. Cards already held with the same
+        ETag are not parsed again; the cards read are kept (whole). An answer
+        holding a card without the needle shows that the server ignored the
+        filter (its probe ran on an empty book): later searches read every card.
+
+        Returns None (the caller then reads every card) for a phone query, a
+        query without such a piece, a server that ignores or refuses the
+        filter, or an answer larger than ``CARDDAV_MAX_RESPONSE_BYTES``.
+
+        Raises:
+            Unreachable / AuthenticationFailed / NotFound: as for any read.
+        """
+        needle = server_needle(query)
+        if needle is None:
+            return None
         client = self.client()
-        token, known = self._rows.get(book, (None, {}))
+        if not await client.honours_text_match(book):
+            return None
         try:
-            result = await client.sync(book, token)
-        except (NotFound, Unreachable, AuthenticationFailed):
+            found = await client.text_query(book, TEXT_PROPERTIES, needle)
+        except (Unreachable, AuthenticationFailed, NotFound):
             raise
-        except BackendError:
-            try:
-                result = await client.sync(book, None) if token is not None else None
-            except BackendError:
-                result = None
-            if result is None:
-                listing = await client.list_etags(book)
-                self._rows.pop(book, None)
-                return listing
-            token, known = None, {}
-        current = dict(known) if token is not None else {}
-        for href in result.deleted:
-            current.pop(href, None)
-        current.update(result.changed)
-        self._rows[book] = (result.token, current)
-        return sorted(current.items())
+        except BackendError as exc:
+            log.info("a server-side search of %s failed (%s); reading every card instead", book, exc)
+            return None
+        cached = self._cache.setdefault(book, {})
+        entries: list[Entry] = []
+        for data in found:
+            entry = cached.get(data.href)
+            if entry is None or entry.partial or data.etag is None or entry.data.etag != data.etag:
+                try:
+                    entry = cached[data.href] = Entry(data, await parse_card(data.text))
+                except ValueError as exc:
+                    log.warning("skipping an unreadable card at %s: %s", data.href, exc)
+                    continue
+            entries.append(entry)
+        if any(not any(needle in p.text().lower() for p in e.card.all(*TEXT_PROPERTIES)) for e in entries):
+            client.text_match_ignored()  # it sent a card without the text: the filter was not applied
+        return entries
 
     async def writable_book(self, field: str, value: str) -> BookInfo:
         """Like :meth:`book`, and the account may write there (checked before anybody is asked).

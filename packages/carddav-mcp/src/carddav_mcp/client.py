@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
+import uuid
 from collections.abc import AsyncGenerator, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -53,6 +55,10 @@ _ERROR_BODY_BYTES = 65_536
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _VCARD_TYPES = {"text/vcard", "text/x-vcard", "text/directory"}
 _WELL_KNOWN = "/.well-known/carddav"
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
+"""One path segment of unreserved characters (RFC 3986 §2.3): nothing to decode, re-encode or refuse."""
+_MAX_HREF = 1000
+"""The longest card href taken (as ids: ``backend.MAX_ID_LENGTH``)."""
 _DISCOVERY_PROPS = [(DAV, "resourcetype"), (DAV, "current-user-principal"), (CARDDAV, "addressbook-home-set")]
 
 _WRITE_PRIVILEGES = {"write", "write-content", "bind", "all"}
@@ -273,6 +279,7 @@ class CardDavClient:
         self._timeout = settings.timeout
         self._max_bytes = settings.max_response_bytes
         self._discovery: Discovery | None = None
+        self._text_match: bool | None = None
         self._http = httpx.AsyncClient(
             auth=_OriginAuth(self.origin, credentials),
             timeout=settings.timeout,
@@ -327,10 +334,22 @@ class CardDavClient:
         book, a dot segment, another host, a nested collection) is left out of
         the answer and logged, so nothing is ever read or written there.
 
+        The common case, ``book`` followed by one segment of unreserved
+        characters (RFC 3986 §2.3), is taken as it stands: the rules give it
+        back unchanged, and a listing of 20,000 cards would spend seconds
+        applying them.
+
         Args:
             book: The address book that was asked, canonical, ending in ``/``.
             raw: The href as the server wrote it.
         """
+        segment = raw[len(book) :] if book.startswith("/") and raw.startswith(book) else ""
+        if _PLAIN_SEGMENT.fullmatch(segment) and segment not in {".", ".."} and len(raw) <= _MAX_HREF:
+            return raw
+        return self._resolved_card(book, raw)
+
+    def _resolved_card(self, book: str, raw: str) -> str | None:
+        """:meth:`card_in` by the rules of ids, for any href."""
         from carddav_mcp.backend import resolve_path  # here, because backend imports this module
         from carddav_mcp.errors import InvalidInput
 
@@ -702,6 +721,64 @@ class CardDavClient:
         """Cards of ``book`` whose properties equal the given texts (addressbook-query)."""
         body = davxml.addressbook_query(prop_filters, anyof=anyof)
         return self._cards(await self._multistatus("REPORT", book, body, "1", f"search {book}"), book)
+
+    async def text_query(self, book: str, names: list[str], text: str) -> list[CardData]:
+        """Cards of ``book`` where any of the vCard properties ``names`` contains ``text``, sorted by href.
+
+        One addressbook-query REPORT (RFC 6352 §8.6) with a ``text-match``
+        (§10.5.4, match-type ``contains``, collation ``i;unicode-casemap``) per
+        property. The server decides what matches: callers check each card again.
+
+        Raises:
+            ResponseTooLarge: the answer is larger than ``max_response_bytes``.
+            BackendError: the server refused the query (e.g. 403 supported-filter, 501).
+        """
+        body = davxml.addressbook_text_query(names, text)
+        cards = self._cards(await self._multistatus("REPORT", book, body, "1", f"search {book}"), book)
+        return sorted(cards, key=lambda c: c.href)
+
+    async def honours_text_match(self, book: str) -> bool:
+        """Whether the server filters an addressbook-query by ``text-match`` (asked once per client, then known).
+
+        The probe is an addressbook-query on ``book`` for ETags only, whose
+        ``text-match`` (``contains`` a random text on ``FN``) no card holds: a
+        server that honours the filter answers 207 with no card; one that
+        ignores it lists cards, and one that does not support it answers an
+        error. The answer is kept for the life of the client (one server);
+        an empty ``book`` cannot tell, so a later answer may still revise it
+        (:meth:`text_match_ignored`).
+
+        Raises:
+            Unreachable / AuthenticationFailed: as for any request (then nothing is kept).
+        """
+        if self._text_match is None:
+            probe = f"carddav-mcp-probe-{uuid.uuid4().hex}"
+            body = davxml.addressbook_text_query(["FN"], probe, address_data=False)
+            try:
+                ms = await self._multistatus("REPORT", book, body, "1", f"search {book}")
+            except (Unreachable, AuthenticationFailed):
+                raise
+            except BackendError as exc:
+                log.info("the server refused a text-match addressbook-query (%s); searches read whole books", exc)
+                self._text_match = False
+            else:
+                own = norm_href(book).rstrip("/")
+                listed = [r for r in ms.responses if r.status == 200 and r.href.rstrip("/") != own]
+                self._text_match = not listed
+                if listed:
+                    log.info("the server ignores text-match in addressbook-query; searches read whole books")
+        return self._text_match
+
+    def text_match_ignored(self) -> None:
+        """Note that the server ignores ``text-match`` after all (it sent cards without the text asked for).
+
+        The probe of :meth:`honours_text_match` cannot tell on an empty
+        address book; the first answer that lists a card without the text
+        settles it, for the life of the client.
+        """
+        if self._text_match:
+            log.info("the server ignores text-match in addressbook-query; searches read whole books")
+        self._text_match = False
 
     async def get(self, href: str) -> CardData:
         """One card, fresh from the server (GET), with its ETag.

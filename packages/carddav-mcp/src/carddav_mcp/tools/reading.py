@@ -126,7 +126,12 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         address_book: Annotated[str | None, Field(max_length=1000, description="one book; default all")] = None,
         limit: Annotated[int, Field(ge=1, le=500, description="most hits returned")] = 50,
     ) -> Annotated[mt.CallToolResult, SearchResult]:
-        """Find contacts by text (name, nickname, email, phone, organisation) and/or upcoming birthdays."""
+        """Find contacts by text (name, nickname, email, phone, organisation) and/or upcoming birthdays.
+
+        A text query is narrowed on the server where it honours an
+        addressbook-query ``text-match`` (RFC 6352 §10.5); every card it sends
+        is matched again here, so the hits are those of a read of every card.
+        """
         if query is None and birthdays_within_days is None:
             raise InvalidInput("query", "give a query, birthdays_within_days, or both")
         if address_book is not None:
@@ -137,7 +142,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         hits: list[SearchHit] = []
         truncated = False
         for book in books:
-            for entry in await backend.entries(book):
+            candidates = await backend.text_candidates(book, query) if query is not None else None
+            for entry in candidates if candidates is not None else await backend.entries(book):
                 if entry.card.is_group:
                     continue
                 matched = match_text(entry.card, query) if query is not None else []
