@@ -44,6 +44,7 @@ __all__ = [
     "count_occurrences",
     "decode_object",
     "master",
+    "needs_watch",
     "occurrences",
     "overrides",
     "parse_calendar",
@@ -69,6 +70,13 @@ _CALL_BUDGET: ContextVar[_Budget | None] = ContextVar("caldav_mcp_expansion_budg
 
 MAX_EXPANSION_SECONDS = 2.0
 """The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
+MAX_PLAIN_PERIODS = 20_000
+"""The most rule periods (days, weeks, months or years from DTSTART to the window's end) of an entry expanded
+without the time watch of :func:`_time_limit` (see :func:`needs_watch`)."""
+MAX_PLAIN_DATES = 1_000
+"""The most RDATE and EXDATE values and changed occurrences of an entry expanded without the time watch."""
+_PLAIN_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
+_PERIOD_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28, "YEARLY": 365}
 T = TypeVar("T")
 
 
@@ -308,6 +316,58 @@ def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
     return None
 
 
+def _values(component: icalendar.Component, name: str) -> list[Any]:
+    raw: Any = component.get(name)
+    return raw if isinstance(raw, list) else [raw] if raw is not None else []
+
+
+def needs_watch(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> bool:
+    """Whether expanding ``cal``'s ``kind`` components up to ``end`` needs the time watch (:func:`_time_limit`).
+
+    The watch is a trace function: it slows the expansion it guards about
+    threefold, so it is left off where the work is bounded by the entry itself.
+    That is an entry whose every RRULE (RFC 5545 §3.3.10) has only FREQ
+    (DAILY, WEEKLY, MONTHLY or YEARLY), INTERVAL, COUNT, UNTIL, WKST and BYDAY
+    with plain weekdays (no ordinal), whose DTSTART is at most
+    MAX_PLAIN_PERIODS periods of its FREQ before ``end``, and which has at
+    most MAX_PLAIN_DATES RDATE and EXDATE values and changed occurrences in
+    all. Every period of such a rule is one step of the recurrence library
+    with at most seven candidates, so the expansion ends within a bounded
+    number of steps; anything else (HOURLY and finer rules, BYxxx parts
+    that may exclude whole periods, a start centuries before ``end``) is
+    watched. ``end`` None (the whole series) is always watched.
+    """
+    if end is None:
+        return True
+    dates = 0
+    for component in cal.walk(kind):
+        dates += 1 if "RECURRENCE-ID" in component else 0
+        for name in ("RDATE", "EXDATE"):
+            dates += sum(len(getattr(item, "dts", [item])) for item in _values(component, name))
+        rules = _values(component, "RRULE")
+        start: Any = component.get("DTSTART")
+        if rules and start is None:
+            return True
+        for rule in rules:
+            if not isinstance(rule, dict) or set(rule) - _PLAIN_PARTS:  # pyright: ignore[reportUnknownArgumentType]
+                return True
+            freq = str(rule.get("FREQ", [""])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            days = _PERIOD_DAYS.get(freq)
+            weekdays: list[Any] = list(rule.get("BYDAY", []))  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            if days is None or (
+                weekdays and (freq not in {"DAILY", "WEEKLY"} or any(len(str(d)) != 2 for d in weekdays))
+            ):
+                return True
+            try:
+                interval = int(rule.get("INTERVAL", [1])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+                periods = (end - utc_bound(start.dt)).days / (max(interval, 1) * days)
+            except (TypeError, ValueError, OverflowError):
+                return True
+            if periods > MAX_PLAIN_PERIODS:
+                return True
+    return dates > MAX_PLAIN_DATES
+
+
 @contextlib.contextmanager
 def expansion_budget(seconds: float | None = None) -> Iterator[None]:
     """Bound the recurrence expansion done inside the block to ``seconds`` in all (CALL_EXPANSION_SECONDS).
@@ -327,8 +387,12 @@ def expansion_budget(seconds: float | None = None) -> Iterator[None]:
         _CALL_BUDGET.reset(token)
 
 
-def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[T]:
+def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, watch: bool = True) -> list[T]:
     """Everything ``produce`` yields, within MAX_EXPANSION_SECONDS, the call's budget, and at most ``limit`` items.
+
+    ``watch`` False (an entry :func:`needs_watch` found bounded by itself) leaves
+    out the trace function that enforces MAX_EXPANSION_SECONDS; the time is
+    still charged to the call's budget.
 
     Raises:
         Unreadable: over either bound, or the expansion failed.
@@ -345,7 +409,7 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[
         seconds = min(seconds, budget.left)
     began = time.monotonic()
     try:
-        with _time_limit(seconds):
+        with _time_limit(seconds) if watch else contextlib.nullcontext():
             for item in produce():
                 found.append(item)
                 if len(found) > limit:
@@ -369,7 +433,8 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     """Occurrences of ``kind`` overlapping ``[start, end)``, overrides and EXDATEs applied.
 
     Bounded per entry: at most MAX_OCCURRENCES_PER_ITEM occurrences and
-    MAX_EXPANSION_SECONDS of work; a stored RRULE that breaks RFC 5545
+    MAX_EXPANSION_SECONDS of work (watched unless the entry bounds it by
+    itself, see :func:`needs_watch`); a stored RRULE that breaks RFC 5545
     §3.3.10 is not expanded at all.
 
     Raises:
@@ -382,6 +447,7 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
         lambda: recurring_ical_events.of(cal, components=[kind]).between(start, end),
         MAX_OCCURRENCES_PER_ITEM,
         "occurrences in this window",
+        watch=needs_watch(cal, kind, end),
     )
 
 
