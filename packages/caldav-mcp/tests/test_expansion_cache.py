@@ -1,4 +1,4 @@
-"""The listing's expansion cache: later pages and repeated windows reuse expansions, never stale answers."""
+"""What keeps a listing cheap: the expansion cache (never stale), and VTIMEZONEs left out only where unused."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from approval_core.testing import accept, connect
 from caldav_helpers import ics, structured, vevent
+from caldav_mcp import ical
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.models import Occurrence
 from caldav_mcp.tools.events_read import expand
@@ -91,3 +92,45 @@ async def test_a_listing_shows_an_entry_changed_on_the_server_between_two_calls(
     assert {e["summary"] for e in before["events"]} == {"Review"}
     assert {e["summary"] for e in after["events"]} == {"Retro"}
     assert [e["id"] for e in after["events"]] == [e["id"] for e in before["events"]]
+
+
+BERLIN = (
+    "BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:STANDARD\r\nDTSTART:19701025T030000\r\n"
+    "RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nEND:STANDARD\r\n"
+    "BEGIN:DAYLIGHT\r\nDTSTART:19700329T020000\r\nRRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r\n"
+    "TZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\nEND:DAYLIGHT\r\nEND:VTIMEZONE\r\n"
+)
+# A zone under a name the zone database does not have: its VTIMEZONE is all that defines its times.
+CUSTOM = (
+    "BEGIN:VTIMEZONE\r\nTZID:Custom Standard Time\r\nBEGIN:STANDARD\r\nDTSTART:19700101T000000\r\n"
+    "TZOFFSETFROM:+0530\r\nTZOFFSETTO:+0530\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n"
+)
+
+
+def zoned(tzid: str, zone: str) -> str:
+    return (
+        f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n{zone}BEGIN:VEVENT\r\nUID:z@x\r\n"
+        f"DTSTAMP:20261101T000000Z\r\nDTSTART;TZID={tzid}:20261201T090000\r\nDTEND;TZID={tzid}:20261201T100000\r\n"
+        "RRULE:FREQ=WEEKLY\r\nSUMMARY:Zoned\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+
+
+def test_only_vtimezones_of_iana_zones_are_left_out_when_listing() -> None:
+    text = zoned("Europe/Berlin", BERLIN + CUSTOM)
+    lean = ical.drop_known_timezones(text)
+    assert "TZID:Europe/Berlin" not in lean
+    assert "TZID:Custom Standard Time" in lean
+    assert lean.count("BEGIN:") == text.count("BEGIN:") - 3
+    folded = text.replace("TZID:Europe/Berlin\r\n", "TZID:Europe/\r\n Berlin\r\n")
+    assert ical.drop_known_timezones(folded) == folded  # a folded TZID line: kept, never guessed
+
+
+@pytest.mark.parametrize(("tzid", "zone"), [("Europe/Berlin", BERLIN), ("Custom Standard Time", CUSTOM)])
+def test_a_listing_reads_the_same_times_with_or_without_the_vtimezones_it_leaves_out(tzid, zone) -> None:
+    full = [(o.start, o.end, o.tzid) for o in expand([Stored("/z.ics", zoned(tzid, zone))], LO, HI, unreadable=[])]
+    parsed = ical.parse_calendar(zoned(tzid, zone))
+    whole = [(ical.times_of(c).start, ical.times_of(c).end) for c in ical.occurrences(parsed, "VEVENT", LO, HI)]
+    assert [(s, e) for s, e, _ in full] == whole
+    assert len(full) == 5
+    assert {z for _, _, z in full} == {tzid}
+    assert full[0][0] == ("2026-12-01T09:00:00+01:00" if tzid == "Europe/Berlin" else "2026-12-01T09:00:00+05:30")

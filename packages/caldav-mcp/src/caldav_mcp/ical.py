@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import re
 import sys
 import time
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import icalendar
 import recurring_ical_events
@@ -43,6 +44,7 @@ __all__ = [
     "calendar_of",
     "count_occurrences",
     "decode_object",
+    "drop_known_timezones",
     "master",
     "needs_watch",
     "occurrences",
@@ -156,8 +158,12 @@ def decode_object(raw: bytes) -> str:
     return _FOLD.sub(b"", raw).decode("utf-8")
 
 
-def calendar_of(resource: Any) -> icalendar.Calendar:
+def calendar_of(resource: Any, *, times_only: bool = False) -> icalendar.Calendar:
     """The parsed iCalendar of a :class:`caldav_mcp.client.Resource`.
+
+    ``times_only`` (a listing that reads times, never the time zone
+    definitions themselves) leaves out the VTIMEZONEs that
+    :func:`drop_known_timezones` may drop.
 
     Raises:
         BackendError: the object could not be decoded (its ``problem``, naming
@@ -165,7 +171,37 @@ def calendar_of(resource: Any) -> icalendar.Calendar:
     """
     if resource.problem:
         raise BackendError(resource.problem)
-    return parse_calendar(resource.data)
+    return parse_calendar(drop_known_timezones(resource.data) if times_only else resource.data)
+
+
+_VTIMEZONE = re.compile(r"^BEGIN:VTIMEZONE[ \t]*\r?\n.*?^END:VTIMEZONE[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+_TZID_LINE = re.compile(r"^TZID:([^\r\n]*)\r?\n(?![ \t])", re.M | re.I)
+
+
+@functools.cache
+def _iana_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def drop_known_timezones(data: str) -> str:
+    """The iCalendar text ``data`` without its VTIMEZONE components whose TZID is an IANA zone name.
+
+    icalendar reads a ``TZID`` parameter that names an IANA zone (``Europe/Berlin``)
+    from the system's zone database and ignores a VTIMEZONE of that name (its
+    ``tzp.cache_timezone_component`` keeps only zones it does not know), so
+    such a VTIMEZONE changes no time; it is, though, most of the text of a
+    typical entry (RFC 5545 §3.6.5), and parsing it most of the cost of reading
+    the entry. A VTIMEZONE with any other TZID (a Windows name, a vendor
+    prefix, a folded TZID line) is kept, and with it the times it defines.
+    """
+    if "VTIMEZONE" not in data.upper():
+        return data
+
+    def keep(block: re.Match[str]) -> str:
+        tzid = _TZID_LINE.search(block.group(0))
+        return "" if tzid is not None and tzid.group(1).strip() in _iana_zones() else block.group(0)
+
+    return _VTIMEZONE.sub(keep, data)
 
 
 def _of_kind(cal: icalendar.Calendar, kind: str) -> list[icalendar.Component]:

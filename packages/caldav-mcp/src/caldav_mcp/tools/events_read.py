@@ -76,7 +76,7 @@ def expand(
                 raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
             continue
         try:
-            ical = calendar_of(resource)
+            ical = calendar_of(resource, times_only=True)
             recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
             expanded = occurrences(ical, "VEVENT", lo, hi)
         except (Unreadable, BackendError) as exc:
