@@ -324,3 +324,57 @@ def test_a_call_that_spent_its_expansion_budget_reports_further_entries_unreadab
         ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)
     with ical.expansion_budget(60.0):
         assert len(ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)) == 3
+
+
+@pytest.mark.parametrize(
+    ("rule", "more", "watched"),
+    [
+        ("FREQ=DAILY", "", False),
+        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE;WKST=SU", "", False),
+        ("FREQ=MONTHLY;COUNT=12", "EXDATE:20261201T090000Z\n", False),
+        ("FREQ=YEARLY;UNTIL=20301201T090000Z", "", False),
+        ("FREQ=HOURLY", "", True),
+        ("FREQ=MINUTELY;COUNT=5", "", True),
+        ("FREQ=MONTHLY;BYDAY=-1TU", "", True),
+        ("FREQ=DAILY;BYMONTH=2", "", True),
+        ("FREQ=YEARLY;BYMONTHDAY=29", "", True),
+        ("FREQ=DAILY;BYSETPOS=1;BYDAY=MO", "", True),
+        (
+            "FREQ=DAILY",
+            "RDATE:" + ",".join(f"2027{m:02d}{d:02d}T090000Z" for m in range(1, 13) for d in range(1, 29)) + "\n",
+            False,
+        ),
+    ],
+)
+def test_only_rules_bounded_by_themselves_go_unwatched(rule, more, watched) -> None:
+    end = dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    assert ical.needs_watch(_series(rule, more), "VEVENT", end) is watched
+
+
+def test_a_plain_rule_from_a_distant_start_or_with_many_dates_is_watched(monkeypatch) -> None:
+    old = icalendar.Calendar.from_ical(
+        ics(vevent("s@x", ":19260101T090000Z", ":19260101T090100Z", "S", "RRULE:FREQ=DAILY\n"))
+    )
+    end = dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    assert ical.needs_watch(old, "VEVENT", end) is True  # 37,000 days: over MAX_PLAIN_PERIODS
+    assert ical.needs_watch(old, "VEVENT", dt.datetime(1927, 1, 1, tzinfo=dt.UTC)) is False
+    assert ical.needs_watch(_series("FREQ=DAILY"), "VEVENT", None) is True
+    monkeypatch.setattr(ical, "MAX_PLAIN_DATES", 2)
+    assert ical.needs_watch(_series("FREQ=DAILY", "EXDATE:20261202T090000Z,20261203T090000Z\n"), "VEVENT", end) is False
+    assert (
+        ical.needs_watch(
+            _series("FREQ=DAILY", "EXDATE:20261202T090000Z,20261203T090000Z,20261204T090000Z\n"), "VEVENT", end
+        )
+        is True
+    )
+
+
+def test_an_unwatched_expansion_still_counts_against_the_call_budget() -> None:
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    series = _series("FREQ=DAILY")
+    assert ical.needs_watch(series, "VEVENT", hi) is False
+    with ical.expansion_budget(60.0):
+        budget = ical._CALL_BUDGET.get()
+        assert len(ical.occurrences(series, "VEVENT", lo, hi)) == 365
+        assert budget is not None
+        assert budget.left < 60.0

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import io
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -80,7 +81,13 @@ T = TypeVar("T")
 _CONTENT_TYPE = "text/calendar; charset=utf-8"
 _CALDAV_NS = "urn:ietf:params:xml:ns:caldav"
 # Server XML is parsed without entities, DTDs or network access.
-_SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+_SAFE_XML_OPTIONS: dict[str, bool] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "huge_tree": False,
+}
+_SAFE_XML = etree.XMLParser(**_SAFE_XML_OPTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -796,13 +803,18 @@ class CalDAVClient:
         if answer.status_code != 207:
             raise _status_error("querying", answer.status_code)
         rows: list[tuple[str, Any, Any]] = []
-        for item in etree.fromstring(answer.content, parser=_SAFE_XML).iter("{DAV:}response"):
+        # One response element at a time, each dropped once read: the tree never holds the whole answer.
+        for _, item in etree.iterparse(
+            io.BytesIO(answer.content), events=("end",), tag="{DAV:}response", **_SAFE_XML_OPTIONS
+        ):
             href = item.findtext("{DAV:}href")
-            if not href:
-                continue
-            if urlsplit(href).path.endswith("/"):
-                continue  # the collection itself (or a sub-collection): not an entry
-            rows.append((href, item.findtext(".//{DAV:}getetag"), item.findtext(f".//{{{_CALDAV_NS}}}calendar-data")))
+            if href and not urlsplit(href).path.endswith("/"):  # not the collection itself (or a sub-collection)
+                rows.append(
+                    (href, item.findtext(".//{DAV:}getetag"), item.findtext(f".//{{{_CALDAV_NS}}}calendar-data"))
+                )
+            item.clear(keep_tail=True)
+            while item.getprevious() is not None:
+                del item.getparent()[0]
         return rows
 
     def _get_object(self, href: str, etag: str | None) -> Resource:

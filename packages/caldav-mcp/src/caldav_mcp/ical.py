@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import re
 import sys
 import time
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import icalendar
 import recurring_ical_events
@@ -43,7 +44,9 @@ __all__ = [
     "calendar_of",
     "count_occurrences",
     "decode_object",
+    "drop_known_timezones",
     "master",
+    "needs_watch",
     "occurrences",
     "overrides",
     "parse_calendar",
@@ -69,6 +72,13 @@ _CALL_BUDGET: ContextVar[_Budget | None] = ContextVar("caldav_mcp_expansion_budg
 
 MAX_EXPANSION_SECONDS = 2.0
 """The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
+MAX_PLAIN_PERIODS = 20_000
+"""The most rule periods (days, weeks, months or years from DTSTART to the window's end) of an entry expanded
+without the time watch of :func:`_time_limit` (see :func:`needs_watch`)."""
+MAX_PLAIN_DATES = 1_000
+"""The most RDATE and EXDATE values and changed occurrences of an entry expanded without the time watch."""
+_PLAIN_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
+_PERIOD_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28, "YEARLY": 365}
 T = TypeVar("T")
 
 
@@ -148,8 +158,12 @@ def decode_object(raw: bytes) -> str:
     return _FOLD.sub(b"", raw).decode("utf-8")
 
 
-def calendar_of(resource: Any) -> icalendar.Calendar:
+def calendar_of(resource: Any, *, times_only: bool = False) -> icalendar.Calendar:
     """The parsed iCalendar of a :class:`caldav_mcp.client.Resource`.
+
+    ``times_only`` (a listing that reads times, never the time zone
+    definitions themselves) leaves out the VTIMEZONEs that
+    :func:`drop_known_timezones` may drop.
 
     Raises:
         BackendError: the object could not be decoded (its ``problem``, naming
@@ -157,7 +171,37 @@ def calendar_of(resource: Any) -> icalendar.Calendar:
     """
     if resource.problem:
         raise BackendError(resource.problem)
-    return parse_calendar(resource.data)
+    return parse_calendar(drop_known_timezones(resource.data) if times_only else resource.data)
+
+
+_VTIMEZONE = re.compile(r"^BEGIN:VTIMEZONE[ \t]*\r?\n.*?^END:VTIMEZONE[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+_TZID_LINE = re.compile(r"^TZID:([^\r\n]*)\r?\n(?![ \t])", re.M | re.I)
+
+
+@functools.cache
+def _iana_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def drop_known_timezones(data: str) -> str:
+    """The iCalendar text ``data`` without its VTIMEZONE components whose TZID is an IANA zone name.
+
+    icalendar reads a ``TZID`` parameter that names an IANA zone (``Europe/Berlin``)
+    from the system's zone database and ignores a VTIMEZONE of that name (its
+    ``tzp.cache_timezone_component`` keeps only zones it does not know), so
+    such a VTIMEZONE changes no time; it is, though, most of the text of a
+    typical entry (RFC 5545 §3.6.5), and parsing it most of the cost of reading
+    the entry. A VTIMEZONE with any other TZID (a Windows name, a vendor
+    prefix, a folded TZID line) is kept, and with it the times it defines.
+    """
+    if "VTIMEZONE" not in data.upper():
+        return data
+
+    def keep(block: re.Match[str]) -> str:
+        tzid = _TZID_LINE.search(block.group(0))
+        return "" if tzid is not None and tzid.group(1).strip() in _iana_zones() else block.group(0)
+
+    return _VTIMEZONE.sub(keep, data)
 
 
 def _of_kind(cal: icalendar.Calendar, kind: str) -> list[icalendar.Component]:
@@ -308,6 +352,58 @@ def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
     return None
 
 
+def _values(component: icalendar.Component, name: str) -> list[Any]:
+    raw: Any = component.get(name)
+    return raw if isinstance(raw, list) else [raw] if raw is not None else []
+
+
+def needs_watch(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> bool:
+    """Whether expanding ``cal``'s ``kind`` components up to ``end`` needs the time watch (:func:`_time_limit`).
+
+    The watch is a trace function: it slows the expansion it guards about
+    threefold, so it is left off where the work is bounded by the entry itself.
+    That is an entry whose every RRULE (RFC 5545 §3.3.10) has only FREQ
+    (DAILY, WEEKLY, MONTHLY or YEARLY), INTERVAL, COUNT, UNTIL, WKST and BYDAY
+    with plain weekdays (no ordinal), whose DTSTART is at most
+    MAX_PLAIN_PERIODS periods of its FREQ before ``end``, and which has at
+    most MAX_PLAIN_DATES RDATE and EXDATE values and changed occurrences in
+    all. Every period of such a rule is one step of the recurrence library
+    with at most seven candidates, so the expansion ends within a bounded
+    number of steps; anything else (HOURLY and finer rules, BYxxx parts
+    that may exclude whole periods, a start centuries before ``end``) is
+    watched. ``end`` None (the whole series) is always watched.
+    """
+    if end is None:
+        return True
+    dates = 0
+    for component in cal.walk(kind):
+        dates += 1 if "RECURRENCE-ID" in component else 0
+        for name in ("RDATE", "EXDATE"):
+            dates += sum(len(getattr(item, "dts", [item])) for item in _values(component, name))
+        rules = _values(component, "RRULE")
+        start: Any = component.get("DTSTART")
+        if rules and start is None:
+            return True
+        for rule in rules:
+            if not isinstance(rule, dict) or set(rule) - _PLAIN_PARTS:  # pyright: ignore[reportUnknownArgumentType]
+                return True
+            freq = str(rule.get("FREQ", [""])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            days = _PERIOD_DAYS.get(freq)
+            weekdays: list[Any] = list(rule.get("BYDAY", []))  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            if days is None or (
+                weekdays and (freq not in {"DAILY", "WEEKLY"} or any(len(str(d)) != 2 for d in weekdays))
+            ):
+                return True
+            try:
+                interval = int(rule.get("INTERVAL", [1])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+                periods = (end - utc_bound(start.dt)).days / (max(interval, 1) * days)
+            except (TypeError, ValueError, OverflowError):
+                return True
+            if periods > MAX_PLAIN_PERIODS:
+                return True
+    return dates > MAX_PLAIN_DATES
+
+
 @contextlib.contextmanager
 def expansion_budget(seconds: float | None = None) -> Iterator[None]:
     """Bound the recurrence expansion done inside the block to ``seconds`` in all (CALL_EXPANSION_SECONDS).
@@ -327,8 +423,12 @@ def expansion_budget(seconds: float | None = None) -> Iterator[None]:
         _CALL_BUDGET.reset(token)
 
 
-def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[T]:
+def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, watch: bool = True) -> list[T]:
     """Everything ``produce`` yields, within MAX_EXPANSION_SECONDS, the call's budget, and at most ``limit`` items.
+
+    ``watch`` False (an entry :func:`needs_watch` found bounded by itself) leaves
+    out the trace function that enforces MAX_EXPANSION_SECONDS; the time is
+    still charged to the call's budget.
 
     Raises:
         Unreadable: over either bound, or the expansion failed.
@@ -345,7 +445,7 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str) -> list[
         seconds = min(seconds, budget.left)
     began = time.monotonic()
     try:
-        with _time_limit(seconds):
+        with _time_limit(seconds) if watch else contextlib.nullcontext():
             for item in produce():
                 found.append(item)
                 if len(found) > limit:
@@ -369,7 +469,8 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     """Occurrences of ``kind`` overlapping ``[start, end)``, overrides and EXDATEs applied.
 
     Bounded per entry: at most MAX_OCCURRENCES_PER_ITEM occurrences and
-    MAX_EXPANSION_SECONDS of work; a stored RRULE that breaks RFC 5545
+    MAX_EXPANSION_SECONDS of work (watched unless the entry bounds it by
+    itself, see :func:`needs_watch`); a stored RRULE that breaks RFC 5545
     §3.3.10 is not expanded at all.
 
     Raises:
@@ -382,6 +483,7 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
         lambda: recurring_ical_events.of(cal, components=[kind]).between(start, end),
         MAX_OCCURRENCES_PER_ITEM,
         "occurrences in this window",
+        watch=needs_watch(cal, kind, end),
     )
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from approval_core import ApprovalGate, annotations
 from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import InvalidInput
+from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import parse_rid, parse_when, utc_bound
 
 __all__ = [
@@ -45,10 +46,11 @@ TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_w
 
 @dataclass(frozen=True, slots=True)
 class App:
-    """What a tool needs: the backend client and the approval gate."""
+    """What a tool needs: the backend client, the approval gate, and the listing's expansion cache."""
 
     client: CalDAVClient
     gate: ApprovalGate
+    expansions: ExpansionCache = field(default_factory=ExpansionCache)
 
 
 def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:

@@ -14,6 +14,7 @@ from pydantic import Field
 from approval_core import structured
 from caldav_mcp.client import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound
+from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import (
     Unreadable,
     calendar_of,
@@ -48,6 +49,7 @@ def expand(
     hi: dt.datetime,
     keep: Callable[[icalendar.Component], bool] | None = None,
     unreadable: list[UnreadableOut] | None = None,
+    cache: ExpansionCache | None = None,
 ) -> list[Occurrence]:
     """Every occurrence of the VEVENTs in ``resources`` overlapping ``[lo, hi)``, in start order.
 
@@ -55,15 +57,26 @@ def expand(
     that cannot be parsed or expanded within the bounds of
     :func:`caldav_mcp.ical.occurrences` is left out and added to
     ``unreadable`` (with its id and why), so one bad entry never costs the answer.
+    ``cache`` (used only without ``keep``) answers for entries whose text was
+    expanded in the same window before, and keeps what is expanded now.
 
     Raises:
         InvalidInput: more than MAX_COLLECTED occurrences in the window.
         Unreadable: an entry is unreadable and no ``unreadable`` list was given.
     """
     found: list[Occurrence] = []
+    if keep is not None:
+        cache = None
     for resource in resources:
+        key = ExpansionCache.key(resource.data, lo, hi) if cache is not None and not resource.problem else None
+        kept = cache.get(key) if cache is not None and key is not None else None
+        if kept is not None:
+            found.extend(kept)
+            if len(found) > MAX_COLLECTED:
+                raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
+            continue
         try:
-            ical = calendar_of(resource)
+            ical = calendar_of(resource, times_only=True)
             recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
             expanded = occurrences(ical, "VEVENT", lo, hi)
         except (Unreadable, BackendError) as exc:
@@ -72,12 +85,12 @@ def expand(
             reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
             unreadable.append(unreadable_entry(resource.href, resource.data, reason))
             continue
-        for component in expanded:
-            if keep is not None and not keep(component):
-                continue
-            found.append(occurrence(component, recurring=recurring))
-            if len(found) > MAX_COLLECTED:
-                raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
+        made = [occurrence(component, recurring=recurring) for component in expanded if keep is None or keep(component)]
+        if cache is not None and key is not None:
+            cache.put(key, tuple(made))
+        found.extend(made)
+        if len(found) > MAX_COLLECTED:
+            raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
     found.sort(key=sort_key)
     return found
 
@@ -140,7 +153,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         lo, hi = window(start, end)
         resources = await app.client.query(cal, "VEVENT", start=lo, end=hi)
         unreadable: list[UnreadableOut] = []
-        expanded = expand(resources, lo, hi, unreadable=unreadable)
+        expanded = expand(resources, lo, hi, unreadable=unreadable, cache=app.expansions)
         items, next_cursor = page(expanded, limit, cursor, ["list", cal.path, start, end])
         return event_list_result(
             EventList(
