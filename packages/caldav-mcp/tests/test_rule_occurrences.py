@@ -111,3 +111,25 @@ def test_a_rule_the_expansion_library_cannot_expand_is_refused_not_a_crash(rule)
     problem = first_occurrence_problem(rule, START)
     assert problem is not None
     assert problem.startswith("the rule cannot be expanded from this start (IndexError)"), problem
+
+
+def test_the_search_for_a_first_occurrence_is_bounded_by_work_not_by_the_clock(monkeypatch) -> None:
+    """A rule too rare to find within the step budget is refused naming the budget, whatever the machine's load.
+
+    FREQ=DAILY;BYWEEKNO=53;BYMONTH=6 never occurs (week 53 never falls in June) and costs dateutil about
+    four million calls over 100 years; with a smaller budget the verdict comes from the budget, and a clock
+    that jumps by an hour on every reading changes nothing.
+    """
+    import time
+
+    from caldav_mcp import rrule
+
+    rule = "FREQ=DAILY;BYWEEKNO=53;BYMONTH=6"
+    monkeypatch.setattr(rrule, "FIRST_OCCURRENCE_CALLS", 50_000)
+    ticks = iter(range(0, 10**9, 3600))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
+    problem = first_occurrence_problem(rule, START)
+    assert problem is not None
+    assert problem.startswith("no occurrence of FREQ=DAILY with BYWEEKNO=53, BYMONTH=6 was found"), problem
+    assert "(50,000 steps)" in problem
+    assert first_occurrence_problem("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29", START) is None

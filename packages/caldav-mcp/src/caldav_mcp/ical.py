@@ -42,6 +42,7 @@ __all__ = [
     "Times",
     "Unreadable",
     "calendar_of",
+    "call_limit",
     "count_occurrences",
     "decode_object",
     "drop_known_timezones",
@@ -116,6 +117,33 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
     def tracer(frame: object, event: str, arg: object) -> None:
         if time.monotonic() > deadline:
+            raise ExpansionTimeout
+        return None
+
+    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+@contextlib.contextmanager
+def call_limit(calls: int) -> Iterator[None]:
+    """Raise :class:`ExpansionTimeout` in this thread once ``calls`` Python calls were made inside the block.
+
+    The same trace hook as :func:`_time_limit`, counting function entries
+    instead of reading the clock: the bound is a fixed amount of work, so the
+    same rule is judged the same way on a busy machine and an idle one. Used
+    where a verdict must not depend on load (a rule checked before it is
+    written). The thread's previous trace function is restored on exit.
+    """
+    left = calls
+    previous = sys.gettrace()
+
+    def tracer(frame: object, event: str, arg: object) -> None:
+        nonlocal left
+        left -= 1
+        if left < 0:
             raise ExpansionTimeout
         return None
 

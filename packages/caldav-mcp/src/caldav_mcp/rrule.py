@@ -18,9 +18,19 @@ import datetime as dt
 import re
 from typing import Any
 
-__all__ = ["FIRST_OCCURRENCE_YEARS", "first_occurrence_problem", "rule_problem", "until_problem"]
+__all__ = [
+    "FIRST_OCCURRENCE_CALLS",
+    "FIRST_OCCURRENCE_YEARS",
+    "first_occurrence_problem",
+    "rule_problem",
+    "until_problem",
+]
 
 FIRST_OCCURRENCE_YEARS = 100
+FIRST_OCCURRENCE_CALLS = 1_000_000
+"""The most Python calls spent looking for a rule's first occurrence (about 2 s of dateutil on one idle core).
+
+A count, not a clock, so that whether a rule is accepted never depends on how busy the machine is."""
 """How far after DTSTART a new rule's first occurrence is looked for on write (and within the expansion time
 bound, ``caldav_mcp.ical.MAX_EXPANSION_SECONDS``); a rule with none there is refused."""
 
@@ -162,11 +172,12 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
 
     The rule is expanded from ``dtstart`` (dateutil, RFC 5545 §3.3.10) up to
     FIRST_OCCURRENCE_YEARS years later, its COUNT ignored and its UNTIL kept,
-    under the expansion time bound (``caldav_mcp.ical.MAX_EXPANSION_SECONDS``).
+    within FIRST_OCCURRENCE_CALLS Python calls (``caldav_mcp.ical.call_limit``: a fixed
+    amount of work, so the verdict does not depend on the machine's load).
     A rule whose BYxxx parts exclude every instant (``FREQ=DAILY;BYMONTH=2;
     BYMONTHDAY=31`` in a form the static check does not see) never occurs: a
     CalDAV server would spend minutes expanding it on every time-range query.
-    CPU-bound for up to the time bound: call it from a worker thread.
+    CPU-bound (about 2 s at most on an idle core): call it from a worker thread.
 
     Args:
         text: A rule that :func:`rule_problem` accepted.
@@ -177,7 +188,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
     """
     from dateutil.rrule import rrulestr
 
-    from caldav_mcp.ical import MAX_EXPANSION_SECONDS, ExpansionTimeout, _time_limit  # pyright: ignore[reportPrivateUsage]
+    from caldav_mcp.ical import ExpansionTimeout, call_limit
 
     parts, problem = _parts(text)
     if problem is not None:
@@ -189,15 +200,15 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
         f"UNTIL={parts['UNTIL']}" if "UNTIL" in parts else "no BYxxx part"
     )
     try:
-        with _time_limit(MAX_EXPANSION_SECONDS):
+        with call_limit(FIRST_OCCURRENCE_CALLS):
             rule: Any = rrulestr(kept, dtstart=start)
             until = rule._until  # pyright: ignore[reportPrivateUsage]
             rule = rule.replace(count=None, until=limit if until is None or until > limit else until)
             first = next(iter(rule), None)
     except ExpansionTimeout:
         return (
-            f"no occurrence of FREQ={parts.get('FREQ')} with {named} was found within "
-            f"{MAX_EXPANSION_SECONDS:g} s of expansion, the most this server spends on one entry: the rule never "
+            f"no occurrence of FREQ={parts.get('FREQ')} with {named} was found within the work this server "
+            f"spends looking for a rule's first occurrence ({FIRST_OCCURRENCE_CALLS:,} steps): the rule never "
             f"occurs or too rarely for this server to expand it {_SECTION}"
         )
     except (ValueError, TypeError, IndexError, OverflowError, KeyError) as exc:
