@@ -105,7 +105,7 @@ QUERIES = ["hopper", "OPPER", "Lovelace", "engines", "strasse dorf", "Dorfmeiste
 
 
 def put_cards(dav: Dav, *, other: bool = True) -> None:
-    if other:  # no book is empty: the probe can tell, whichever book it runs on
+    if other:
         dav.put(dav.other, "else.vcf", vcard("UID:else", "FN:Someone Else"))
     for name, lines in CARDS.items():
         version = "4.0" if "KIND:group" in lines else "3.0"
@@ -138,10 +138,7 @@ async def test_a_search_asks_the_server_for_candidates_and_finds_what_reading_ev
     assert hits["oppenheimer-rod"] == ["fold.vcf"]
     assert hits["nobody here"] == []
 
-    queries = reports(narrowed, "addressbook-query")
-    probe, *asked_for = queries
-    assert b"carddav-mcp-probe-" in probe.body
-    assert b"address-data" not in probe.body
+    queries = asked_for = reports(narrowed, "addressbook-query")  # no separate probe: the searches themselves tell
     texts = [re.findall(rb'match-type="contains">([^<]*)<', s.body)[0].decode() for s in asked_for]
     # one server query per query with a piece every match must hold; the others (phone numbers, "kelvin",
     # "amazing", "ö" ...) read every card; each in both books of the test's scope
@@ -149,12 +146,12 @@ async def test_a_search_asks_the_server_for_candidates_and_finds_what_reading_ev
     assert texts == [text for text in expected for _ in range(2)]
     assert all(b"<c:filter" not in s.body or b"text-match" in s.body for s in queries)
 
-    probe_ignored, *rest = reports(ignoring, "addressbook-query")
-    assert b"carddav-mcp-probe-" in probe_ignored.body
-    assert rest == []  # found out once that the filter is ignored; then every card is read, as before
+    first_ignored, *rest = reports(ignoring, "addressbook-query")
+    assert b'match-type="contains">opper<' in first_ignored.body
+    assert rest == []  # found out from the first answer that the filter is ignored; then every card is read
 
 
-async def test_a_server_ignoring_the_filter_is_found_out_even_when_probed_on_an_empty_book(dav: Dav) -> None:
+async def test_a_server_ignoring_the_filter_is_found_out_from_the_first_answer_that_lists_a_card(dav: Dav) -> None:
     put_cards(dav, other=False)
     with proxied(dav, ignore_filters=True) as (proxy, server):
         async with connect(server, revision="2026-07-28") as client:
@@ -162,9 +159,8 @@ async def test_a_server_ignoring_the_filter_is_found_out_even_when_probed_on_an_
                 result = await client.call_tool("search_contacts", {"query": query, "address_book": book})
                 hits = [h["id"] for h in result.structured_content["hits"]]
                 assert hits == ([] if book == dav.other else [f"{dav.book}{'grace' if 'h' in query else 'ada'}.vcf"])
-    probe, *queries = reports(proxy, "addressbook-query")
-    assert probe.path == dav.other  # an empty book: the probe cannot tell
-    assert [s.path for s in queries] == [dav.other, dav.book]  # the second answer lists every card: found out
+    queries = reports(proxy, "addressbook-query")
+    assert [s.path for s in queries] == [dav.other, dav.book]  # an empty book cannot tell; the next answer can
     # the last search read the book as before: its listing, and no multiget (the cards came whole in the answer)
     listings = [s for s in proxy.requests("PROPFIND") if s.path == dav.book and s.headers.get("depth") == "1"]
     assert len(listings) == 1
@@ -239,7 +235,7 @@ async def test_a_search_result_past_the_size_cap_falls_back_to_reading_every_car
         url = proxy.url.rstrip("/") + urlsplit(radicale.settings.url).path
         backend = Backend(CardDavSettings(**{**radicale.settings.__dict__, "url": url, "max_response_bytes": 900}))
         try:
-            assert await backend.client().honours_text_match(radicale.book)
+            assert backend.client().honours_text_match()
             assert await backend.text_candidates(radicale.book, "er") is None  # four whole cards: too large
             found = await backend.text_candidates(radicale.book, "hopper") or []  # the tool leaves the group out
             assert [e.data.href for e in found] == [f"{radicale.book}grace.vcf", f"{radicale.book}group.vcf"]

@@ -40,6 +40,7 @@ from carddav_mcp.errors import (
     InvalidInput,
     NotAllowed,
     NotFound,
+    ResponseTooLarge,
     Unreachable,
 )
 from carddav_mcp.search import TEXT_PROPERTIES, server_needle
@@ -309,7 +310,7 @@ class Backend:
 
         When :func:`~carddav_mcp.search.server_needle` finds a piece of the
         query every matching card must hold, and the server honours
-        ``text-match`` (:meth:`CardDavClient.honours_text_match`, probed once),
+        ``text-match`` (:meth:`CardDavClient.honours_text_match`, learnt from its answers),
         one addressbook-query REPORT (RFC 6352 §8.6, §10.5) asks for the cards
         holding it in FN, NICKNAME, EMAIL, TEL or ORG. The result is a superset
         of the matches, sorted by href; the caller decides on each card with
@@ -329,14 +330,18 @@ class Backend:
         if needle is None:
             return None
         client = self.client()
-        if not await client.honours_text_match(book):
+        if not client.honours_text_match():
             return None
         try:
             found = await client.text_query(book, TEXT_PROPERTIES, needle)
         except (Unreachable, AuthenticationFailed, NotFound):
             raise
+        except ResponseTooLarge as exc:  # too many candidates this time; the server may still filter
+            log.info("a server-side search of %s answered too much (%s); reading every card instead", book, exc)
+            return None
         except BackendError as exc:
-            log.info("a server-side search of %s failed (%s); reading every card instead", book, exc)
+            log.info("a server-side search of %s was refused (%s); reading every card instead", book, exc)
+            client.text_match_ignored()
             return None
         cached = self._cache.setdefault(book, {})
         entries: list[Entry] = []

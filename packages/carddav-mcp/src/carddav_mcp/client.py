@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import logging
 import re
-import uuid
 from collections.abc import AsyncGenerator, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -737,47 +736,24 @@ class CardDavClient:
         cards = self._cards(await self._multistatus("REPORT", book, body, "1", f"search {book}"), book)
         return sorted(cards, key=lambda c: c.href)
 
-    async def honours_text_match(self, book: str) -> bool:
-        """Whether the server filters an addressbook-query by ``text-match`` (asked once per client, then known).
+    def honours_text_match(self) -> bool:
+        """Whether to ask this server for a ``text-match`` addressbook-query (learnt from its answers, then kept).
 
-        The probe is an addressbook-query on ``book`` for ETags only, whose
-        ``text-match`` (``contains`` a random text on ``FN``) no card holds: a
-        server that honours the filter answers 207 with no card; one that
-        ignores it lists cards, and one that does not support it answers an
-        error. The answer is kept for the life of the client (one server);
-        an empty ``book`` cannot tell, so a later answer may still revise it
-        (:meth:`text_match_ignored`).
-
-        Raises:
-            Unreachable / AuthenticationFailed: as for any request (then nothing is kept).
+        No separate probe is sent: on a server that filters by parsing every
+        card (Radicale) a probe costs as much as the search itself. The first
+        search asks; a server that refuses the query, or answers with a card
+        that does not hold the text asked for (it ignored the filter), is
+        noted by :meth:`text_match_ignored` and later searches read whole
+        books. Asking a server that ignores the filter costs one answer
+        holding the whole book, which is still right: every card is matched
+        again locally.
         """
-        if self._text_match is None:
-            probe = f"carddav-mcp-probe-{uuid.uuid4().hex}"
-            body = davxml.addressbook_text_query(["FN"], probe, address_data=False)
-            try:
-                ms = await self._multistatus("REPORT", book, body, "1", f"search {book}")
-            except (Unreachable, AuthenticationFailed):
-                raise
-            except BackendError as exc:
-                log.info("the server refused a text-match addressbook-query (%s); searches read whole books", exc)
-                self._text_match = False
-            else:
-                own = norm_href(book).rstrip("/")
-                listed = [r for r in ms.responses if r.status == 200 and r.href.rstrip("/") != own]
-                self._text_match = not listed
-                if listed:
-                    log.info("the server ignores text-match in addressbook-query; searches read whole books")
-        return self._text_match
+        return self._text_match is not False
 
     def text_match_ignored(self) -> None:
-        """Note that the server ignores ``text-match`` after all (it sent cards without the text asked for).
-
-        The probe of :meth:`honours_text_match` cannot tell on an empty
-        address book; the first answer that lists a card without the text
-        settles it, for the life of the client.
-        """
-        if self._text_match:
-            log.info("the server ignores text-match in addressbook-query; searches read whole books")
+        """Note that the server refuses or ignores ``text-match`` (kept for the life of the client)."""
+        if self._text_match is not False:
+            log.info("the server does not filter addressbook-query by text-match; searches read whole books")
         self._text_match = False
 
     async def get(self, href: str) -> CardData:
