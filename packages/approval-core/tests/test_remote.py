@@ -18,10 +18,20 @@ import pytest
 import uvicorn
 from mcp_http import bearer_transport
 from processes import free_port
-from token_issuer import IssuerDouble, token_issuer
+from token_issuer import IssuerDouble, new_key, token_issuer
 
 from approval_core import SettingsError, serve
-from approval_core.remote import HttpSettings, JwtVerifier, StaticTokenVerifier, describe, http_server, verifier_for
+from approval_core.remote import (
+    JWKS_COOLDOWN,
+    JWKS_LIFESPAN,
+    HttpSettings,
+    JwksKeys,
+    JwtVerifier,
+    StaticTokenVerifier,
+    describe,
+    http_server,
+    verifier_for,
+)
 from approval_core.testing import REVISIONS, DialogLog, Revision, accept, approval_of, connect, decline
 from example_server import Example
 
@@ -189,6 +199,7 @@ async def test_a_jwt_is_checked_for_issuer_audience_expiry_and_key(issuer: Issue
         issuer.token(audience, not_before_in=300),
         issuer.token(audience, issuer=issuer.issuer + "/"),
         issuer.token(audience, kid="unknown"),
+        issuer.token(audience, subject=None),
         issuer.unsigned_token(audience),
         issuer.hmac_token_with_public_key(audience),
         "a.b.c",
@@ -200,6 +211,63 @@ async def test_a_jwt_is_checked_for_issuer_audience_expiry_and_key(issuer: Issue
 async def test_an_unreachable_jwks_refuses_every_token(issuer: IssuerDouble) -> None:
     verifier = JwtVerifier(issuer.issuer, f"http://127.0.0.1:{free_port()}/jwks.json", "https://x.example/mcp")
     assert await verifier.verify_token(issuer.token("https://x.example/mcp")) is None
+
+
+class Clock:
+    """Monotonic seconds that move only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.anyio
+async def test_a_key_the_issuer_withdraws_stops_verifying_once_the_set_is_refetched() -> None:
+    audience = "https://x.example/mcp"
+    clock = Clock()
+    with token_issuer() as issuer:
+        keys = JwksKeys(issuer.jwks_url, clock=clock)
+        verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience, keys=keys)
+        token = issuer.token(audience)
+        assert await verifier.verify_token(token) is not None
+        issuer.withdraw()
+        clock.now += JWKS_LIFESPAN - 1
+        assert await verifier.verify_token(token) is not None, "the fetched set is used for its lifespan"
+        clock.now += 1
+        assert await verifier.verify_token(token) is None
+        assert await verifier.verify_token(issuer.token(audience, subject="someone-else")) is None
+        assert keys.fetches == 2
+
+
+@pytest.mark.anyio
+async def test_unknown_kids_and_an_issuer_outage_fetch_the_jwks_once_per_cooldown() -> None:
+    audience = "https://x.example/mcp"
+    clock = Clock()
+    with token_issuer() as issuer:
+        keys = JwksKeys(issuer.jwks_url, clock=clock)
+        verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience, keys=keys)
+        assert await verifier.verify_token(issuer.token(audience)) is not None
+        for n in range(20):
+            assert await verifier.verify_token(issuer.token(audience, kid=f"made-up-{n}")) is None
+        assert len(issuer.jwks_requests) == 1
+        rotated = new_key()
+        issuer.publish(rotated, "test-key-2")
+        assert await verifier.verify_token(issuer.token(audience, kid="test-key-2", signing_key=rotated)) is None
+        clock.now += JWKS_COOLDOWN
+        assert await verifier.verify_token(issuer.token(audience, kid="test-key-2", signing_key=rotated)) is not None
+        assert len(issuer.jwks_requests) == 2
+        issuer.failing = True
+        clock.now += JWKS_LIFESPAN
+        for n in range(20):
+            assert await verifier.verify_token(issuer.token(audience, kid=f"made-up-{n}")) is None
+            assert await verifier.verify_token(issuer.token(audience)) is None
+        assert len(issuer.jwks_requests) == 3, "one failed fetch, then the cooldown"
+        issuer.failing = False
+        clock.now += JWKS_COOLDOWN
+        assert await verifier.verify_token(issuer.token(audience)) is not None
+        assert len(issuer.jwks_requests) == 4
 
 
 @contextlib.asynccontextmanager
