@@ -20,7 +20,7 @@ from mcp_http import bearer_transport
 from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
 
-from approval_core import SettingsError, serve
+from approval_core import SettingsError, remote, serve
 from approval_core.remote import (
     JWKS_COOLDOWN,
     JWKS_LIFESPAN,
@@ -337,3 +337,42 @@ async def test_a_loopback_app_without_authentication_still_checks_host_and_origi
             bad_host = await raw.post(url, content=b"{}", headers={**headers, "Host": "evil.example"})
             bad_origin = await raw.post(url, content=b"{}", headers={**headers, "Origin": "http://evil.example"})
         assert (bad_host.status_code, bad_origin.status_code) == (421, 403)
+
+
+@pytest.mark.anyio
+async def test_a_connection_that_never_completes_its_headers_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slowloris: partial headers, a line now and then; the server closes the connection, before any token check."""
+    monkeypatch.setattr(remote, "HEADERS_TIMEOUT", 0.3)
+    port = free_port()
+    token = "t" * 40
+    configured = settings(MCP_PORT=str(port), MCP_AUTH_TOKEN_FILE=str(_token_file(tmp_path, token)))
+    example = Example()
+    async with running(http_server(example.server, configured, verifier_for(configured)), port) as url:
+        slow = await anyio.connect_tcp("127.0.0.1", port)
+        idle = await anyio.connect_tcp("127.0.0.1", port)
+        await slow.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        with anyio.fail_after(60):
+            for n in range(100):
+                await anyio.sleep(0.1)
+                try:
+                    await slow.send(b"X-Slow-%d: x\r\n" % n)
+                except (anyio.BrokenResourceError, ConnectionError):
+                    break
+            else:
+                pytest.fail("a connection trickling header lines was kept open for 10 s")
+            with pytest.raises((anyio.EndOfStream, ConnectionError)):
+                await idle.receive()
+        await slow.aclose()
+        await idle.aclose()
+
+        async def slow_yes(context: Any, params: Any) -> Any:
+            await anyio.sleep(1)  # longer than the deadline: a request in progress is not cut
+            return await accept(context, params)
+
+        async with connect(bearer_transport(url, token), revision="2025-11-25", answer=slow_yes) as client:
+            await anyio.sleep(0.5)  # an idle keep-alive gap longer than the deadline costs a new connection only
+            done = await client.call_tool("delete_items", {"book": "b1", "ids": ["a"]})
+        assert not done.is_error
+        assert example.items == {"b", "c"}

@@ -39,6 +39,7 @@ so any replica can answer.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import ipaddress
@@ -113,6 +114,8 @@ JWKS_LIFESPAN: Final = 300
 JWKS_COOLDOWN: Final = 30
 """Seconds between two JWKS fetches started by an unknown ``kid`` or after a failed fetch."""
 LOOPBACK_NAMES: Final = ("localhost",)
+HEADERS_TIMEOUT = 10.0
+"""Seconds a connection may take to deliver a request's headers (from connecting, or after the last response)."""
 
 
 def _loopback(host: str) -> bool:
@@ -605,13 +608,68 @@ def describe(settings: HttpSettings) -> str:
     )
 
 
+def _headers_deadline_protocol() -> type[asyncio.Protocol]:
+    """The h11 protocol of uvicorn with a deadline for request headers (:data:`HEADERS_TIMEOUT`).
+
+    uvicorn has no such deadline: a client that opens connections and sends
+    a header line now and then (slowloris) holds each one forever, before
+    any token is checked, until the process runs out of file descriptors.
+    Here a connection waiting for a request (just opened, or its last
+    response complete) is closed when the headers are not complete
+    :data:`HEADERS_TIMEOUT` seconds later; bytes trickling in do not extend
+    it. A request in progress (a tool call, a pushed dialog, an SSE stream)
+    has no deadline of this kind.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadersDeadline(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+            super().connection_made(transport)
+            self._settle()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            self._settle()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._settle()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _settle(self) -> None:
+            waiting = self.cycle is None or self.cycle.response_complete  # pyright: ignore[reportUnnecessaryComparison]
+            if not waiting:
+                self._disarm()
+            elif self._deadline is None and not self.transport.is_closing():
+                self._deadline = self.loop.call_later(HEADERS_TIMEOUT, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadersDeadline
+
+
 def http_server(
     server: MCPServer[Any], settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
 ) -> uvicorn.Server:
     """A uvicorn server (not started) for :func:`build_http_app` on ``settings.host:settings.port``.
 
     uvicorn logs at WARNING only, trusts no ``X-Forwarded-*`` headers (the
-    Host check needs the real ``Host``) and sends no ``Server`` header.
+    Host check needs the real ``Host``), sends no ``Server`` header, and
+    closes a connection that does not complete a request's headers within
+    :data:`HEADERS_TIMEOUT` seconds.
     ``.run()`` blocks until SIGINT/SIGTERM; ``await .serve()`` runs it in an
     event loop of one's own (tests).
     """
@@ -625,6 +683,7 @@ def http_server(
         proxy_headers=False,
         server_header=False,
         lifespan="on",
+        http=_headers_deadline_protocol(),
     )
     return uvicorn.Server(config)
 
