@@ -376,3 +376,39 @@ async def test_a_connection_that_never_completes_its_headers_is_closed(
             done = await client.call_tool("delete_items", {"book": "b1", "ids": ["a"]})
         assert not done.is_error
         assert example.items == {"b", "c"}
+
+
+@pytest.mark.anyio
+async def test_a_session_answers_only_the_principal_whose_token_opened_it(issuer: IssuerDouble) -> None:
+    """Another subject's valid token with a 2025-11-25 session id: 404 for a call, an answer and a DELETE."""
+    port = free_port()
+    configured = settings(MCP_PORT=str(port), MCP_AUTH_ISSUER=issuer.issuer, MCP_AUTH_JWKS_URL=issuer.jwks_url)
+    async with running(http_server(Example().server, configured, verifier_for(configured)), port) as url:
+        owner = {"Authorization": f"Bearer {issuer.token(url, subject='willi')}"}
+        other = {"Authorization": f"Bearer {issuer.token(url, subject='mallory')}"}
+        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+        async with httpx2.AsyncClient(timeout=30) as raw:
+            opened = await raw.post(url, json=initialize, headers={**base, **owner})
+            assert opened.status_code == 200
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await raw.post(url, json=ready, headers={**base, **owner, **session})).status_code == 202
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            answer = {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"approve": True}}}
+            for body in (listing, answer):
+                foreign = await raw.post(url, json=body, headers={**base, **other, **session})
+                assert foreign.status_code == 404
+            assert (await raw.delete(url, headers={**base, **other, **session})).status_code == 404
+            mine = await raw.post(url, json=listing, headers={**base, **owner, **session})
+            assert mine.status_code == 200
+            assert "delete_items" in mine.text
