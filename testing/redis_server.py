@@ -13,14 +13,19 @@ The API, kept small for every test that needs one::
         redis.pause()                      # SIGSTOP: connections stay open, nothing answers (a hung Redis)
         redis.resume()                     # SIGCONT
         redis.running                      # bool (a paused server is running)
+        redis.crash()                      # SIGKILL: gone without saving (with snapshots=True, a start()
+                                           # then loads the last snapshot, as after a power cut)
 
-``RedisServer(port=None, workdir=None)`` takes a fixed port (default: a free
-one chosen once) and a folder for its log (default: a temporary folder that
-:meth:`RedisServer.close` removes); ``with RedisServer(...) as redis`` starts
-and stops it, like :func:`redis_server`.
+``RedisServer(port=None, workdir=None, snapshots=False)`` takes a fixed port
+(default: a free one chosen once) and a folder for its log (default: a
+temporary folder that :meth:`RedisServer.close` removes); ``with
+RedisServer(...) as redis`` starts and stops it, like :func:`redis_server`.
 
-The server keeps nothing on disk (``--save '' --appendonly no``): a stop
-forgets every record, as a crashed Redis without persistence would.
+By default the server keeps nothing on disk (``--save '' --appendonly no``):
+a stop forgets every record, as a crashed Redis without persistence would.
+``snapshots=True`` gives it Debian's default save points instead (``--save
+"3600 1 300 100 60 10000"``, ``dump.rdb`` in ``workdir``): a start loads the
+last snapshot, records spent since then included.
 Everything that goes wrong raises :class:`RedisUnavailable` with the reason
 and the step to take (``apt-get install redis-server``); tests fail with it,
 they never skip.
@@ -72,10 +77,12 @@ class RedisServer:
     Args:
         port: The TCP port, kept across :meth:`stop` / :meth:`start`; default a free one.
         workdir: Folder for the server's log and working directory; default a temporary one.
+        snapshots: Save snapshots to ``workdir`` on Debian's default schedule and load the last one at start.
     """
 
-    def __init__(self, port: int | None = None, workdir: Path | None = None) -> None:
+    def __init__(self, port: int | None = None, workdir: Path | None = None, *, snapshots: bool = False) -> None:
         self.binary = _binary()
+        self.snapshots = snapshots
         self.port = free_port() if port is None else port
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="redis-")) if workdir is None else workdir
@@ -104,7 +111,7 @@ class RedisServer:
             self.binary,
             "--port", str(self.port),
             "--bind", "127.0.0.1",
-            "--save", "",
+            "--save", "3600 1 300 100 60 10000" if self.snapshots else "",
             "--appendonly", "no",
             "--dir", str(self.workdir),
             "--daemonize", "no",
@@ -143,6 +150,14 @@ class RedisServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def crash(self) -> None:
+        """Kill the server (SIGKILL): it saves nothing on the way out; no-op when not running."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.kill()
+        process.wait()
 
     def pause(self) -> None:
         """Freeze the process (SIGSTOP): it keeps its port and connections but answers nothing.

@@ -50,13 +50,25 @@ class IssuerDouble:
         issuer: The issuer identifier, ``http://127.0.0.1:<port>`` (the ``iss`` of its tokens).
         jwks_url: ``<issuer>/jwks.json``: the JWKS with its one public RSA key (``kid`` :data:`KID`).
         key: The private signing key.
-        jwks_requests: How many times the JWKS was fetched.
+        jwks_requests: When the JWKS was fetched (one time stamp per request, failed ones too).
+        published: The JWKS entries served, by ``kid`` (:meth:`withdraw` and :meth:`publish` change it).
+        failing: When True, the JWKS URL answers 503 (an issuer outage).
     """
 
     issuer: str
     jwks_url: str
     key: rsa.RSAPrivateKey
     jwks_requests: list[float] = field(default_factory=list)
+    published: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failing: bool = False
+
+    def withdraw(self, kid: str = KID) -> None:
+        """Stop publishing the key ``kid`` (a key the issuer revoked or rotated out)."""
+        del self.published[kid]
+
+    def publish(self, key: rsa.RSAPrivateKey, kid: str) -> None:
+        """Publish the public half of ``key`` under ``kid`` (a rotation)."""
+        self.published[kid] = _jwk(key, kid)
 
     def token(
         self,
@@ -66,7 +78,7 @@ class IssuerDouble:
         expires_in: float | None = 300,
         not_before_in: float | None = None,
         issuer: str | None = None,
-        subject: str = "willi",
+        subject: str | None = "willi",
         signing_key: rsa.RSAPrivateKey | None = None,
         kid: str = KID,
         **claims: Any,
@@ -79,13 +91,15 @@ class IssuerDouble:
             expires_in: Seconds from now to ``exp`` (negative: already expired; None: no ``exp``).
             not_before_in: Seconds from now to ``nbf`` (None: no ``nbf``).
             issuer: The ``iss`` claim; default this double's :attr:`issuer`.
-            subject: The ``sub`` claim.
+            subject: The ``sub`` claim (None leaves it out).
             signing_key: Sign with another key (a forgery) instead of :attr:`key`.
             kid: The header's ``kid``.
             claims: More claims, as given.
         """
         now = time.time()
-        body: dict[str, Any] = {"iss": issuer or self.issuer, "sub": subject, "iat": int(now), "client_id": "test"}
+        body: dict[str, Any] = {"iss": issuer or self.issuer, "iat": int(now), "client_id": "test"}
+        if subject is not None:
+            body["sub"] = subject
         if audience is not None:
             body["aud"] = audience if isinstance(audience, str) else list(audience)
         if scope is not None:
@@ -126,20 +140,27 @@ class IssuerDouble:
         )
 
 
+def _jwk(key: rsa.RSAPrivateKey, kid: str) -> dict[str, Any]:
+    public = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
+    return {**public, "kid": kid, "use": "sig", "alg": "RS256"}
+
+
 @contextlib.contextmanager
 def token_issuer() -> Iterator[IssuerDouble]:
     """Run an :class:`IssuerDouble` on a free 127.0.0.1 port; stopped when the block ends."""
     key = new_key()
-    public = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
-    jwks = json.dumps({"keys": [{**public, "kid": KID, "use": "sig", "alg": "RS256"}]}).encode()
-    fetched: list[float] = []
+    double: IssuerDouble | None = None
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            if self.path != "/jwks.json":
+            if self.path != "/jwks.json" or double is None:
                 self.send_error(404)
                 return
-            fetched.append(time.time())
+            double.jwks_requests.append(time.time())
+            if double.failing:
+                self.send_error(503)
+                return
+            jwks = json.dumps({"keys": list(double.published.values())}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(jwks)))
@@ -153,8 +174,9 @@ def token_issuer() -> Iterator[IssuerDouble]:
     thread = threading.Thread(target=server.serve_forever, name="token-issuer", daemon=True)
     thread.start()
     issuer = f"http://127.0.0.1:{server.server_address[1]}"
+    double = IssuerDouble(issuer, f"{issuer}/jwks.json", key, published={KID: _jwk(key, KID)})
     try:
-        yield IssuerDouble(issuer, f"{issuer}/jwks.json", key, fetched)
+        yield double
     finally:
         server.shutdown()
         server.server_close()

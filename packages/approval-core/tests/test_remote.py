@@ -18,10 +18,20 @@ import pytest
 import uvicorn
 from mcp_http import bearer_transport
 from processes import free_port
-from token_issuer import IssuerDouble, token_issuer
+from token_issuer import IssuerDouble, new_key, token_issuer
 
-from approval_core import SettingsError, serve
-from approval_core.remote import HttpSettings, JwtVerifier, StaticTokenVerifier, describe, http_server, verifier_for
+from approval_core import SettingsError, remote, serve
+from approval_core.remote import (
+    JWKS_COOLDOWN,
+    JWKS_LIFESPAN,
+    HttpSettings,
+    JwksKeys,
+    JwtVerifier,
+    StaticTokenVerifier,
+    describe,
+    http_server,
+    verifier_for,
+)
 from approval_core.testing import REVISIONS, DialogLog, Revision, accept, approval_of, connect, decline
 from example_server import Example
 
@@ -189,6 +199,7 @@ async def test_a_jwt_is_checked_for_issuer_audience_expiry_and_key(issuer: Issue
         issuer.token(audience, not_before_in=300),
         issuer.token(audience, issuer=issuer.issuer + "/"),
         issuer.token(audience, kid="unknown"),
+        issuer.token(audience, subject=None),
         issuer.unsigned_token(audience),
         issuer.hmac_token_with_public_key(audience),
         "a.b.c",
@@ -200,6 +211,63 @@ async def test_a_jwt_is_checked_for_issuer_audience_expiry_and_key(issuer: Issue
 async def test_an_unreachable_jwks_refuses_every_token(issuer: IssuerDouble) -> None:
     verifier = JwtVerifier(issuer.issuer, f"http://127.0.0.1:{free_port()}/jwks.json", "https://x.example/mcp")
     assert await verifier.verify_token(issuer.token("https://x.example/mcp")) is None
+
+
+class Clock:
+    """Monotonic seconds that move only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.anyio
+async def test_a_key_the_issuer_withdraws_stops_verifying_once_the_set_is_refetched() -> None:
+    audience = "https://x.example/mcp"
+    clock = Clock()
+    with token_issuer() as issuer:
+        keys = JwksKeys(issuer.jwks_url, clock=clock)
+        verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience, keys=keys)
+        token = issuer.token(audience)
+        assert await verifier.verify_token(token) is not None
+        issuer.withdraw()
+        clock.now += JWKS_LIFESPAN - 1
+        assert await verifier.verify_token(token) is not None, "the fetched set is used for its lifespan"
+        clock.now += 1
+        assert await verifier.verify_token(token) is None
+        assert await verifier.verify_token(issuer.token(audience, subject="someone-else")) is None
+        assert keys.fetches == 2
+
+
+@pytest.mark.anyio
+async def test_unknown_kids_and_an_issuer_outage_fetch_the_jwks_once_per_cooldown() -> None:
+    audience = "https://x.example/mcp"
+    clock = Clock()
+    with token_issuer() as issuer:
+        keys = JwksKeys(issuer.jwks_url, clock=clock)
+        verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience, keys=keys)
+        assert await verifier.verify_token(issuer.token(audience)) is not None
+        for n in range(20):
+            assert await verifier.verify_token(issuer.token(audience, kid=f"made-up-{n}")) is None
+        assert len(issuer.jwks_requests) == 1
+        rotated = new_key()
+        issuer.publish(rotated, "test-key-2")
+        assert await verifier.verify_token(issuer.token(audience, kid="test-key-2", signing_key=rotated)) is None
+        clock.now += JWKS_COOLDOWN
+        assert await verifier.verify_token(issuer.token(audience, kid="test-key-2", signing_key=rotated)) is not None
+        assert len(issuer.jwks_requests) == 2
+        issuer.failing = True
+        clock.now += JWKS_LIFESPAN
+        for n in range(20):
+            assert await verifier.verify_token(issuer.token(audience, kid=f"made-up-{n}")) is None
+            assert await verifier.verify_token(issuer.token(audience)) is None
+        assert len(issuer.jwks_requests) == 3, "one failed fetch, then the cooldown"
+        issuer.failing = False
+        clock.now += JWKS_COOLDOWN
+        assert await verifier.verify_token(issuer.token(audience)) is not None
+        assert len(issuer.jwks_requests) == 4
 
 
 @contextlib.asynccontextmanager
@@ -269,3 +337,78 @@ async def test_a_loopback_app_without_authentication_still_checks_host_and_origi
             bad_host = await raw.post(url, content=b"{}", headers={**headers, "Host": "evil.example"})
             bad_origin = await raw.post(url, content=b"{}", headers={**headers, "Origin": "http://evil.example"})
         assert (bad_host.status_code, bad_origin.status_code) == (421, 403)
+
+
+@pytest.mark.anyio
+async def test_a_connection_that_never_completes_its_headers_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slowloris: partial headers, a line now and then; the server closes the connection, before any token check."""
+    monkeypatch.setattr(remote, "HEADERS_TIMEOUT", 0.3)
+    port = free_port()
+    token = "t" * 40
+    configured = settings(MCP_PORT=str(port), MCP_AUTH_TOKEN_FILE=str(_token_file(tmp_path, token)))
+    example = Example()
+    async with running(http_server(example.server, configured, verifier_for(configured)), port) as url:
+        slow = await anyio.connect_tcp("127.0.0.1", port)
+        idle = await anyio.connect_tcp("127.0.0.1", port)
+        await slow.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        with anyio.fail_after(60):
+            for n in range(100):
+                await anyio.sleep(0.1)
+                try:
+                    await slow.send(b"X-Slow-%d: x\r\n" % n)
+                except (anyio.BrokenResourceError, ConnectionError):
+                    break
+            else:
+                pytest.fail("a connection trickling header lines was kept open for 10 s")
+            with pytest.raises((anyio.EndOfStream, ConnectionError)):
+                await idle.receive()
+        await slow.aclose()
+        await idle.aclose()
+
+        async def slow_yes(context: Any, params: Any) -> Any:
+            await anyio.sleep(1)  # longer than the deadline: a request in progress is not cut
+            return await accept(context, params)
+
+        async with connect(bearer_transport(url, token), revision="2025-11-25", answer=slow_yes) as client:
+            await anyio.sleep(0.5)  # an idle keep-alive gap longer than the deadline costs a new connection only
+            done = await client.call_tool("delete_items", {"book": "b1", "ids": ["a"]})
+        assert not done.is_error
+        assert example.items == {"b", "c"}
+
+
+@pytest.mark.anyio
+async def test_a_session_answers_only_the_principal_whose_token_opened_it(issuer: IssuerDouble) -> None:
+    """Another subject's valid token with a 2025-11-25 session id: 404 for a call, an answer and a DELETE."""
+    port = free_port()
+    configured = settings(MCP_PORT=str(port), MCP_AUTH_ISSUER=issuer.issuer, MCP_AUTH_JWKS_URL=issuer.jwks_url)
+    async with running(http_server(Example().server, configured, verifier_for(configured)), port) as url:
+        owner = {"Authorization": f"Bearer {issuer.token(url, subject='willi')}"}
+        other = {"Authorization": f"Bearer {issuer.token(url, subject='mallory')}"}
+        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+        async with httpx2.AsyncClient(timeout=30) as raw:
+            opened = await raw.post(url, json=initialize, headers={**base, **owner})
+            assert opened.status_code == 200
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await raw.post(url, json=ready, headers={**base, **owner, **session})).status_code == 202
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            answer = {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"approve": True}}}
+            for body in (listing, answer):
+                foreign = await raw.post(url, json=body, headers={**base, **other, **session})
+                assert foreign.status_code == 404
+            assert (await raw.delete(url, headers={**base, **other, **session})).status_code == 404
+            mine = await raw.post(url, json=listing, headers={**base, **owner, **session})
+            assert mine.status_code == 200
+            assert "delete_items" in mine.text

@@ -360,3 +360,26 @@ def test_an_empty_key_file_setting_or_an_open_key_file_stops_the_server(tmp_path
     with pytest.raises(SystemExit):
         load_settings_or_exit("demo-mcp", {"APPROVAL_KEY_FILE": str(path)}, out)
     assert "has mode 0644" in out.getvalue()
+
+
+async def test_an_answer_to_one_server_does_not_approve_another_sharing_its_key_file_and_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One key file and one store for two different servers (as ntfy-mcp and caldav-mcp might share): no crossing."""
+    import example_server
+
+    settings = ApprovalSettings.from_env({"APPROVAL_KEY_FILE": str(key_file(tmp_path, os.urandom(32)))})
+    shared = MemoryStore()
+    mine = Example(settings, store=shared)
+    monkeypatch.setattr(example_server, "NAME", "other-mcp")
+    theirs = Example(settings, store=shared)
+    assert theirs.server.name == "other-mcp"
+    async with (
+        connect(mine.server, revision="2026-07-28", answer=ticked) as first,
+        connect(theirs.server, revision="2026-07-28", answer=ticked) as second,
+    ):
+        asked = await call_once(first, "delete_items", ARGS)
+        assert isinstance(asked, mt.InputRequiredResult)
+        crossed = await call_once(second, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
+        assert isinstance(crossed, mt.InputRequiredResult)  # a fresh question of its own; nothing ran
+    assert (mine.items, theirs.items) == ({"a", "b", "c"}, {"a", "b", "c"})

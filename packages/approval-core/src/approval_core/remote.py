@@ -39,6 +39,7 @@ so any replica can answer.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import ipaddress
@@ -46,7 +47,9 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import AsyncGenerator, Mapping
+import threading
+import time
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -79,6 +82,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
     "HttpSettings",
+    "JwksKeys",
     "JwtVerifier",
     "StaticTokenVerifier",
     "build_http_app",
@@ -104,7 +108,14 @@ ASYMMETRIC_ALGORITHMS: Final = (
 """The JWS algorithms a JWT may be signed with: public-key ones only (no ``none``, no HMAC with a public key)."""
 MIN_STATIC_TOKEN: Final = 32
 JWKS_TIMEOUT: Final = 10
+"""Seconds one JWKS fetch may take."""
+JWKS_LIFESPAN: Final = 300
+"""Seconds a fetched JWKS is used before it is fetched again."""
+JWKS_COOLDOWN: Final = 30
+"""Seconds between two JWKS fetches started by an unknown ``kid`` or after a failed fetch."""
 LOOPBACK_NAMES: Final = ("localhost",)
+HEADERS_TIMEOUT = 10.0
+"""Seconds a connection may take to deliver a request's headers (from connecting, or after the last response)."""
 
 
 def _loopback(host: str) -> bool:
@@ -295,33 +306,123 @@ class StaticTokenVerifier:
         return AccessToken(token=token, client_id="static-token", scopes=[], resource=self._resource)
 
 
+class JwksKeys:
+    """The signing keys an issuer publishes at its JWKS URL, fetched with PyJWT and kept for a while.
+
+    The key set is fetched (PyJWT's ``PyJWKClient.fetch_data``: ``timeout``
+    seconds, no redirects) when first needed, again once it is ``lifespan``
+    seconds old, and early when a token names a ``kid`` the set lacks (a
+    rotation), but never more than once per ``cooldown`` seconds, counting
+    failed fetches too: tokens with made-up ``kid`` values, or tokens sent
+    while the issuer is down, cannot turn into a request to the issuer each.
+    A key the issuer withdraws stops verifying tokens once the set is
+    refetched (at most ``lifespan`` seconds later); a set older than that is
+    not used, so during an outage longer than ``lifespan`` every JWT is refused.
+    A token whose key is in the current set never waits for a fetch that
+    another request started, and only one fetch runs at a time.
+
+    Args:
+        url: The JWKS URL (http or https).
+        lifespan: Seconds a fetched set is used (default 300).
+        cooldown: Seconds between two fetches started by an unknown ``kid``
+            or following a failed fetch (default 30).
+        timeout: Seconds one fetch may take (default :data:`JWKS_TIMEOUT`).
+        clock: Monotonic seconds (``time.monotonic``); injectable for tests.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        lifespan: float = JWKS_LIFESPAN,
+        cooldown: float = JWKS_COOLDOWN,
+        timeout: float = JWKS_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client = jwt.PyJWKClient(url, cache_jwk_set=False, cache_keys=False, timeout=timeout)
+        self._lifespan = lifespan
+        self._cooldown = cooldown
+        self._clock = clock
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._fetched_at: float | None = None
+        self._tried_at: float | None = None
+        self._fetching = threading.Lock()
+        self.fetches = 0
+        """How many fetches were started (for tests and diagnostics)."""
+
+    def _fresh(self, now: float) -> bool:
+        return self._fetched_at is not None and now - self._fetched_at < self._lifespan
+
+    def key(self, kid: object) -> jwt.PyJWK | None:
+        """The published signing key named ``kid``, or None (not published, or the set cannot be fetched now).
+
+        Blocks (in the caller's worker thread) only to fetch a set that is
+        missing or older than ``lifespan``, or behind such a fetch already
+        running; an unknown ``kid`` while the set is fresh never waits.
+        """
+        if not isinstance(kid, str):
+            return None
+        if self._fresh(self._clock()) and kid in self._keys:
+            return self._keys[kid]
+        if self._fresh(self._clock()):
+            # Unknown kid with a fresh set: refetch only if nobody is fetching and the cooldown allows.
+            if not self._fetching.acquire(blocking=False):
+                return None
+        else:
+            self._fetching.acquire()
+        try:
+            now = self._clock()
+            if self._fresh(now) and kid in self._keys:
+                return self._keys[kid]
+            if self._tried_at is not None and now - self._tried_at < self._cooldown:
+                return None
+            self._tried_at = now
+            self.fetches += 1
+            try:
+                found = jwt.PyJWKSet.from_dict(self._client.fetch_data())
+            except (jwt.PyJWTError, ValueError, TypeError):
+                self._keys, self._fetched_at = {}, None
+                return None
+            self._keys = {k.key_id: k for k in found.keys if k.key_id and k.public_key_use in ("sig", None)}
+            self._fetched_at = self._clock()
+            return self._keys.get(kid)
+        finally:
+            self._fetching.release()
+
+
 class JwtVerifier:
     """An SDK ``TokenVerifier`` for JWT access tokens (RFC 9068) signed by one issuer.
 
-    The signing key is the JWKS entry named by the token's ``kid`` (PyJWT's
-    ``PyJWKClient``: the key set cached for 300 s, fetched with a 10 s
-    timeout in a worker thread; a ``kid`` it does not know refreshes the set
-    at most once per 30 s, PyJWT's ``cooldown_duration``, so tokens with made-up
-    ``kid`` values cannot turn into a flood of requests to the issuer).
+    The signing key is the JWKS entry named by the token's ``kid``, looked up
+    in a worker thread through :class:`JwksKeys` (the key set used for at
+    most 300 s, so a withdrawn key stops working; refetched for an unknown
+    ``kid`` or after a failed fetch at most once per 30 s).
     A token is accepted only when its signature verifies with an algorithm
     of :data:`ASYMMETRIC_ALGORITHMS`, ``iss`` equals ``issuer``, ``aud``
     contains ``audience`` (RFC 8707; the ``MCP_PUBLIC_URL``), ``exp`` is
-    present and not past, and ``nbf`` (if present) is not in the future.
+    present and not past, ``nbf`` (if present) is not in the future, and
+    ``sub`` is present (RFC 9068 §2.2: the principal a 2025-11-25 session is
+    bound to). Header parameters that point elsewhere for a key (``jku``,
+    ``x5u``, ``jwk``) are ignored.
     Scopes come from the ``scope`` claim (space list) or ``scp`` (list); the
     SDK's ``RequireAuthMiddleware`` compares them with
     ``MCP_AUTH_REQUIRED_SCOPES`` and answers 403 ``insufficient_scope`` when
     one is missing. Any other failure returns None (401 ``invalid_token``).
     """
 
-    def __init__(self, issuer: str, jwks_url: str, audience: str, leeway: float = 0) -> None:
+    def __init__(
+        self, issuer: str, jwks_url: str, audience: str, leeway: float = 0, keys: JwksKeys | None = None
+    ) -> None:
         self.issuer = issuer
         self.audience = audience
         self.leeway = leeway
-        self._jwks = jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=300, timeout=JWKS_TIMEOUT)
+        self.keys = JwksKeys(jwks_url) if keys is None else keys
 
     def _claims(self, token: str) -> dict[str, Any] | None:
         try:
-            key = self._jwks.get_signing_key_from_jwt(token)
+            key = self.keys.key(jwt.get_unverified_header(token).get("kid"))
+            if key is None:
+                return None
             return jwt.decode(
                 token,
                 key.key,
@@ -329,7 +430,7 @@ class JwtVerifier:
                 audience=self.audience,
                 issuer=self.issuer,
                 leeway=self.leeway,
-                options={"require": ["exp", "iss", "aud"], "verify_signature": True},
+                options={"require": ["exp", "iss", "aud", "sub"], "verify_signature": True},
             )
         except (jwt.PyJWTError, ValueError, TypeError):
             return None
@@ -348,7 +449,7 @@ class JwtVerifier:
             scopes=scopes,
             expires_at=int(claims["exp"]),
             resource=self.audience,
-            subject=str(claims["sub"]) if "sub" in claims else None,
+            subject=str(claims["sub"]),
             claims={"iss": claims["iss"]},
         )
 
@@ -507,13 +608,68 @@ def describe(settings: HttpSettings) -> str:
     )
 
 
+def _headers_deadline_protocol() -> type[asyncio.Protocol]:
+    """The h11 protocol of uvicorn with a deadline for request headers (:data:`HEADERS_TIMEOUT`).
+
+    uvicorn has no such deadline: a client that opens connections and sends
+    a header line now and then (slowloris) holds each one forever, before
+    any token is checked, until the process runs out of file descriptors.
+    Here a connection waiting for a request (just opened, or its last
+    response complete) is closed when the headers are not complete
+    :data:`HEADERS_TIMEOUT` seconds later; bytes trickling in do not extend
+    it. A request in progress (a tool call, a pushed dialog, an SSE stream)
+    has no deadline of this kind.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadersDeadline(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+            super().connection_made(transport)
+            self._settle()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            self._settle()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._settle()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _settle(self) -> None:
+            waiting = self.cycle is None or self.cycle.response_complete  # pyright: ignore[reportUnnecessaryComparison]
+            if not waiting:
+                self._disarm()
+            elif self._deadline is None and not self.transport.is_closing():
+                self._deadline = self.loop.call_later(HEADERS_TIMEOUT, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadersDeadline
+
+
 def http_server(
     server: MCPServer[Any], settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
 ) -> uvicorn.Server:
     """A uvicorn server (not started) for :func:`build_http_app` on ``settings.host:settings.port``.
 
     uvicorn logs at WARNING only, trusts no ``X-Forwarded-*`` headers (the
-    Host check needs the real ``Host``) and sends no ``Server`` header.
+    Host check needs the real ``Host``), sends no ``Server`` header, and
+    closes a connection that does not complete a request's headers within
+    :data:`HEADERS_TIMEOUT` seconds.
     ``.run()`` blocks until SIGINT/SIGTERM; ``await .serve()`` runs it in an
     event loop of one's own (tests).
     """
@@ -527,6 +683,7 @@ def http_server(
         proxy_headers=False,
         server_header=False,
         lifespan="on",
+        http=_headers_deadline_protocol(),
     )
     return uvicorn.Server(config)
 

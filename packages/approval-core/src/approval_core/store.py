@@ -22,7 +22,12 @@ record, which is the safe direction: an answer or token from before the restart
 is refused). :class:`RedisStore` keeps the records in Redis under
 ``approval-core:<server name>:<space>:<sha256 hex>``, written with
 ``SET ... NX PX`` (set if absent, with expiry) and spent with ``GETDEL``, so
-a record is single use across every replica and across restarts. Every Redis
+a record is single use across every replica and across restarts. A record
+also names the Redis process that took it in (its ``run_id``, new at every
+Redis start): one that comes back after Redis restarted, from a snapshot
+taken before it was spent (Debian's ``redis-server`` saves snapshots by
+default) or from a replica promoted after a failover, is not honoured, so a
+restored record can never approve a second time. Every Redis
 call is bounded by :data:`STORE_TIMEOUT` seconds; a Redis that cannot be
 reached, refuses or hangs raises :class:`StoreUnavailable`, and the gate then
 refuses the guarded call (it never approves without its records).
@@ -217,26 +222,45 @@ class RedisStore:
             raise StoreUnavailable(f"the approval store could not {what}: {type(exc).__name__}") from None
 
     async def put(self, space: Space, secret: str, fingerprint: str, ttl: float) -> None:
-        """See :meth:`RecordStore.put` (``SET key value NX PX ttl+grace``)."""
-        record = json.dumps({"fp": fingerprint, "exp": self._clock() + ttl}, separators=(",", ":"))
+        """See :meth:`RecordStore.put` (``INFO server`` for the ``run_id``, then ``SET key value NX PX ttl+grace``)."""
         lifetime_ms = math.ceil((ttl + EXPIRY_GRACE) * 1000)
         key = self.key(space, secret)
-        stored = await self._run("record a " + space, lambda r: r.set(key, record, nx=True, px=lifetime_ms))
+
+        async def record(r: aioredis.Redis) -> Any:
+            run = (await r.info("server")).get("run_id")  # pyright: ignore[reportUnknownMemberType]
+            value = json.dumps({"fp": fingerprint, "exp": self._clock() + ttl, "run": run}, separators=(",", ":"))
+            return await r.set(key, value, nx=True, px=lifetime_ms)
+
+        stored = await self._run("record a " + space, record)
         if not stored:
             raise StoreUnavailable(f"a {space} record under this secret exists already")
 
     async def take(self, space: Space, secret: str) -> tuple[str, bool] | None:
-        """See :meth:`RecordStore.take` (``GETDEL key``)."""
+        """See :meth:`RecordStore.take` (``MULTI; INFO server; GETDEL key; EXEC``).
+
+        A record written by another Redis process than the one answering now
+        (a restart restored it from a snapshot, or a failover promoted a
+        replica) is spent and reported as absent.
+        """
         key = self.key(space, secret)
-        raw = await self._run("spend a " + space, lambda r: r.getdel(key))
+
+        async def spend(r: aioredis.Redis) -> Any:
+            async with r.pipeline(transaction=True) as pipe:
+                pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
+                pipe.getdel(key)
+                return await pipe.execute()
+
+        info, raw = await self._run("spend a " + space, spend)
         if not isinstance(raw, str):
             return None
         try:
             record = json.loads(raw)
-            fingerprint, expires_at = record["fp"], record["exp"]
+            fingerprint, expires_at, run = record["fp"], record["exp"], record["run"]
         except (ValueError, KeyError, TypeError):
             return None
         if not isinstance(fingerprint, str) or not isinstance(expires_at, int | float):
+            return None
+        if not isinstance(info, dict) or run is None or run != info.get("run_id"):  # pyright: ignore[reportUnknownMemberType]
             return None
         return fingerprint, expires_at <= self._clock()
 
