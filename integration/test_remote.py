@@ -1,0 +1,313 @@
+"""caldav-mcp as a remote service: three replicas behind HAProxy, one Redis, one Radicale, all real.
+
+The deployment of ``docs/deploy.md`` (``testing/remote_stack.py``): every
+replica runs ``caldav-mcp`` over Streamable HTTP with JWT authentication
+(a local issuer's JWKS), ``APPROVAL_STORE_URL`` on one Redis and one shared
+``APPROVAL_KEY_FILE``; HAProxy balances round robin and keeps a 2025-11-25
+session on its replica. Each response names its replica (``X-Backend``), so
+every proof asserts which replica minted a question and which one took the
+answer. What changed is read from Radicale itself, never from the server
+under test.
+
+Single use is proved with the same version: after an approved delete, the
+test puts the entry back byte for byte (Radicale's ETag is a hash of the
+content, so the entry has the same ETag it had when the question was asked).
+A replayed answer or token is then refused only because it was spent.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import defusedxml.ElementTree as SafeET
+import httpx2
+import mcp_types as types
+import pytest
+from mcp_http import call_tool_json, http_client
+from remote_stack import CALENDARS, Stack, remote_stack
+
+from approval_core.testing import accept, approval_of, call_once, ticked
+
+pytestmark = pytest.mark.anyio
+
+WORK, HOME = CALENDARS
+DAV = "{DAV:}"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with remote_stack(tmp_path_factory.mktemp("remote"), count=3, store="redis", auth="jwt") as running:
+        yield running
+
+
+# ---------------------------------------------------------------------------- Radicale, read directly
+
+
+def snapshot(stack: Stack) -> dict[str, str]:
+    """Every entry of both calendars: href → ETag, read from Radicale (PROPFIND, Depth 1)."""
+    body = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>'
+    entries: dict[str, str] = {}
+    with stack.dav() as dav:
+        for calendar in CALENDARS:
+            answer = dav.request("PROPFIND", calendar, content=body, headers={"Depth": "1"})
+            assert answer.status_code == 207, answer.text
+            for response in SafeET.fromstring(answer.content).iter(f"{DAV}response"):
+                href = response.findtext(f"{DAV}href") or ""
+                etag = response.findtext(f".//{DAV}getetag")
+                if href.endswith(".ics") and etag:
+                    entries[href] = etag
+    return entries
+
+
+def ics(uid: str, summary: str) -> bytes:
+    return (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//remote proof//EN\r\nBEGIN:VEVENT\r\n"
+        f"UID:{uid}\r\nDTSTAMP:20261201T090000Z\r\nDTSTART:20261207T120000Z\r\nDTEND:20261207T130000Z\r\n"
+        f"SUMMARY:{summary}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    ).encode()
+
+
+def put_event(stack: Stack, calendar: str, uid: str, summary: str = "Remote proof") -> tuple[str, str]:
+    """Store an event straight into Radicale; its href and ETag."""
+    href = f"{calendar}{uid}.ics"
+    with stack.dav() as dav:
+        made = dav.put(href, content=ics(uid, summary), headers={"Content-Type": "text/calendar", "If-None-Match": "*"})
+    assert made.status_code == 201, made.text
+    return href, snapshot(stack)[href]
+
+
+def event(stack: Stack, summary: str = "Remote proof") -> tuple[dict[str, Any], str, str]:
+    """A fresh event in the work calendar: the delete_event arguments, its href and its ETag."""
+    uid = f"proof-{uuid.uuid4().hex}"
+    href, etag = put_event(stack, WORK, uid, summary)
+    return {"calendar": WORK, "id": uid}, href, etag
+
+
+def put_back(stack: Stack, arguments: dict[str, Any], href: str, etag: str) -> None:
+    """Store the deleted event again, byte for byte; it must have the ETag it had before."""
+    _, again = put_event(stack, WORK, arguments["id"])
+    assert again == etag, "Radicale gave the same content another ETag: a replay would not meet the same version"
+
+
+def replica_log(stack: Stack, name: str) -> str:
+    return stack.replicas[name].log.read_text(errors="replace")
+
+
+# ---------------------------------------------------------------------------- 1. a question answered elsewhere
+
+
+async def test_a_question_minted_by_one_replica_is_answered_through_another_once(stack: Stack) -> None:
+    arguments, href, etag = event(stack)
+    async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
+        await client.list_tools()
+        question = await call_once(client, "delete_event", arguments)
+        assert isinstance(question, types.InputRequiredResult), question
+        minted_by = seen.last()
+        before = snapshot(stack)
+
+        answered = await call_once(
+            client, "delete_event", arguments, answer=ticked, request_state=question.request_state
+        )
+        assert isinstance(answered, types.CallToolResult), answered
+        assert not answered.is_error, answered
+        answered_by = seen.last()
+        assert answered_by != minted_by, f"question and answer both went to {minted_by}: {seen.exchanges}"
+        after = snapshot(stack)
+        assert set(before) - set(after) == {href}, "exactly the one event is gone"
+        assert {h: e for h, e in before.items() if h != href} == after, "nothing else changed"
+
+        put_back(stack, arguments, href, etag)
+        restored = snapshot(stack)
+        replayed = await call_once(
+            client, "delete_event", arguments, answer=ticked, request_state=question.request_state
+        )
+        replayed_by = seen.last()
+    assert replayed_by not in (minted_by, answered_by), f"the replay did not reach a third replica: {seen.exchanges}"
+    assert isinstance(replayed, types.InputRequiredResult), f"a spent answer was taken again: {replayed}"
+    assert snapshot(stack) == restored, "the replay changed something"
+    assert '"event":"state_refused"' in replica_log(stack, str(replayed_by))
+
+
+# ---------------------------------------------------------------------------- 2. a token redeemed elsewhere
+
+
+async def test_a_token_issued_by_one_replica_is_redeemed_through_another_once(stack: Stack) -> None:
+    arguments, href, etag = event(stack)
+    # A client that declares no elicitation gets the two-call confirm token.
+    async with http_client(stack.url, stack.token, revision="2026-07-28") as (client, seen):
+        await client.list_tools()
+        issued = approval_of(await client.call_tool("delete_event", arguments))
+        assert issued["outcome"] == "token_issued", issued
+        issued_by = seen.last()
+        before = snapshot(stack)
+
+        redeemed = await client.call_tool("delete_event", {**arguments, "confirm_token": issued["confirm_token"]})
+        assert not redeemed.is_error, redeemed
+        redeemed_by = seen.last()
+        assert redeemed_by != issued_by, f"issued and redeemed on {issued_by}: {seen.exchanges}"
+        assert set(before) - set(snapshot(stack)) == {href}
+
+        put_back(stack, arguments, href, etag)
+        restored = snapshot(stack)
+        again = approval_of(
+            await client.call_tool("delete_event", {**arguments, "confirm_token": issued["confirm_token"]})
+        )
+        again_by = seen.last()
+    assert again_by not in (issued_by, redeemed_by), seen.exchanges
+    assert again["outcome"] == "token_refused", again
+    assert snapshot(stack) == restored, "a spent token changed something"
+
+
+# ---------------------------------------------------------------------------- 3. a restart in between
+
+
+async def test_an_answer_survives_a_restart_of_the_replica_and_stays_single_use(stack: Stack) -> None:
+    arguments, href, etag = event(stack)
+    proxy = stack.proxy
+    assert proxy is not None
+    names = stack.replicas.names
+    async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
+        await client.list_tools()
+        question = await call_once(client, "delete_event", arguments)
+        assert isinstance(question, types.InputRequiredResult), question
+        minted_by = str(seen.last())
+        first_start = stack.replicas[minted_by].starts
+
+        stack.replicas.restart(minted_by)  # a new process: nothing it held in memory is left
+        assert stack.replicas[minted_by].starts == first_start + 1
+        proxy.only(minted_by, names)  # through the proxy, but only to the restarted replica
+        try:
+            answered = await call_once(
+                client, "delete_event", arguments, answer=ticked, request_state=question.request_state
+            )
+            assert seen.last() == minted_by
+            assert isinstance(answered, types.CallToolResult), answered
+            assert not answered.is_error, answered
+            assert href not in snapshot(stack)
+
+            put_back(stack, arguments, href, etag)
+            restored = snapshot(stack)
+            stack.replicas.restart(minted_by)
+            proxy.only(minted_by, names)
+            replayed = await call_once(
+                client, "delete_event", arguments, answer=ticked, request_state=question.request_state
+            )
+            assert seen.last() == minted_by
+        finally:
+            proxy.all(names)
+    assert isinstance(replayed, types.InputRequiredResult), f"a spent answer was taken after a restart: {replayed}"
+    assert snapshot(stack) == restored
+
+
+# ---------------------------------------------------------------------------- 4. Redis away and back
+
+
+async def test_without_redis_guarded_calls_are_refused_and_reads_still_work(stack: Stack) -> None:
+    arguments, href, _ = event(stack)
+    redis = stack.redis
+    assert redis is not None
+    async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
+        await client.list_tools()
+        redis.stop()
+        try:
+            before = snapshot(stack)
+            refusals = []
+            for _ in stack.replicas.names:  # each replica in turn (round robin)
+                refused = await client.call_tool("delete_event", arguments)
+                refusals.append(approval_of(refused))
+            window = {"calendar": WORK, "start": "2026-12-07", "end": "2026-12-08"}
+            reads = await client.call_tool("list_events", window)
+            assert not reads.is_error, reads
+            assert arguments["id"] in [e["uid"] for e in reads.structured_content["events"]]
+            assert snapshot(stack) == before, "a guarded call changed something without the store"
+        finally:
+            redis.start()
+        backends = seen.backends()
+        done = await client.call_tool("delete_event", arguments)
+    assert len(set(backends[: len(stack.replicas.names)])) == len(stack.replicas.names), backends
+    assert all(r["outcome"] for r in refusals)
+    assert not done.is_error, done
+    assert href not in snapshot(stack)
+
+
+# ---------------------------------------------------------------------------- 5. who may call at all
+
+
+def raw_call(
+    stack: Stack, token: str | None, headers: dict[str, str] | None = None, summary: str = ""
+) -> httpx2.Response:
+    """A 2026-07-28 create_event POSTed by hand through the proxy (it would store an event if it ran)."""
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        **(headers or {}),
+    }
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    body = call_tool_json(
+        "create_event",
+        {"calendar": WORK, "summary": summary, "start": "2026-12-09T09:00:00Z", "end": "2026-12-09T10:00:00Z"},
+    )
+    return httpx2.post(stack.url, json=body, headers=sent, timeout=60)
+
+
+def summaries(stack: Stack) -> str:
+    with stack.dav() as dav:
+        return "".join(dav.get(href).text for href in snapshot(stack))
+
+
+def test_without_a_valid_token_or_with_a_foreign_origin_no_tool_runs(stack: Stack) -> None:
+    issuer = stack.issuer
+    public = stack.url
+    cases = {
+        "no token": (None, {}),
+        "a wrong token": ("not-a-token-" + uuid.uuid4().hex, {}),
+        "a token signed by another key": (issuer.token(audience=public, key=issuer.other_key()), {}),
+        "another audience": (issuer.token(audience="https://other.example.org/mcp"), {}),
+        "an expired token": (issuer.token(audience=public, expires_in=-120), {}),
+        "a foreign Origin": (stack.token, {"Origin": "https://evil.example.org"}),
+    }
+    statuses: dict[str, int] = {}
+    for case, (token, headers) in cases.items():
+        statuses[case] = raw_call(stack, token, headers, summary=f"Should not exist {case}").status_code
+    for case, status in statuses.items():
+        expected = 403 if case == "a foreign Origin" else 401
+        assert status == expected, f"{case}: HTTP {status}, expected {expected}"
+    assert "Should not exist" not in summaries(stack), "a refused request ran a tool"
+    # The same request with the valid token and no foreign Origin does run: the refusals above were the checks.
+    allowed = raw_call(stack, stack.token, summary="Allowed control")
+    assert allowed.status_code == 200, allowed.text
+    assert "Allowed control" in summaries(stack)
+
+
+def test_a_refusal_points_to_the_resource_metadata(stack: Stack) -> None:
+    refused = raw_call(stack, None, summary="Should not exist either")
+    challenge = refused.headers.get("WWW-Authenticate", "")
+    assert refused.status_code == 401, refused.text
+    assert challenge.startswith("Bearer"), challenge
+    assert "resource_metadata=" in challenge
+    metadata = httpx2.get(f"{stack.url.removesuffix('/mcp')}/.well-known/oauth-protected-resource/mcp", timeout=30)
+    assert metadata.status_code == 200
+    assert metadata.json()["resource"] == stack.url
+
+
+# ---------------------------------------------------------------------------- 2025-11-25 with affinity
+
+
+async def test_a_pushed_dialog_is_answered_on_the_sessions_replica(stack: Stack) -> None:
+    arguments, href, _ = event(stack)
+    async with http_client(stack.url, stack.token, revision="2025-11-25", answer=accept) as (client, seen):
+        for _ in range(3):  # more requests than replicas: round robin alone would spread them
+            listed = await client.call_tool("list_calendars", {})
+            assert not listed.is_error
+        before = snapshot(stack)
+        done = await client.call_tool("delete_event", arguments)
+    assert not done.is_error, done
+    assert set(before) - set(snapshot(stack)) == {href}
+    in_session = {e.backend for e in seen.exchanges if e.session is not None}
+    answers = [e for e in seen.exchanges if e.method == "response"]
+    assert answers, f"no dialog answer was posted: {seen.exchanges}"
+    assert len(in_session) == 1, f"one session, several replicas: {seen.exchanges}"
