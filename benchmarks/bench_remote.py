@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "testing"))
 
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
-from mcp_http import http_client  # noqa: E402
 from remote_stack import CALENDARS, PASSWORD, USER, Stack, remote_stack  # noqa: E402
+from replica_client import http_client  # noqa: E402
 from replicas import base_env, script  # noqa: E402
 
 from approval_core.testing import accept, connect  # noqa: E402

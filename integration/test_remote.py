@@ -25,8 +25,9 @@ import defusedxml.ElementTree as SafeET
 import httpx2
 import mcp_types as types
 import pytest
-from mcp_http import call_tool_json, http_client
+from cryptography.hazmat.primitives.asymmetric import rsa
 from remote_stack import CALENDARS, Stack, remote_stack
+from replica_client import call_tool_json, http_client
 
 from approval_core.testing import accept, approval_of, call_once, ticked
 
@@ -101,7 +102,7 @@ def replica_log(stack: Stack, name: str) -> str:
 async def test_a_question_minted_by_one_replica_is_answered_through_another_once(stack: Stack) -> None:
     arguments, href, etag = event(stack)
     async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
-        await client.list_tools()
+        await client.listed_tool("delete_event")  # the checking client lists the tools now, not between two calls
         question = await call_once(client, "delete_event", arguments)
         assert isinstance(question, types.InputRequiredResult), question
         minted_by = seen.last()
@@ -137,7 +138,7 @@ async def test_a_token_issued_by_one_replica_is_redeemed_through_another_once(st
     arguments, href, etag = event(stack)
     # A client that declares no elicitation gets the two-call confirm token.
     async with http_client(stack.url, stack.token, revision="2026-07-28") as (client, seen):
-        await client.list_tools()
+        await client.listed_tool("delete_event")  # the checking client lists the tools now, not between two calls
         issued = approval_of(await client.call_tool("delete_event", arguments))
         assert issued["outcome"] == "token_issued", issued
         issued_by = seen.last()
@@ -169,7 +170,7 @@ async def test_an_answer_survives_a_restart_of_the_replica_and_stays_single_use(
     assert proxy is not None
     names = stack.replicas.names
     async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
-        await client.list_tools()
+        await client.listed_tool("delete_event")  # the checking client lists the tools now, not between two calls
         question = await call_once(client, "delete_event", arguments)
         assert isinstance(question, types.InputRequiredResult), question
         minted_by = str(seen.last())
@@ -209,7 +210,7 @@ async def test_without_redis_guarded_calls_are_refused_and_reads_still_work(stac
     redis = stack.redis
     assert redis is not None
     async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
-        await client.list_tools()
+        await client.listed_tool("delete_event")  # the checking client lists the tools now, not between two calls
         redis.stop()
         try:
             before = snapshot(stack)
@@ -262,12 +263,16 @@ def summaries(stack: Stack) -> str:
 def test_without_a_valid_token_or_with_a_foreign_origin_no_tool_runs(stack: Stack) -> None:
     issuer = stack.issuer
     public = stack.url
+    forged = rsa.generate_private_key(public_exponent=65537, key_size=2048)  # a key the issuer never published
     cases = {
         "no token": (None, {}),
         "a wrong token": ("not-a-token-" + uuid.uuid4().hex, {}),
-        "a token signed by another key": (issuer.token(audience=public, key=issuer.other_key()), {}),
-        "another audience": (issuer.token(audience="https://other.example.org/mcp"), {}),
-        "an expired token": (issuer.token(audience=public, expires_in=-120), {}),
+        "a token signed by another key": (
+            issuer.token(public, signing_key=forged),
+            {},
+        ),
+        "another audience": (issuer.token("https://other.example.org/mcp"), {}),
+        "an expired token": (issuer.token(public, expires_in=-120), {}),
         "a foreign Origin": (stack.token, {"Origin": "https://evil.example.org"}),
     }
     statuses: dict[str, int] = {}

@@ -14,7 +14,7 @@ What ``docs/deploy.md`` describes, started by the tests and the benchmark:
   ``Mcp-Session-Id`` for 2025-11-25 sessions.
 
 Authentication is either a static token file or JWTs from a local issuer
-(``testing/jwt_issuer.py``: its JWKS served on 127.0.0.1).
+(``testing/token_issuer.py``, a double serving its JWKS on 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -111,8 +111,8 @@ def remote_stack(
     Raises:
         RuntimeError: (or the launcher's own error) a part did not start; the message says which and why.
     """
-    import jwt_issuer
     import redis_server
+    import token_issuer
 
     assert proxy or count == 1, "without a proxy there is one replica"
     assert store == "redis" or count == 1, "replicas share approvals only through Redis"
@@ -132,14 +132,14 @@ def remote_stack(
         }
         redis = None
         if store == "redis":
-            redis = stack.enter_context(redis_server.redis_server(workdir / "redis"))
+            redis = stack.enter_context(redis_server.redis_server())
             settings["APPROVAL_STORE_URL"] = redis.url
         issuer = None
         if auth == "jwt":
-            issuer = stack.enter_context(jwt_issuer.jwt_issuer())
+            issuer = stack.enter_context(token_issuer.token_issuer())
             settings["MCP_AUTH_ISSUER"] = issuer.issuer
             settings["MCP_AUTH_JWKS_URL"] = issuer.jwks_url
-            token = issuer.token(audience=public_url)
+            token = issuer.token(public_url, expires_in=6 * 3600)  # outlives a slow run
         else:
             token = secrets.token_urlsafe(32)
             token_file = workdir / "token"
