@@ -17,6 +17,7 @@ A replayed answer or token is then refused only because it was spent.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -92,8 +93,17 @@ def put_back(stack: Stack, arguments: dict[str, Any], href: str, etag: str) -> N
     assert again == etag, "Radicale gave the same content another ETag: a replay would not meet the same version"
 
 
-def replica_log(stack: Stack, name: str) -> str:
-    return stack.replicas[name].log.read_text(errors="replace")
+def audit(stack: Stack, name: str | None, event: str) -> dict[str, str]:
+    """The last audit record (approval-core's ``approval {...}`` line on stderr) of ``event`` by replica ``name``."""
+    assert name is not None, "no replica named itself (X-Backend)"
+    records = []
+    for line in stack.replicas[name].log.read_text(errors="replace").splitlines():
+        _, found, record = line.partition("approval {")
+        if found:
+            records.append(json.loads("{" + record))
+    matching = [r for r in records if r["event"] == event]
+    assert matching, f"{name} logged no {event}: {records}"
+    return matching[-1]
 
 
 # ---------------------------------------------------------------------------- 1. a question answered elsewhere
@@ -128,7 +138,9 @@ async def test_a_question_minted_by_one_replica_is_answered_through_another_once
     assert replayed_by not in (minted_by, answered_by), f"the replay did not reach a third replica: {seen.exchanges}"
     assert isinstance(replayed, types.InputRequiredResult), f"a spent answer was taken again: {replayed}"
     assert snapshot(stack) == restored, "the replay changed something"
-    assert '"event":"state_refused"' in replica_log(stack, str(replayed_by))
+    # Refused for being spent, and for the very binding the other replica approved (not for another target).
+    refused, approved = audit(stack, replayed_by, "state_refused"), audit(stack, answered_by, "approved")
+    assert (refused["reason"], refused["fp"]) == ("spent", approved["fp"]), (refused, approved)
 
 
 # ---------------------------------------------------------------------------- 2. a token redeemed elsewhere
@@ -159,6 +171,8 @@ async def test_a_token_issued_by_one_replica_is_redeemed_through_another_once(st
     assert again_by not in (issued_by, redeemed_by), seen.exchanges
     assert again["outcome"] == "token_refused", again
     assert snapshot(stack) == restored, "a spent token changed something"
+    refused, redeemed = audit(stack, again_by, "token_refused"), audit(stack, redeemed_by, "token_redeemed")
+    assert refused["fp"] == redeemed["fp"], (refused, redeemed)
 
 
 # ---------------------------------------------------------------------------- 3. a restart in between
@@ -200,6 +214,8 @@ async def test_an_answer_survives_a_restart_of_the_replica_and_stays_single_use(
             proxy.all(names)
     assert isinstance(replayed, types.InputRequiredResult), f"a spent answer was taken after a restart: {replayed}"
     assert snapshot(stack) == restored
+    refused, approved = audit(stack, minted_by, "state_refused"), audit(stack, minted_by, "approved")
+    assert (refused["reason"], refused["fp"]) == ("spent", approved["fp"]), (refused, approved)
 
 
 # ---------------------------------------------------------------------------- 4. Redis away and back
@@ -228,7 +244,7 @@ async def test_without_redis_guarded_calls_are_refused_and_reads_still_work(stac
         backends = seen.backends()
         done = await client.call_tool("delete_event", arguments)
     assert len(set(backends[: len(stack.replicas.names)])) == len(stack.replicas.names), backends
-    assert all(r["outcome"] for r in refusals)
+    assert [r["outcome"] for r in refusals] == ["store_unavailable"] * len(refusals), refusals
     assert not done.is_error, done
     assert href not in snapshot(stack)
 
@@ -244,6 +260,8 @@ def raw_call(
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",  # the 2026-07-28 routing headers, as the SDK client sends them
+        "Mcp-Name": "create_event",
         **(headers or {}),
     }
     if token is not None:
