@@ -17,17 +17,25 @@ A replayed answer or token is then refused only because it was spent.
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import defusedxml.ElementTree as SafeET
+import haproxy
 import httpx2
 import mcp_types as types
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from remote_stack import CALENDARS, Stack, remote_stack
+from cryptography.x509.oid import NameOID
+from remote_stack import CALENDARS, HEALTH_CHECK_PATH, Stack, remote_stack
 from replica_client import call_tool_json, http_client
 
 from approval_core.testing import accept, approval_of, call_once, ticked
@@ -222,7 +230,9 @@ async def test_an_answer_survives_a_restart_of_the_replica_and_stays_single_use(
 
 
 async def test_without_redis_guarded_calls_are_refused_and_reads_still_work(stack: Stack) -> None:
-    arguments, href, _ = event(stack)
+    names = stack.replicas.names
+    events = [event(stack) for _ in names]
+    arguments = events[0][0]
     redis = stack.redis
     assert redis is not None
     async with http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (client, seen):
@@ -231,22 +241,28 @@ async def test_without_redis_guarded_calls_are_refused_and_reads_still_work(stac
         try:
             before = snapshot(stack)
             refusals = []
-            for _ in stack.replicas.names:  # each replica in turn (round robin)
-                refused = await client.call_tool("delete_event", arguments)
-                refusals.append(approval_of(refused))
+            for _ in names:  # one call per replica (round robin)
+                refusals.append(approval_of(await client.call_tool("delete_event", arguments)))
+            refused_by = seen.backends()[-len(names) :]
             window = {"calendar": WORK, "start": "2026-12-07", "end": "2026-12-08"}
-            reads = await client.call_tool("list_events", window)
-            assert not reads.is_error, reads
-            assert arguments["id"] in [e["uid"] for e in reads.structured_content["events"]]
+            for _ in names:
+                reads = await client.call_tool("list_events", window)
+                assert not reads.is_error, reads
+                assert arguments["id"] in [e["uid"] for e in reads.structured_content["events"]]
+            read_by = seen.backends()[-len(names) :]
             assert snapshot(stack) == before, "a guarded call changed something without the store"
         finally:
             redis.start()
-        backends = seen.backends()
-        done = await client.call_tool("delete_event", arguments)
-    assert len(set(backends[: len(stack.replicas.names)])) == len(stack.replicas.names), backends
-    assert [r["outcome"] for r in refusals] == ["store_unavailable"] * len(refusals), refusals
-    assert not done.is_error, done
-    assert href not in snapshot(stack)
+        done = []
+        for other, _, _ in events:  # one guarded call per replica again, each approved
+            done.append(await client.call_tool("delete_event", other))
+        done_by = seen.backends()[-2 * len(names) :: 2]  # each call: the question, then the answer
+    assert sorted(map(str, refused_by)) == sorted(names), refused_by
+    assert sorted(map(str, read_by)) == sorted(names), read_by
+    assert [r["outcome"] for r in refusals] == ["store_unavailable"] * len(names), refusals
+    assert all(not result.is_error for result in done), done
+    assert len(set(done_by)) == len(names), done_by
+    assert not {href for _, href, _ in events} & set(snapshot(stack)), "an approved delete did not happen"
 
 
 # ---------------------------------------------------------------------------- 5. who may call at all
@@ -334,3 +350,50 @@ async def test_a_pushed_dialog_is_answered_on_the_sessions_replica(stack: Stack)
     answers = [e for e in seen.exchanges if e.method == "response"]
     assert answers, f"no dialog answer was posted: {seen.exchanges}"
     assert len(in_session) == 1, f"one session, several replicas: {seen.exchanges}"
+    assert len([e for e in seen.exchanges if e.session is not None]) > len(stack.replicas.names)
+
+
+# ---------------------------------------------------------------------------- the documented configuration
+
+DOC_REPLICAS = [("r1", "10.0.0.11", 8000), ("r2", "10.0.0.12", 8000), ("r3", "10.0.0.13", 8000)]
+DOC_CERTIFICATE = "/etc/haproxy/certs/cal.example.org.pem"
+DOC_BIND = f":443 ssl crt {DOC_CERTIFICATE} alpn h2,http/1.1"
+
+
+def self_signed(folder: Path) -> Path:
+    """A certificate and its key for 127.0.0.1 in one PEM file, as HAProxy's ``crt`` takes them."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cal.example.org")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    path = folder / "cal.example.org.pem"
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM) + key_pem)
+    return path
+
+
+def test_the_documented_haproxy_configuration_is_the_one_the_proofs_run(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text()
+    blocks = re.findall(r"```haproxy\n(.*?)```", page, flags=re.DOTALL)
+    assert len(blocks) == 1, f"docs/deploy.md shows {len(blocks)} HAProxy configurations, expected one"
+    # The proofs' configuration, with the documented addresses and TLS on the frontend: nothing else differs.
+    expected = haproxy.config_text(DOC_REPLICAS, bind=DOC_BIND, health_check_path=HEALTH_CHECK_PATH)
+    assert blocks[0] == expected
+    # HAProxy itself accepts it (a self-signed certificate stands in for the documented one).
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(blocks[0].replace(DOC_CERTIFICATE, str(self_signed(tmp_path))))
+    checked = subprocess.run(  # noqa: S603 - Debian's haproxy on our own file
+        [haproxy.binary(), "-c", "-f", str(config)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from processes import free_port, started
 
-__all__ = ["BACKEND", "BACKEND_HEADER", "Proxy", "ProxyDidNotStart", "config_text", "haproxy"]
+__all__ = ["BACKEND", "BACKEND_HEADER", "Proxy", "ProxyDidNotStart", "binary", "config_text", "haproxy"]
 
 BACKEND = "replicas"
 BACKEND_HEADER = "X-Backend"
@@ -66,7 +66,8 @@ def config_text(
 
     Args:
         replicas: ``(name, host, port)`` of each replica, in round-robin order.
-        bind: The frontend's ``host:port``.
+        bind: What follows ``bind``: the frontend's ``host:port``, and TLS options if any
+            (``:443 ssl crt /etc/haproxy/certs/site.pem alpn h2,http/1.1``).
         admin_socket: Where the runtime API listens (``level admin``); None for none.
         health_check_path: A path answered without authentication (e.g. the RFC 9728 metadata,
             ``/.well-known/oauth-protected-resource/mcp``) for HTTP health checks; None checks only that
@@ -175,7 +176,12 @@ class Proxy:
             self.wait_status(name, "UP")
 
 
-def _binary() -> str:
+def binary() -> str:
+    """The haproxy executable.
+
+    Raises:
+        ProxyDidNotStart: none is installed (the message names ``apt-get install haproxy``).
+    """
     found = shutil.which("haproxy") or next(
         (p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if Path(p).is_file()), None
     )
@@ -202,7 +208,7 @@ def haproxy(
         ProxyDidNotStart: no haproxy binary (naming ``apt-get install haproxy``), a configuration HAProxy
             refuses (with its message), or no listener or no replica up within the start-up time.
     """
-    binary = _binary()
+    executable = binary()
     workdir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     config = workdir / "haproxy.cfg"
@@ -210,7 +216,7 @@ def haproxy(
     config.write_text(
         config_text(replicas, bind=f"127.0.0.1:{port}", admin_socket=admin, health_check_path=health_check_path)
     )
-    checked = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True, text=True, check=False)  # noqa: S603
+    checked = subprocess.run([executable, "-c", "-f", str(config)], capture_output=True, text=True, check=False)  # noqa: S603
     if checked.returncode != 0:
         raise ProxyDidNotStart(f"haproxy -c refused {config}:\n{checked.stdout}{checked.stderr}")
 
@@ -220,7 +226,7 @@ def haproxy(
         return admin.exists()
 
     with started(
-        [binary, "-db", "-f", str(config)],
+        [executable, "-db", "-f", str(config)],
         name="haproxy",
         port=port,
         workdir=workdir,

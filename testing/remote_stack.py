@@ -38,6 +38,7 @@ __all__ = ["CALENDARS", "Stack", "remote_stack"]
 
 USER, PASSWORD = "willi", "secret"
 CALENDARS = ("/willi/work/", "/willi/home/")
+HEALTH_CHECK_PATH = "/.well-known/oauth-protected-resource/mcp"  # RFC 9728 metadata: answered without a token
 Auth = Literal["token", "jwt"]
 Store = Literal["redis", "memory"]
 
@@ -158,7 +159,7 @@ def remote_stack(
                     workdir / "haproxy",
                     [(r.name, "127.0.0.1", r.port) for r in group.members],
                     port=front,
-                    health_check_path="/.well-known/oauth-protected-resource/mcp",
+                    health_check_path=HEALTH_CHECK_PATH,
                 )
             )
         yield Stack(public_url, radicale, group, front_proxy, redis, key_file, token, issuer)
