@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import defusedxml.ElementTree as SafeET
 import haproxy
@@ -351,6 +352,55 @@ async def test_a_pushed_dialog_is_answered_on_the_sessions_replica(stack: Stack)
     assert answers, f"no dialog answer was posted: {seen.exchanges}"
     assert len(in_session) == 1, f"one session, several replicas: {seen.exchanges}"
     assert len([e for e in seen.exchanges if e.session is not None]) > len(stack.replicas.names)
+
+
+def session_steps(url: str, token: str, host: str) -> tuple[str | None, str | None, int]:
+    """A 2025-11-25 ``initialize`` and the ``notifications/initialized`` that follows it, POSTed by hand.
+
+    ``host``: the Host header (the replicas accept only their public URL's). Returns the replica that created
+    the session, the replica the second request reached, and the second request's status.
+    """
+    headers = {
+        "Host": host,
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "proof", "version": "1"},
+        },
+    }
+    with httpx2.Client(headers=headers, timeout=60) as http:
+        created = http.post(url, json=hello)
+        assert created.status_code == 200, created.text
+        session = created.headers["mcp-session-id"]
+        follow = http.post(
+            url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers={"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"},
+        )
+        http.delete(url, headers={"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    return created.headers.get("X-Backend"), follow.headers.get("X-Backend"), follow.status_code
+
+
+def test_a_session_needs_the_stick_table(stack: Stack, tmp_path: Path) -> None:
+    members = [(r.name, "127.0.0.1", r.port) for r in stack.replicas.members]
+    host = urlsplit(stack.url).netloc  # the Host the replicas expect: their MCP_PUBLIC_URL's
+    sticky = session_steps(stack.url, stack.token, host)
+    # A second HAProxy in front of the same replicas, the same configuration without the stick table.
+    with haproxy.haproxy(tmp_path, members, affinity=False) as loose_proxy:
+        loose = session_steps(f"{loose_proxy.url}/mcp", stack.token, host)
+    assert sticky[0] == sticky[1], sticky
+    assert sticky[2] == 202, sticky
+    # Round robin alone sends the session's second request to another replica, which does not know it.
+    assert loose[0] != loose[1], loose
+    assert loose[2] == 404, loose
 
 
 # ---------------------------------------------------------------------------- the documented configuration

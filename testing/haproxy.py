@@ -61,6 +61,7 @@ def config_text(
     bind: str,
     admin_socket: Path | None = None,
     health_check_path: str | None = None,
+    affinity: bool = True,
 ) -> str:
     """The HAProxy configuration for ``replicas`` behind one frontend.
 
@@ -72,6 +73,7 @@ def config_text(
         health_check_path: A path answered without authentication (e.g. the RFC 9728 metadata,
             ``/.well-known/oauth-protected-resource/mcp``) for HTTP health checks; None checks only that
             the replica accepts TCP connections.
+        affinity: False leaves out the stick table (to show what breaks without it).
 
     Returns:
         The configuration, the one ``docs/deploy.md`` shows (with TLS added there).
@@ -96,11 +98,16 @@ def config_text(
         "",
         f"backend {BACKEND}",
         "    balance roundrobin",
-        "    # 2025-11-25: every request of a session goes to the replica that created it.",
-        "    # 2026-07-28 requests carry no session id: they match nothing and stay round robin.",
-        "    stick-table type string len 128 size 100k expire 30m",
-        "    stick match req.hdr(mcp-session-id)",
-        "    stick store-response res.hdr(mcp-session-id)",
+    ]
+    if affinity:
+        lines += [
+            "    # 2025-11-25: every request of a session goes to the replica that created it.",
+            "    # 2026-07-28 requests carry no session id: they match nothing and stay round robin.",
+            "    stick-table type string len 128 size 100k expire 30m",
+            "    stick match req.hdr(mcp-session-id)",
+            "    stick store-response res.hdr(mcp-session-id)",
+        ]
+    lines += [
         f"    http-response set-header {BACKEND_HEADER} %s",
     ]
     if health_check_path is not None:
@@ -197,6 +204,7 @@ def haproxy(
     *,
     port: int | None = None,
     health_check_path: str | None = None,
+    affinity: bool = True,
 ) -> Iterator[Proxy]:
     """Run HAProxy on ``port`` (default: a free one) of 127.0.0.1 in front of ``replicas`` (``(name, host, port)``).
 
@@ -214,7 +222,13 @@ def haproxy(
     config = workdir / "haproxy.cfg"
     admin = workdir / "admin.sock"
     config.write_text(
-        config_text(replicas, bind=f"127.0.0.1:{port}", admin_socket=admin, health_check_path=health_check_path)
+        config_text(
+            replicas,
+            bind=f"127.0.0.1:{port}",
+            admin_socket=admin,
+            health_check_path=health_check_path,
+            affinity=affinity,
+        )
     )
     checked = subprocess.run([executable, "-c", "-f", str(config)], capture_output=True, text=True, check=False)  # noqa: S603
     if checked.returncode != 0:
