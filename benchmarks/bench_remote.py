@@ -3,7 +3,8 @@
 One guarded round trip is a ``delete_event`` answered by the dialog on MCP
 2026-07-28: the call, the ``input_required`` question, the retry with the
 ticked box and the sealed state, the single-use check in the store, the DELETE
-on Radicale. The events are stored in Radicale before the clock starts.
+on Radicale. Each client deletes from a calendar of its own that holds only
+the event about to go (stored by a PUT straight into Radicale).
 
 Set-ups (every part real, on 127.0.0.1, started here; see testing/remote_stack.py):
 
@@ -46,13 +47,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "testing"))
 
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
-from remote_stack import CALENDARS, PASSWORD, USER, Stack, remote_stack  # noqa: E402
+from remote_stack import PASSWORD, USER, Stack, remote_stack  # noqa: E402
 from replica_client import http_client  # noqa: E402
 from replicas import base_env, script  # noqa: E402
 
@@ -63,7 +65,6 @@ SEQUENTIAL = 40
 CLIENTS = 6
 EACH = 15
 TARGET_MS = 2.0
-WORK = CALENDARS[0]
 
 
 def ics(uid: str) -> bytes:
@@ -72,16 +73,6 @@ def ics(uid: str) -> bytes:
         f"UID:{uid}\r\nDTSTAMP:20261201T090000Z\r\nDTSTART:20261207T120000Z\r\nDTEND:20261207T130000Z\r\n"
         "SUMMARY:Bench\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
     ).encode()
-
-
-def store_events(stack: Stack, count: int) -> list[str]:
-    """``count`` events in the work calendar (PUT straight into Radicale); their UIDs."""
-    uids = [f"bench-{uuid.uuid4().hex}" for _ in range(count)]
-    with stack.dav() as dav:
-        for uid in uids:
-            made = dav.put(f"{WORK}{uid}.ics", content=ics(uid), headers={"Content-Type": "text/calendar"})
-            assert made.status_code == 201, made.text
-    return uids
 
 
 @dataclass
@@ -94,33 +85,67 @@ class Figures:
     concurrent_rate: float
 
 
-async def delete(client: Client, uid: str) -> None:
-    result = await client.call_tool("delete_event", {"calendar": WORK, "id": uid})
+class Calendar:
+    """A calendar of the bench's own in Radicale, holding at most the one event about to be deleted.
+
+    The guarded call finds its event with a calendar query, whose cost grows with the calendar; one event at
+    a time keeps every round trip the same size.
+    """
+
+    def __init__(self, stack: Stack) -> None:
+        self.path = f"/{USER}/bench-{uuid.uuid4().hex[:12]}/"
+        self.http = httpx2.AsyncClient(base_url=stack.radicale.url, auth=(USER, PASSWORD), timeout=30)
+
+    async def __aenter__(self) -> Calendar:
+        made = await self.http.request("MKCALENDAR", self.path)
+        assert made.status_code == 201, made.text
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
+
+    async def event(self) -> dict[str, str]:
+        """Store one event (PUT straight into Radicale); the delete_event arguments for it."""
+        uid = f"bench-{uuid.uuid4().hex}"
+        made = await self.http.put(f"{self.path}{uid}.ics", content=ics(uid), headers={"Content-Type": "text/calendar"})
+        assert made.status_code == 201, made.text
+        return {"calendar": self.path, "id": uid}
+
+
+async def delete(client: Client, arguments: dict[str, str]) -> None:
+    result = await client.call_tool("delete_event", arguments)
     assert not result.is_error, result
 
 
 async def run(name: str, stack: Stack, opened: Any) -> Figures:
-    """Time the sequential and the concurrent runs on ``stack``; ``opened()`` gives one connected client."""
-    uids = store_events(stack, SEQUENTIAL + 3 + CLIENTS * EACH)
+    """Time the sequential and the concurrent runs on ``stack``; ``opened()`` gives one connected client.
+
+    Sequential: only the guarded call is timed. Concurrent: the wall time of ``CLIENTS`` clients doing
+    ``EACH`` round trips each, every round trip preceded by the PUT of its event (a few ms on Radicale).
+    """
     samples: list[float] = []
-    async with opened() as client:
-        for uid in uids[:3]:  # warm-up: connections, the first listing, the first discovery
-            await delete(client, uid)
-        for uid in uids[3 : 3 + SEQUENTIAL]:
+    async with opened() as client, Calendar(stack) as calendar:
+        for _ in range(3):  # warm-up: connections, the first listing, the first discovery
+            await delete(client, await calendar.event())
+        for _ in range(SEQUENTIAL):
+            arguments = await calendar.event()
             started = time.perf_counter()
-            await delete(client, uid)
+            await delete(client, arguments)
             samples.append(time.perf_counter() - started)
-    rest = uids[3 + SEQUENTIAL :]
 
-    async def worker(mine: list[str]) -> None:
-        async with opened() as client:
-            for uid in mine:
-                await delete(client, uid)
+    async def worker() -> None:
+        async with opened() as client, Calendar(stack) as calendar:
+            await ready.wait()
+            for _ in range(EACH):
+                await delete(client, await calendar.event())
 
-    started = time.perf_counter()
+    ready = anyio.Event()
     async with anyio.create_task_group() as group:
-        for index in range(CLIENTS):
-            group.start_soon(worker, rest[index * EACH : (index + 1) * EACH])
+        for _ in range(CLIENTS):
+            group.start_soon(worker)
+        await anyio.sleep(2)  # every client connected and its calendar made before the clock starts
+        started = time.perf_counter()
+        ready.set()
     wall = time.perf_counter() - started
     median = statistics.median(samples)
     return Figures(name, median * 1000, 1 / median, CLIENTS * EACH / wall)
