@@ -88,16 +88,17 @@ def family(session: nox.Session) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """Every test against real servers: Radicale, Xandikos, DAViCal and ntfy, started on 127.0.0.1.
+    """Every test against real servers: Radicale, Xandikos, DAViCal, ntfy and Redis, started on 127.0.0.1.
 
     Adds the smoke suite of ``integration/`` (not in the default test paths): the same calendar and
     contact checks on every DAV server, each configured by its root URL. DAViCal comes from Debian's
     packages (``davical``, ``apache2``, ``libapache2-mod-php``, ``postgresql``), installed with apt-get
     when missing (as root; otherwise the failure names the command). Fails, never skips, when a server
     cannot be started. ntfy is the one the tests use: a cached build, else built from the Go module or
-    the shared source kit (see testing/ntfy_server.py). ``integration/test_remote.py`` runs caldav-mcp as a
-    remote service: three replicas over Streamable HTTP behind HAProxy, one Redis, one Radicale (Debian's
-    ``haproxy`` and ``redis-server``; see testing/remote_stack.py).
+    the shared source kit (see testing/ntfy_server.py). The shared approval state runs against Debian's
+    ``redis-server`` (``integration/test_shared_store.py``, marker ``redis``; testing/redis_server.py), and
+    ``integration/test_remote.py`` runs caldav-mcp as a remote service: three replicas over Streamable HTTP
+    behind Debian's ``haproxy``, one Redis, one Radicale (see testing/remote_stack.py).
     """
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run(

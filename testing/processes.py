@@ -11,7 +11,7 @@ import contextlib
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 __all__ = ["free_port", "started"]
@@ -35,16 +35,19 @@ def started(
     ready: Callable[[], bool],
     error: Callable[[str], Exception],
     seconds: float,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``argv`` (output into ``log``) until ``ready()`` is true, yield the process, then stop it.
 
-    ``ready`` may raise OSError while the server is still coming up.
+    ``ready`` may raise OSError while the server is still coming up. ``env``: the process's whole
+    environment (default: this process's).
 
     Raises:
         Exception: ``error(message)`` when the process exits first or is not ready within ``seconds``.
     """
     with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)  # noqa: S603
+        environment = None if env is None else dict(env)
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=environment)  # noqa: S603
         try:
             deadline = time.monotonic() + seconds
             while True:

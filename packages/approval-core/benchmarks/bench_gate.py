@@ -189,8 +189,8 @@ async def gate_alone() -> dict[str, float]:
         fingerprint("bench-mcp", "delete", TARGET)
 
     async def seal_and_open() -> None:
-        state = sealer.seal("delete", fp)
-        assert sealer.open(state, "delete", fp).ok
+        state = await sealer.seal("delete", fp)
+        assert (await sealer.open(state, "delete", fp)).ok
 
     figures["fingerprint"] = await per_call_us(fingerprint_only, 1, n=5000)
     figures["seal + open"] = await per_call_us(seal_and_open, 1, n=5000)

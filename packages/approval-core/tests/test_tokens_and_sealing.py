@@ -10,6 +10,8 @@ import pytest
 from approval_core import Redemption, StateSealer, TokenStore
 from approval_core.tokens import SingleUseStore
 
+pytestmark = pytest.mark.anyio
+
 
 class FakeClock:
     def __init__(self) -> None:
@@ -23,44 +25,44 @@ FP = "f" * 64
 OTHER = "e" * 64
 
 
-def test_a_token_is_random_and_redeems_once_for_its_call() -> None:
+async def test_a_token_is_random_and_redeems_once_for_its_call() -> None:
     store = TokenStore()
-    first, second = store.issue(FP), store.issue(FP)
+    first, second = await store.issue(FP), await store.issue(FP)
     assert first.token != second.token
     assert len(first.token) == 24
-    assert store.redeem(first.token, FP) is Redemption.ACCEPTED
-    assert store.redeem(first.token, FP) is Redemption.UNKNOWN
+    assert await store.redeem(first.token, FP) is Redemption.ACCEPTED
+    assert await store.redeem(first.token, FP) is Redemption.UNKNOWN
 
 
-def test_a_token_presented_for_another_call_is_spent() -> None:
+async def test_a_token_presented_for_another_call_is_spent() -> None:
     store = TokenStore()
-    issued = store.issue(FP)
-    assert store.redeem(issued.token, OTHER) is Redemption.OTHER_CALL
-    assert store.redeem(issued.token, FP) is Redemption.UNKNOWN
+    issued = await store.issue(FP)
+    assert await store.redeem(issued.token, OTHER) is Redemption.OTHER_CALL
+    assert await store.redeem(issued.token, FP) is Redemption.UNKNOWN
 
 
-def test_a_token_expires_after_300_seconds() -> None:
+async def test_a_token_expires_after_300_seconds() -> None:
     clock = FakeClock()
     store = TokenStore(clock=clock)
-    early, late = store.issue(FP), store.issue(FP)
+    early, late = await store.issue(FP), await store.issue(FP)
     clock.now += 299.9
-    assert store.redeem(early.token, FP) is Redemption.ACCEPTED
+    assert await store.redeem(early.token, FP) is Redemption.ACCEPTED
     clock.now += 0.1
-    assert store.redeem(late.token, FP) is Redemption.EXPIRED
+    assert await store.redeem(late.token, FP) is Redemption.EXPIRED
 
 
-def test_the_store_sweeps_expired_entries_and_stays_bounded() -> None:
+async def test_the_store_sweeps_expired_entries_and_stays_bounded() -> None:
     clock = FakeClock()
     store = TokenStore(clock=clock, capacity=3)
-    old = [store.issue(FP) for _ in range(3)]
+    old = [await store.issue(FP) for _ in range(3)]
     assert len(store) == 3
     clock.now += 301
-    store.issue(FP)
+    await store.issue(FP)
     assert len(store) == 1
-    newer = [store.issue(FP) for _ in range(3)]
+    newer = [await store.issue(FP) for _ in range(3)]
     assert len(store) == 3
-    assert store.redeem(newer[-1].token, FP) is Redemption.ACCEPTED
-    assert all(store.redeem(t.token, FP) is Redemption.UNKNOWN for t in old)
+    assert await store.redeem(newer[-1].token, FP) is Redemption.ACCEPTED
+    assert [await store.redeem(t.token, FP) for t in old] == [Redemption.UNKNOWN] * 3
 
 
 def test_a_full_store_drops_its_oldest_entry() -> None:
@@ -82,45 +84,45 @@ def test_store_arguments_are_checked() -> None:
 # ---------------------------------------------------------------- sealing
 
 
-def test_a_state_opens_once_for_its_own_call() -> None:
+async def test_a_state_opens_once_for_its_own_call() -> None:
     sealer = StateSealer("demo-mcp")
-    state = sealer.seal("delete", FP)
+    state = await sealer.seal("delete", FP)
     assert state.startswith("ac1.")
-    assert sealer.open(state, "delete", FP).ok
-    second = sealer.open(state, "delete", FP)
+    assert (await sealer.open(state, "delete", FP)).ok
+    second = await sealer.open(state, "delete", FP)
     assert (second.ok, second.reason) == (False, "spent")
 
 
 @pytest.mark.parametrize(("tool", "fp", "reason"), [("other", FP, "tool"), ("delete", OTHER, "target")])
-def test_a_state_for_another_call_does_not_open_and_is_spent(tool, fp, reason) -> None:
+async def test_a_state_for_another_call_does_not_open_and_is_spent(tool, fp, reason) -> None:
     sealer = StateSealer("demo-mcp")
-    state = sealer.seal("delete", FP)
-    assert sealer.open(state, tool, fp).reason == reason
-    assert sealer.open(state, "delete", FP).reason == "spent"
+    state = await sealer.seal("delete", FP)
+    assert (await sealer.open(state, tool, fp)).reason == reason
+    assert (await sealer.open(state, "delete", FP)).reason == "spent"
 
 
-def test_a_state_from_another_server_or_key_does_not_open() -> None:
+async def test_a_state_from_another_server_or_key_does_not_open() -> None:
     key = b"k" * 32
-    theirs = StateSealer("other-mcp", key=key).seal("delete", FP)
-    assert StateSealer("demo-mcp", key=key).open(theirs, "delete", FP).reason == "server"
+    theirs = await StateSealer("other-mcp", key=key).seal("delete", FP)
+    assert (await StateSealer("demo-mcp", key=key).open(theirs, "delete", FP)).reason == "server"
     restarted = StateSealer("demo-mcp")
-    assert restarted.open(StateSealer("demo-mcp").seal("delete", FP), "delete", FP).reason == "seal"
+    assert (await restarted.open(await StateSealer("demo-mcp").seal("delete", FP), "delete", FP)).reason == "seal"
 
 
-def test_a_state_expires() -> None:
+async def test_a_state_expires() -> None:
     clock = FakeClock()
     sealer = StateSealer("demo-mcp", clock=clock, ttl=300)
-    state = sealer.seal("delete", FP)
+    state = await sealer.seal("delete", FP)
     clock.now += 301
-    assert sealer.open(state, "delete", FP).reason == "expired"
+    assert (await sealer.open(state, "delete", FP)).reason == "expired"
 
 
-def test_a_state_opens_until_the_end_of_its_lifetime() -> None:
+async def test_a_state_opens_until_the_end_of_its_lifetime() -> None:
     clock = FakeClock()
     sealer = StateSealer("demo-mcp", clock=clock, ttl=300)
-    state = sealer.seal("delete", FP)
+    state = await sealer.seal("delete", FP)
     clock.now += 299.5
-    assert sealer.open(state, "delete", FP).ok
+    assert (await sealer.open(state, "delete", FP)).ok
 
 
 def _resign(sealer: StateSealer, claims: dict) -> str:
@@ -129,14 +131,14 @@ def _resign(sealer: StateSealer, claims: dict) -> str:
     return f"ac1.{body}.{base64.urlsafe_b64encode(tag).decode().rstrip('=')}"
 
 
-def test_a_resealed_state_with_a_nonce_not_minted_here_is_refused() -> None:
+async def test_a_resealed_state_with_a_nonce_not_minted_here_is_refused() -> None:
     sealer = StateSealer("demo-mcp", key=b"k" * 32)
     forged = _resign(sealer, {"v": 1, "srv": "demo-mcp", "tool": "delete", "fp": FP, "n": "mine", "exp": 4e9})
-    assert sealer.open(forged, "delete", FP).reason == "malformed"  # exp must be an integer
+    assert (await sealer.open(forged, "delete", FP)).reason == "malformed"  # exp must be an integer
     forged = _resign(sealer, {"v": 1, "srv": "demo-mcp", "tool": "delete", "fp": FP, "n": "mine", "exp": 4_000_000_000})
-    assert sealer.open(forged, "delete", FP).reason == "spent"
-    assert sealer.open(_resign(sealer, {"v": 2}), "delete", FP).reason == "malformed"
-    assert sealer.open(_resign(sealer, []), "delete", FP).reason == "malformed"
+    assert (await sealer.open(forged, "delete", FP)).reason == "spent"
+    assert (await sealer.open(_resign(sealer, {"v": 2}), "delete", FP)).reason == "malformed"
+    assert (await sealer.open(_resign(sealer, []), "delete", FP)).reason == "malformed"
 
 
 @pytest.mark.parametrize(
@@ -154,17 +156,17 @@ def test_a_resealed_state_with_a_nonce_not_minted_here_is_refused() -> None:
         "ac1.bm90IGpzb24.AAAA",
     ],
 )
-def test_malformed_states_never_raise(state) -> None:
-    opened = StateSealer("demo-mcp").open(state, "delete", FP)
+async def test_malformed_states_never_raise(state) -> None:
+    opened = await StateSealer("demo-mcp").open(state, "delete", FP)
     assert not opened.ok
     assert opened.reason in {"malformed", "seal"}
 
 
-def test_a_non_json_payload_under_a_good_seal_is_malformed() -> None:
+async def test_a_non_json_payload_under_a_good_seal_is_malformed() -> None:
     sealer = StateSealer("demo-mcp", key=b"k" * 32)
     body = base64.urlsafe_b64encode(b"not json").decode().rstrip("=")
     tag = base64.urlsafe_b64encode(sealer._tag(("ac1." + body).encode())).decode().rstrip("=")
-    assert sealer.open(f"ac1.{body}.{tag}", "delete", FP).reason == "malformed"
+    assert (await sealer.open(f"ac1.{body}.{tag}", "delete", FP)).reason == "malformed"
 
 
 def test_a_short_key_is_refused() -> None:

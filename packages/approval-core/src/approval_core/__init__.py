@@ -33,7 +33,9 @@ from approval_core.gate import (
     PathName,
     client_can_show_form,
     judge_answer,
+    share_sdk_state_keys,
 )
+from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.policy import (
     Effect,
     Guard,
@@ -46,9 +48,16 @@ from approval_core.policy import (
     effects,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
+from approval_core.remote import HttpSettings, serve
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
-from approval_core.settings import DEFAULT_DIALOG_TIMEOUT, ELICITATION_ENV, TIMEOUT_ENV, ApprovalSettings
+from approval_core.settings import (
+    DEFAULT_DIALOG_TIMEOUT,
+    ELICITATION_ENV,
+    STORE_URL_ENV,
+    TIMEOUT_ENV,
+    ApprovalSettings,
+)
 from approval_core.startup import (
     announce,
     backend_settings_or_exit,
@@ -58,6 +67,7 @@ from approval_core.startup import (
     say,
     startup_line,
 )
+from approval_core.store import MemoryStore, RecordStore, RedisStore, StoreUnavailable
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
 
 __all__ = [
@@ -70,7 +80,9 @@ __all__ = [
     "DEFAULT_VALUE_LIMIT",
     "ELICITATION_ENV",
     "INPUT_KEY",
+    "KEY_FILE_ENV",
     "STATE_TTL",
+    "STORE_URL_ENV",
     "TIMEOUT_ENV",
     "TOKEN_TTL",
     "VERSION_KEY",
@@ -90,15 +102,21 @@ __all__ = [
     "GuardTable",
     "GuardTableError",
     "GuardedCall",
+    "HttpSettings",
+    "KeyRing",
+    "MemoryStore",
     "Mismatch",
     "MismatchKind",
     "NotApproved",
     "Operation",
     "PathName",
+    "RecordStore",
     "Redemption",
+    "RedisStore",
     "SettingsError",
     "StateRecovery",
     "StateSealer",
+    "StoreUnavailable",
     "TokenStore",
     "Translator",
     "annotations",
@@ -117,8 +135,11 @@ __all__ = [
     "judge_answer",
     "load_settings_or_exit",
     "operation",
+    "read_key_file",
     "refusal",
     "say",
+    "serve",
+    "share_sdk_state_keys",
     "startup_line",
     "structured",
 ]

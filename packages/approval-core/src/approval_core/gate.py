@@ -27,6 +27,11 @@ box, content that does not validate, a client error and a timeout all end the
 call with ``isError: true`` and nothing changed. On 2026-07-28 a state that
 does not open (bad seal, expired, spent, other target, minted before a
 restart) or an answer without a state counts as no answer: a fresh question.
+
+Paths 2-4 need the single-use record store (in process, or Redis shared by
+replicas, ``APPROVAL_STORE_URL``). When it cannot be reached, the call ends
+with outcome ``store_unavailable`` and nothing changed: no token is issued or
+accepted and no question is asked or answered without its record.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CallToolResult,
@@ -55,11 +61,13 @@ from approval_core.binding import Binding
 from approval_core.capabilities import install_one_capability_set
 from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
 from approval_core.errors import GuardTableError
+from approval_core.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.recovery import install_state_recovery
 from approval_core.results import refusal
 from approval_core.sealing import StateSealer
 from approval_core.settings import ApprovalSettings
+from approval_core.store import MemoryStore, RecordStore, RedisStore, StoreUnavailable
 from approval_core.tokens import Redemption, TokenStore
 
 __all__ = [
@@ -72,6 +80,7 @@ __all__ = [
     "PathName",
     "client_can_show_form",
     "judge_answer",
+    "share_sdk_state_keys",
 ]
 
 INPUT_KEY = "approval"
@@ -107,7 +116,8 @@ class NotApproved:
         outcome: ``asked`` (an input_required question is out),
             ``declined``, ``cancelled``, ``unticked``, ``invalid_answer``,
             ``client_error``, ``timed_out``, ``token_issued``,
-            ``token_refused`` or ``refused`` (strict profile).
+            ``token_refused``, ``refused`` (strict profile) or
+            ``store_unavailable`` (the record store could not be reached).
         result: An ``isError`` ``CallToolResult``, or the
             ``InputRequiredResult`` carrying the question.
     """
@@ -133,6 +143,24 @@ _TOKEN_REFUSED_TEXT = {
     Redemption.EXPIRED: "it expired",
     Redemption.OTHER_CALL: "it was issued for a different call, and a token fits only the exact call it came with",
 }
+
+
+def share_sdk_state_keys(server: MCPServer[Any], keys: tuple[bytes, ...]) -> None:
+    """Give the SDK's request-state boundary of ``server`` the ring ``keys`` (current first).
+
+    ``MCPServer`` seals every ``requestState`` in an AES-GCM envelope
+    (``mcp.server.request_state``) under a key made per process unless it was
+    built with ``request_state_security=``. This replaces the boundary the
+    SDK installed with one under ``RequestStateSecurity(keys=keys)`` and the
+    same audience (the server's name), so every replica holding the key file
+    opens what another sealed; ``keys[0]`` seals, every key opens. A server
+    whose chain has no SDK boundary is left as it is.
+    """
+    chain = server.middleware
+    for index, layer in enumerate(chain):
+        if isinstance(layer, RequestStateBoundary):
+            chain[index] = RequestStateBoundary(RequestStateSecurity(keys=list(keys)), default_audience=server.name)
+            return
 
 
 def client_can_show_form(capabilities: ClientCapabilities | None) -> bool:
@@ -181,8 +209,13 @@ class ApprovalGate:
         strict: Seed 004's profile: refuse outright, with nothing run, where
             no dialog can be shown, instead of falling back to the token.
         clock: Wall-clock seconds for token and state expiry (tests).
-        state_key: HMAC key for input_required state (default: random per
+        state_key: HMAC key for input_required state (default: derived from
+            ``settings.key_ring`` when a key file is set, else random per
             process, so a restart invalidates earlier states).
+        store: Where tokens and state nonces are recorded (default: a
+            :class:`~approval_core.store.RedisStore` on ``settings.store_url``
+            namespaced by ``server_name`` when set, else a
+            :class:`~approval_core.store.MemoryStore` of this process).
     """
 
     def __init__(
@@ -194,13 +227,25 @@ class ApprovalGate:
         strict: bool = False,
         clock: Callable[[], float] = time.time,
         state_key: bytes | None = None,
+        store: RecordStore | None = None,
     ) -> None:
         self.server_name = server_name
         self.guards = guards
         self.settings = settings
         self.strict = strict
-        self.tokens = TokenStore(clock=clock)
-        self.sealer = StateSealer(server_name, key=state_key, clock=clock)
+        if store is None:
+            store = (
+                MemoryStore(clock=clock)
+                if settings.store_url is None
+                else RedisStore(settings.store_url, server_name, clock=clock)
+            )
+        self.store: RecordStore = store
+        previous: tuple[bytes, ...] = ()
+        if state_key is None and settings.key_ring is not None:
+            state_key, *rest = settings.key_ring.derive(STATE_SEAL_PURPOSE)
+            previous = tuple(rest)
+        self.tokens = TokenStore(clock=clock, store=store)
+        self.sealer = StateSealer(server_name, key=state_key, previous_keys=previous, clock=clock, store=store)
 
     @classmethod
     def attach(
@@ -212,6 +257,7 @@ class ApprovalGate:
         strict: bool = False,
         clock: Callable[[], float] = time.time,
         state_key: bytes | None = None,
+        store: RecordStore | None = None,
     ) -> ApprovalGate:
         """A gate named after ``server``, with the SDK's state layer made to recover.
 
@@ -219,12 +265,17 @@ class ApprovalGate:
         so that a ``requestState`` the SDK refuses (for example one minted
         before a restart) becomes a fresh question instead of error -32602,
         and :func:`approval_core.install_one_capability_set`, so that both
-        protocol revisions are told the same capabilities. The other
-        arguments are as for the constructor.
+        protocol revisions are told the same capabilities. With a key file
+        (``settings.key_ring``), the SDK's request-state boundary is given the
+        shared keys too (:func:`share_sdk_state_keys`), so any replica opens
+        the SDK envelope another one sealed. The other arguments are as for
+        the constructor.
         """
+        if settings.key_ring is not None:
+            share_sdk_state_keys(server, settings.key_ring.derive(SDK_STATE_PURPOSE))
         install_state_recovery(server)
         install_one_capability_set(server)
-        return cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key)
+        return cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key, store=store)
 
     async def check(
         self,
@@ -274,13 +325,26 @@ class ApprovalGate:
             target = {**target, VERSION_KEY: version}
         binding = Binding(self.server_name, tool, target, frozenset(exclude))
         route = self._route(ctx)
-        if route == "input_required":
-            return self._input_required(ctx, binding, dialog)
         if route == "dialog":
             return await self._push(ctx, binding, dialog)
-        if self.strict:
+        if route != "input_required" and self.strict:
             return self._refuse(binding, route)
-        return self._token(binding, dialog, confirm_token, route)
+        try:
+            if route == "input_required":
+                return await self._input_required(ctx, binding, dialog)
+            return await self._token(binding, dialog, confirm_token, route)
+        except StoreUnavailable as exc:
+            return self._store_unavailable(binding, "input_required" if route == "input_required" else "token", exc)
+
+    def _store_unavailable(self, binding: Binding, path: PathName, exc: StoreUnavailable) -> NotApproved:
+        self._audit("store_unavailable", binding, path, str(exc))
+        text = (
+            f"{binding.tool} was not run: {self.server_name} could not reach its approval store, where every "
+            "question and confirm token is recorded so that it can be used only once, and it never approves a "
+            f"change without that record. Try again in a moment. {_NOTHING_CHANGED}"
+        )
+        data = {"outcome": "store_unavailable", "path": path, "changed": False}
+        return NotApproved(path, "store_unavailable", refusal(text, data))
 
     def _route(self, ctx: Context[Any, Any]) -> Literal["dialog", "input_required"] | _NoAskReason:
         if not self.settings.elicitation:
@@ -313,31 +377,29 @@ class ApprovalGate:
 
     # ------------------------------------------------------------------ 2026-07-28: input_required
 
-    def _input_required(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
+    async def _input_required(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
         state = ctx.request_state
         responses = ctx.input_responses or {}
         if state is None:
             if responses:
                 self._audit("state_refused", binding, "input_required", "no_state")
-            return self._question(binding, dialog)
-        opened = self.sealer.open(state, binding.tool, binding.fingerprint)
+            return await self._question(binding, dialog)
+        opened = await self.sealer.open(state, binding.tool, binding.fingerprint)
         if not opened.ok:
             self._audit("state_refused", binding, "input_required", opened.reason)
-            return self._question(binding, dialog)
+            return await self._question(binding, dialog)
         if INPUT_KEY not in responses:
             self._audit("state_refused", binding, "input_required", "no_answer")
-            return self._question(binding, dialog)
+            return await self._question(binding, dialog)
         return self._conclude(binding, "input_required", judge_answer(responses[INPUT_KEY]))
 
-    def _question(self, binding: Binding, dialog: Dialog) -> NotApproved:
+    async def _question(self, binding: Binding, dialog: Dialog) -> NotApproved:
+        state = await self.sealer.seal(binding.tool, binding.fingerprint)
         self._audit("asked", binding, "input_required")
         question = ElicitRequest(
             params=ElicitRequestFormParams(message=dialog.render(), requested_schema=dialog.schema())
         )
-        result = InputRequiredResult(
-            input_requests={INPUT_KEY: question},
-            request_state=self.sealer.seal(binding.tool, binding.fingerprint),
-        )
+        result = InputRequiredResult(input_requests={INPUT_KEY: question}, request_state=state)
         return NotApproved("input_required", "asked", result)
 
     def _conclude(self, binding: Binding, path: PathName, outcome: str) -> Decision:
@@ -372,16 +434,18 @@ class ApprovalGate:
         data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
         return NotApproved("strict", "refused", refusal(text, data))
 
-    def _token(self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: _NoAskReason) -> Decision:
+    async def _token(
+        self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: _NoAskReason
+    ) -> Decision:
         refused = ""
         if confirm_token is not None:
-            redemption = self.tokens.redeem(confirm_token, binding.fingerprint)
+            redemption = await self.tokens.redeem(confirm_token, binding.fingerprint)
             if redemption is Redemption.ACCEPTED:
                 self._audit("token_redeemed", binding, "token", reason)
                 return Approved("token", binding.fingerprint)
             self._audit("token_refused", binding, "token", redemption.value)
             refused = f"The confirm_token given was refused: {_TOKEN_REFUSED_TEXT[redemption]}. "
-        issued = self.tokens.issue(binding.fingerprint)
+        issued = await self.tokens.issue(binding.fingerprint)
         self._audit("token_issued", binding, "token", reason)
         minutes = issued.ttl / 60
         text = (

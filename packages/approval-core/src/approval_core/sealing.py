@@ -3,14 +3,18 @@
 On 2026-07-28 a guarded call ends with ``input_required``; the client asks
 the person and retries, echoing the state this module minted. That state is
 attacker-controlled request content, so it is sealed: HMAC-SHA256 (via
-``cryptography``) under a 32-byte key made when the process starts, over
+``cryptography``) under a 32-byte key (made when the process starts, or
+derived from the deployment's key file so that every replica shares it), over
 
     version, server name, tool, binding fingerprint, nonce, expiry (Unix s).
 
 Opening a state checks, in order: the format, the seal, the server, the tool,
 the fingerprint of the call now being made, the expiry, and finally that its
-nonce was minted here and not yet spent. Verifying spends the nonce, whatever
-the answer turns out to be, so one answer is used at most once per process.
+nonce was minted here (by this process, or by a replica sharing the record
+store) and not yet spent. Verifying spends the nonce, whatever the answer
+turns out to be, so one answer is used at most once. The seal is made with
+the current key and opens under the current key or any previous key
+(rotation).
 Every failure is reported as a reason code for the audit log; the gate turns
 each into a fresh question, never into an error.
 
@@ -26,14 +30,17 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, hmac
 
-from approval_core.tokens import DEFAULT_CAPACITY, SingleUseStore
+from approval_core.tokens import DEFAULT_CAPACITY
+
+if TYPE_CHECKING:
+    from approval_core.store import RecordStore
 
 __all__ = ["STATE_TTL", "Opened", "StateSealer"]
 
@@ -72,11 +79,18 @@ class StateSealer:
     Args:
         server_name: Sealed into every state; a state from another server
             does not open here.
-        key: HMAC key, at least 32 bytes; default: 32 random bytes made now,
-            so a restart invalidates every earlier state.
+        key: HMAC key that seals, at least 32 bytes; default: 32 random
+            bytes made now, so a restart invalidates every earlier state.
+        previous_keys: Keys (each at least 32 bytes) that still open a state
+            but never seal one: the keys before a rotation.
         ttl: Seconds a state stays valid (default :data:`STATE_TTL`, 300).
-        capacity: Unspent nonces kept at most (oldest dropped first).
+        capacity: Unspent nonces kept at most by the default in-process store.
         clock: Wall-clock seconds (``time.time``); injectable for tests.
+        store: Where unspent nonces are recorded (space ``"state"``);
+            default a :class:`~approval_core.store.MemoryStore` of this process.
+
+    Raises:
+        ValueError: a key is shorter than 32 bytes.
     """
 
     def __init__(
@@ -87,24 +101,33 @@ class StateSealer:
         ttl: float = STATE_TTL,
         capacity: int = DEFAULT_CAPACITY,
         clock: Callable[[], float] = time.time,
+        previous_keys: Sequence[bytes] = (),
+        store: RecordStore | None = None,
     ) -> None:
-        if key is not None and len(key) < _KEY_BYTES:
+        from approval_core.store import MemoryStore
+
+        if any(len(k) < _KEY_BYTES for k in (*([key] if key is not None else []), *previous_keys)):
             raise ValueError(f"the state key must be at least {_KEY_BYTES} bytes")
         self._server = server_name
         self._key = key if key is not None else os.urandom(_KEY_BYTES)
+        self._opening_keys = (self._key, *previous_keys)
         self._clock = clock
         self._ttl = ttl
-        self._unspent = SingleUseStore(ttl=ttl, capacity=capacity, clock=clock)
+        self._unspent: RecordStore = MemoryStore(capacity=capacity, clock=clock) if store is None else store
 
     def _tag(self, message: bytes) -> bytes:
         mac = hmac.HMAC(self._key, hashes.SHA256())
         mac.update(message)
         return mac.finalize()
 
-    def seal(self, tool: str, fingerprint: str) -> str:
-        """Mint a state for ``tool`` and the call ``fingerprint``."""
+    async def seal(self, tool: str, fingerprint: str) -> str:
+        """Mint a state for ``tool`` and the call ``fingerprint``.
+
+        Raises:
+            StoreUnavailable: the nonce cannot be recorded (no state is handed out).
+        """
         nonce = secrets.token_urlsafe(18)
-        self._unspent.add(nonce, fingerprint)
+        await self._unspent.put("state", nonce, fingerprint, self._ttl)
         claims = {
             "v": _VERSION,
             "srv": self._server,
@@ -116,11 +139,15 @@ class StateSealer:
         body = _b64(json.dumps(claims, separators=(",", ":"), ensure_ascii=True).encode("ascii"))
         return f"{_PREFIX}{body}.{_b64(self._tag((_PREFIX + body).encode('ascii')))}"
 
-    def open(self, state: str, tool: str, fingerprint: str) -> Opened:
+    async def open(self, state: str, tool: str, fingerprint: str) -> Opened:
         """Verify ``state`` for the call being made now, spending its nonce.
 
         Never raises for bad input: every failure is an :class:`Opened` with
         ``ok=False`` and a reason code.
+
+        Raises:
+            StoreUnavailable: the nonce of a well-sealed state cannot be
+                spent (the state is then neither accepted nor spent).
         """
         claims = self._verified_claims(state)
         if claims is None:
@@ -128,7 +155,7 @@ class StateSealer:
         if claims == {}:
             return Opened(False, "seal")
         # The seal is ours: spend the nonce before judging anything else.
-        taken = self._unspent.take(str(claims.get("n", "")))
+        taken = await self._unspent.take("state", str(claims.get("n", "")))
         checks = (
             (claims.get("v") == _VERSION and isinstance(claims.get("exp"), int), "malformed"),
             (claims.get("srv") == self._server, "server"),
@@ -152,14 +179,20 @@ class StateSealer:
             payload = _unb64(body)
         except (ValueError, binascii.Error):
             return None
-        mac = hmac.HMAC(self._key, hashes.SHA256())
-        mac.update((_PREFIX + body).encode("ascii"))
-        try:
-            mac.verify(tag)
-        except InvalidSignature:
+        if not any(self._verifies(key, body, tag) for key in self._opening_keys):
             return {}
         try:
             claims = json.loads(payload)
         except ValueError:
             return None
         return claims if isinstance(claims, dict) and claims else None  # pyright: ignore[reportUnknownVariableType]
+
+    @staticmethod
+    def _verifies(key: bytes, body: str, tag: bytes) -> bool:
+        mac = hmac.HMAC(key, hashes.SHA256())
+        mac.update((_PREFIX + body).encode("ascii"))
+        try:
+            mac.verify(tag)
+        except InvalidSignature:
+            return False
+        return True

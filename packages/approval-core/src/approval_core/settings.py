@@ -1,6 +1,6 @@
 """The approval settings, read strictly from the environment.
 
-Two variables, both unprefixed so that one export reaches every server of the
+The variables are unprefixed so that one export reaches every server of the
 family in the same environment:
 
 ``ELICITATION``
@@ -18,6 +18,17 @@ family in the same environment:
     :data:`DEFAULT_DIALOG_TIMEOUT` (90 s), chosen to expire before the 120 s
     idle limit that common load balancers and gateways apply to a quiet
     connection, so an answer can never arrive after the caller was cut off.
+
+``APPROVAL_STORE_URL``
+    Unset: single-use records (confirm tokens, state nonces) live in this
+    process. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
+    live in that Redis, shared by every replica (see
+    :mod:`approval_core.store`). Requires ``APPROVAL_KEY_FILE``.
+
+``APPROVAL_KEY_FILE``
+    A key file shared by the replicas (see :mod:`approval_core.keys`): the
+    sealing keys of approval-core's state and of the SDK's ``requestState``
+    are derived from it. Unset: random keys made at start, per process.
 """
 
 from __future__ import annotations
@@ -26,18 +37,24 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
+from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
 
 __all__ = [
     "DEFAULT_DIALOG_TIMEOUT",
     "ELICITATION_ENV",
+    "KEY_FILE_ENV",
+    "STORE_URL_ENV",
     "TIMEOUT_ENV",
     "ApprovalSettings",
 ]
 
 ELICITATION_ENV = "ELICITATION"
 TIMEOUT_ENV = "ELICITATION_TIMEOUT"
+STORE_URL_ENV = "APPROVAL_STORE_URL"
+STORE_SCHEMES = ("redis", "rediss")
 DEFAULT_DIALOG_TIMEOUT = 90.0
 MIN_DIALOG_TIMEOUT = 5.0
 MAX_DIALOG_TIMEOUT = 3600.0
@@ -51,10 +68,16 @@ class ApprovalSettings:
         elicitation: True to ask through a dialog; False to use the two-call
             confirm token for every guarded call (the guard stays on).
         dialog_timeout: Seconds a pushed dialog may stay unanswered (float).
+        store_url: The Redis URL of the shared record store, or None for the
+            in-process store.
+        key_ring: The keys of ``APPROVAL_KEY_FILE``, or None for random
+            per-process keys.
     """
 
     elicitation: bool = True
     dialog_timeout: float = DEFAULT_DIALOG_TIMEOUT
+    store_url: str | None = None
+    key_ring: KeyRing | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ApprovalSettings:
@@ -63,14 +86,52 @@ class ApprovalSettings:
         Raises:
             SettingsError: ``ELICITATION`` is set to anything but ``true`` or
                 ``false``, or ``ELICITATION_TIMEOUT`` is not a number of
-                seconds in range. The message names the variable and the
-                valid values.
+                seconds in range; ``APPROVAL_STORE_URL`` is not a
+                ``redis://`` or ``rediss://`` URL with a host, or is set
+                without ``APPROVAL_KEY_FILE``; the key file is unreadable,
+                open to group or others, or holds a key shorter than 32
+                bytes. The message names the variable and the rule.
         """
         env = os.environ if environ is None else environ
+        store_url = _parse_store_url(env.get(STORE_URL_ENV))
+        key_file = env.get(KEY_FILE_ENV)
+        if key_file == "":
+            raise SettingsError(f"{KEY_FILE_ENV} is set but empty: give the path of the key file, or unset it")
+        if store_url is not None and key_file is None:
+            raise SettingsError(
+                f"{STORE_URL_ENV} is set but {KEY_FILE_ENV} is not: replicas that share records must share "
+                "the sealing keys too (make one with: python -m approval_core.keys new FILE)"
+            )
         return cls(
             elicitation=_parse_flag(env.get(ELICITATION_ENV)),
             dialog_timeout=_parse_timeout(env.get(TIMEOUT_ENV)),
+            store_url=store_url,
+            key_ring=None if key_file is None else read_key_file(key_file),
         )
+
+
+def _parse_store_url(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    rule = "use redis://[user:pass@]host:port/db or rediss://... (TLS), or unset it for the in-process store"
+    try:
+        parts = urlsplit(raw)
+        port = parts.port
+        path = parts.path
+    except ValueError:
+        raise SettingsError(f"{STORE_URL_ENV} is not a valid URL: {rule}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in STORE_SCHEMES:
+        shown = f"{scheme!r}" if scheme else "none"
+        raise SettingsError(f"{STORE_URL_ENV} has scheme {shown}: {rule}")
+    if not parts.hostname:
+        raise SettingsError(f"{STORE_URL_ENV} names no host: {rule}")
+    if port == 0:
+        raise SettingsError(f"{STORE_URL_ENV} has port 0: {rule}")
+    database = path.strip("/")
+    if database and not database.isdigit():
+        raise SettingsError(f"{STORE_URL_ENV} names database {database!r}, not a number: {rule}")
+    return raw
 
 
 def _parse_flag(raw: str | None) -> bool:

@@ -10,13 +10,15 @@ into the whole thing.
 Rules (seed 001 §"What the token fallback proves"):
 
 * a token is ``secrets.token_urlsafe(18)`` (24 characters, 144 random bits);
-* it is kept only in this process, keyed on the binding fingerprint;
+* it is kept in a record store (:mod:`approval_core.store`): this process by
+  default, or Redis shared by the replicas, keyed on its SHA-256 and holding
+  the binding fingerprint;
 * it lives :data:`TOKEN_TTL` seconds (300);
 * it is single use: presenting it spends it, whether or not it matched, so a
   token tried against another target is gone for the original one as well;
-* the store is bounded: expired entries are swept on every issue, and when it
-  is still full the oldest entry is dropped (that token then fails, which is
-  the safe direction).
+* the in-process store is bounded: expired entries are swept on every issue,
+  and when it is still full the oldest entry is dropped (that token then
+  fails, which is the safe direction); Redis drops a record after its expiry.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from approval_core.store import RecordStore
 
 __all__ = ["TOKEN_TTL", "IssuedToken", "Redemption", "SingleUseStore", "TokenStore"]
 
@@ -71,12 +77,16 @@ class SingleUseStore:
         for key in expired:
             del self._entries[key]
 
-    def add(self, nonce: str, fingerprint: str) -> float:
-        """Remember ``nonce`` for ``fingerprint``; return its expiry (clock seconds)."""
+    def holds(self, nonce: str) -> bool:
+        """Whether an entry for ``nonce`` is held (expired or not)."""
+        return self._key(nonce) in self._entries
+
+    def add(self, nonce: str, fingerprint: str, *, ttl: float | None = None) -> float:
+        """Remember ``nonce`` for ``fingerprint`` for ``ttl`` seconds (default: the store's); return its expiry."""
         self.sweep()
         while len(self._entries) >= self.capacity:
             del self._entries[next(iter(self._entries))]
-        expires_at = self._clock() + self.ttl
+        expires_at = self._clock() + (self.ttl if ttl is None else ttl)
         self._entries[self._key(nonce)] = _Entry(fingerprint, expires_at)
         return expires_at
 
@@ -110,23 +120,51 @@ class IssuedToken:
 
 
 class TokenStore:
-    """Issues and redeems confirm tokens (see the module docstring)."""
+    """Issues and redeems confirm tokens (see the module docstring).
 
-    def __init__(self, *, ttl: float = TOKEN_TTL, capacity: int = DEFAULT_CAPACITY, clock: Clock = time.time):
-        self._store = SingleUseStore(ttl=ttl, capacity=capacity, clock=clock)
+    Args:
+        ttl: Seconds a token lives (default :data:`TOKEN_TTL`).
+        capacity: Tokens kept at most by the default in-process store.
+        clock: Wall-clock seconds (tests).
+        store: Where tokens are recorded (space ``"token"``); default a
+            :class:`~approval_core.store.MemoryStore` of this process.
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl: float = TOKEN_TTL,
+        capacity: int = DEFAULT_CAPACITY,
+        clock: Clock = time.time,
+        store: RecordStore | None = None,
+    ):
+        from approval_core.store import MemoryStore
+
+        if ttl <= 0:
+            raise ValueError("TokenStore needs a positive ttl")
+        self.ttl = ttl
+        self.store: RecordStore = MemoryStore(capacity=capacity, clock=clock) if store is None else store
 
     def __len__(self) -> int:
-        return len(self._store)
+        return len(self.store)  # pyright: ignore[reportArgumentType]
 
-    def issue(self, fingerprint: str) -> IssuedToken:
-        """A fresh token bound to ``fingerprint``."""
+    async def issue(self, fingerprint: str) -> IssuedToken:
+        """A fresh token bound to ``fingerprint``.
+
+        Raises:
+            StoreUnavailable: the record store cannot record it.
+        """
         token = secrets.token_urlsafe(18)
-        self._store.add(token, fingerprint)
-        return IssuedToken(token, self._store.ttl)
+        await self.store.put("token", token, fingerprint, self.ttl)
+        return IssuedToken(token, self.ttl)
 
-    def redeem(self, token: str, fingerprint: str) -> Redemption:
-        """Spend ``token`` and say whether it authorises the call ``fingerprint``."""
-        taken = self._store.take(token)
+    async def redeem(self, token: str, fingerprint: str) -> Redemption:
+        """Spend ``token`` and say whether it authorises the call ``fingerprint``.
+
+        Raises:
+            StoreUnavailable: the record store cannot be asked (nothing is authorised).
+        """
+        taken = await self.store.take("token", token)
         if taken is None:
             return Redemption.UNKNOWN
         bound, expired = taken

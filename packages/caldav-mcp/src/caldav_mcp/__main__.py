@@ -1,4 +1,4 @@
-"""`python -m caldav_mcp`: run the server over stdio."""
+"""`python -m caldav_mcp`: run the server (stdio, or Streamable HTTP with ``MCP_TRANSPORT=streamable-http``)."""
 
 from caldav_mcp.server import main
 

@@ -25,6 +25,7 @@ from approval_core import (
     install_error_boundary,
     load_settings_or_exit,
     say,
+    serve,
 )
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient, translate
@@ -91,7 +92,7 @@ def _bound_expansion_per_call(server: MCPServer[Any]) -> None:
 
 
 def main() -> None:
-    """Console script ``caldav-mcp``: exit code 1 on a bad setting, else serve over stdio.
+    """Console script ``caldav-mcp``: exit code 1 on a bad setting, else serve (``approval_core.serve``: stdio or HTTP).
 
     With ``CALDAV_EMBEDDED=true`` the embedded Radicale (:mod:`caldav_mcp.embedded`)
     is started first and stopped when the server ends; a failure to start it is
@@ -114,7 +115,7 @@ def main() -> None:
             "the tools will say what to set",
         )
     try:
-        build_server(settings, caldav).run("stdio")
+        serve(build_server(settings, caldav), SERVER_NAME)
     finally:
         if backend is not None:
             backend.stop()

@@ -27,6 +27,7 @@ from approval_core import (
     install_error_boundary,
     load_settings_or_exit,
     say,
+    serve,
 )
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
@@ -75,7 +76,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
 
 
 def main() -> None:
-    """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve over stdio.
+    """Console script `carddav-mcp`: exit code 1 on a bad setting, else serve (`approval_core.serve`: stdio or HTTP).
 
     With ``CARDDAV_EMBEDDED=true`` the embedded Radicale (:mod:`carddav_mcp.embedded`)
     starts first and stops with the server; if it cannot start, exit code 1
@@ -101,7 +102,7 @@ def main() -> None:
     except (SettingsError, NotConfigured, embedded.EmbeddedStartError) as exc:
         exit_on_bad_setting(SERVER_NAME, exc)
     try:
-        build_server(settings, carddav).run("stdio")
+        serve(build_server(settings, carddav), SERVER_NAME)
     finally:
         if backend is not None:
             backend.stop()

@@ -26,6 +26,7 @@ from approval_core import (
     install_error_boundary,
     load_settings_or_exit,
     say,
+    serve,
 )
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import ConfigError, NtfyMcpError, NtfyUnavailable
@@ -88,7 +89,7 @@ def _translate(exc: Exception) -> NtfyMcpError | None:
 
 
 def main() -> None:
-    """Console script `ntfy-mcp`: serve over stdio; exit code 1 on a setting given with a bad value.
+    """Console script `ntfy-mcp`: serve (`approval_core.serve`: stdio or HTTP); exit code 1 on a bad setting value.
 
     Without ``NTFY_URL`` it starts all the same (one line on stderr says so),
     lists its tools, and answers every call with what to set: nothing is ever
@@ -98,13 +99,13 @@ def main() -> None:
     settings = load_settings_or_exit(SERVER_NAME)
     if not os.environ.get("NTFY_URL"):
         say(SERVER_NAME, "NTFY_URL is not set; the tools are listed and each call says what to set")
-        build_server(settings, _unconfigured).run("stdio")
+        serve(build_server(settings, _unconfigured), SERVER_NAME)
         return
     try:
         ntfy = NtfySettings.from_env()
     except ConfigError as exc:
         exit_on_bad_setting(SERVER_NAME, exc)
-    build_server(settings, ntfy).run("stdio")
+    serve(build_server(settings, ntfy), SERVER_NAME)
 
 
 def _unconfigured() -> NtfySettings:

@@ -1,0 +1,569 @@
+"""Serving a family server over stdio or Streamable HTTP, with bearer authentication: one call, :func:`serve`.
+
+Every server's ``main()`` ends with ``serve(server, SERVER_NAME)``. The
+transport and its protection come from the environment, the same variables
+for the whole family (docs/deploy.md):
+
+``MCP_TRANSPORT``
+    ``stdio`` (default) or ``streamable-http``; anything else is refused.
+``MCP_HOST`` / ``MCP_PORT`` / ``MCP_PATH``
+    Where HTTP listens: default ``127.0.0.1``, ``8000``, ``/mcp``.
+``MCP_PUBLIC_URL``
+    The resource's canonical URL as clients reach it (default
+    ``http://<host>:<port><path>``): the audience a JWT must name (RFC 8707)
+    and the ``resource`` of the protected-resource metadata (RFC 9728).
+``MCP_AUTH_TOKEN_FILE``
+    A static bearer token in a file (one-person deployment), compared in
+    constant time. The file must not be readable by group or others.
+``MCP_AUTH_ISSUER`` + ``MCP_AUTH_JWKS_URL`` (+ ``MCP_AUTH_REQUIRED_SCOPES``)
+    JWT access tokens signed by the issuer, verified with PyJWT against its
+    JWKS: ``iss`` equal, ``aud`` containing ``MCP_PUBLIC_URL``, ``exp``
+    required, ``nbf`` honoured, asymmetric algorithms only.
+``MCP_ALLOWED_HOSTS`` / ``MCP_ALLOWED_ORIGINS``
+    Comma lists for the Host/Origin (DNS rebinding) checks; defaults from the
+    bind address and ``MCP_PUBLIC_URL``.
+``MCP_WORKERS``
+    Worker processes (default 1). More than one needs ``APPROVAL_STORE_URL``
+    (shared single-use records) and serves 2025-11-25 without sessions.
+
+Refused at startup (exit code 1, one line on stderr naming the setting): a
+bad value, a non-loopback ``MCP_HOST`` without ``MCP_AUTH_*``, and
+``MCP_WORKERS`` > 1 without ``APPROVAL_STORE_URL``.
+
+On 2025-11-25 a client opens a session (``Mcp-Session-Id``) held by the
+process that answered ``initialize``; a pushed dialog runs on that session, so
+replicas need session affinity. On 2026-07-28 each request stands alone (the
+SDK routes it by its ``MCP-Protocol-Version`` header past the session table),
+so any replica can answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import os
+import signal
+import stat
+import sys
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+import jwt
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from approval_core.errors import SettingsError
+from approval_core.settings import STORE_URL_ENV
+from approval_core.startup import exit_on_bad_setting, say
+
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = [
+    "ASYMMETRIC_ALGORITHMS",
+    "HttpSettings",
+    "JwtVerifier",
+    "StaticTokenVerifier",
+    "build_http_app",
+    "describe",
+    "http_server",
+    "serve",
+    "verifier_for",
+]
+
+TRANSPORTS: Final = ("stdio", "streamable-http")
+ASYMMETRIC_ALGORITHMS: Final = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""The JWS algorithms a JWT may be signed with: public-key ones only (no ``none``, no HMAC with a public key)."""
+MIN_STATIC_TOKEN: Final = 32
+JWKS_TIMEOUT: Final = 10
+LOOPBACK_NAMES: Final = ("localhost",)
+
+
+def _loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _comma_list(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """The transport settings of one server process, read by :meth:`from_env`.
+
+    Attributes:
+        transport: ``stdio`` or ``streamable-http``.
+        host, port, path: Where HTTP listens (``path`` starts with ``/``).
+        public_url: The canonical resource URL (RFC 8707 audience, RFC 9728 ``resource``).
+        token_file: Path of the static bearer token, or None.
+        issuer, jwks_url: The JWT issuer and its JWKS URL, or None.
+        required_scopes: Scopes every JWT must carry (space list in the environment).
+        allowed_hosts, allowed_origins: Host/Origin values accepted (``name:*`` = any port).
+        workers: Worker processes (>= 1).
+        store_url_set: Whether ``APPROVAL_STORE_URL`` is set (only its presence is read here).
+    """
+
+    transport: Literal["stdio", "streamable-http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    public_url: str = "http://127.0.0.1:8000/mcp"
+    token_file: Path | None = None
+    issuer: str | None = None
+    jwks_url: str | None = None
+    required_scopes: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    workers: int = 1
+    store_url_set: bool = False
+
+    @property
+    def auth(self) -> Literal["token-file", "jwt"] | None:
+        """Which authentication is configured: ``token-file``, ``jwt`` or None."""
+        if self.token_file is not None:
+            return "token-file"
+        if self.issuer is not None:
+            return "jwt"
+        return None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpSettings:
+        """Read and check the ``MCP_*`` settings (and the presence of ``APPROVAL_STORE_URL``).
+
+        Raises:
+            SettingsError: naming the variable and the rule, for a bad value, an
+                incomplete or doubled authentication, a non-loopback ``MCP_HOST``
+                without authentication, or ``MCP_WORKERS`` > 1 without
+                ``APPROVAL_STORE_URL``. Nothing is checked beyond
+                ``MCP_TRANSPORT`` when it is ``stdio``.
+        """
+        env = os.environ if environ is None else environ
+        transport = env.get("MCP_TRANSPORT", "stdio")
+        if transport not in TRANSPORTS:
+            raise SettingsError(f"MCP_TRANSPORT must be 'stdio' or 'streamable-http', not {transport!r}")
+        if transport == "stdio":
+            return cls()
+        host = env.get("MCP_HOST", "127.0.0.1").strip()
+        if not host:
+            raise SettingsError("MCP_HOST must not be empty (default 127.0.0.1)")
+        port_text = env.get("MCP_PORT", "8000")
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            raise SettingsError(f"MCP_PORT must be a whole number from 1 to 65535, not {port_text!r}")
+        port = int(port_text)
+        path = env.get("MCP_PATH", "/mcp")
+        if not path.startswith("/") or any(c in path for c in "?# "):
+            raise SettingsError(f"MCP_PATH must be a path starting with '/' (no query, no spaces), not {path!r}")
+        bracketed = f"[{host}]" if ":" in host else host
+        public_url = env.get("MCP_PUBLIC_URL", f"http://{bracketed}:{port}{path}")
+        parts = urlsplit(public_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise SettingsError(
+                f"MCP_PUBLIC_URL must be an absolute http(s) URL without query or fragment, not {public_url!r}"
+            )
+        token_file = env.get("MCP_AUTH_TOKEN_FILE") or None
+        issuer = env.get("MCP_AUTH_ISSUER") or None
+        jwks_url = env.get("MCP_AUTH_JWKS_URL") or None
+        if token_file and (issuer or jwks_url):
+            raise SettingsError("MCP_AUTH_TOKEN_FILE and MCP_AUTH_ISSUER/MCP_AUTH_JWKS_URL exclude each other: set one")
+        if bool(issuer) != bool(jwks_url):
+            raise SettingsError("MCP_AUTH_ISSUER and MCP_AUTH_JWKS_URL go together: set both or neither")
+        for name, url in (("MCP_AUTH_ISSUER", issuer), ("MCP_AUTH_JWKS_URL", jwks_url)):
+            if url is not None and urlsplit(url).scheme not in ("http", "https"):
+                raise SettingsError(f"{name} must be an http(s) URL, not {url!r}")
+        scopes = tuple(env.get("MCP_AUTH_REQUIRED_SCOPES", "").split())
+        if scopes and not issuer:
+            raise SettingsError("MCP_AUTH_REQUIRED_SCOPES applies to JWTs: set MCP_AUTH_ISSUER and MCP_AUTH_JWKS_URL")
+        if not _loopback(host) and not (token_file or issuer):
+            raise SettingsError(
+                f"MCP_HOST={host} listens beyond loopback: set MCP_AUTH_TOKEN_FILE or "
+                "MCP_AUTH_ISSUER + MCP_AUTH_JWKS_URL (or bind 127.0.0.1 behind a proxy that authenticates)"
+            )
+        workers_text = env.get("MCP_WORKERS", "1")
+        if not workers_text.isdigit() or int(workers_text) < 1:
+            raise SettingsError(f"MCP_WORKERS must be a whole number of at least 1, not {workers_text!r}")
+        workers = int(workers_text)
+        store_url_set = bool(env.get(STORE_URL_ENV))
+        if workers > 1 and not store_url_set:
+            raise SettingsError(
+                f"MCP_WORKERS={workers} needs {STORE_URL_ENV}: "
+                "worker processes must share the single-use approval records"
+            )
+        public_host = parts.netloc.rsplit("@", 1)[-1]
+        default_hosts = (f"{bracketed}:{port}", f"{bracketed}:*", public_host)
+        if _loopback(host):
+            default_hosts += ("127.0.0.1:*", "localhost:*", "[::1]:*")
+        hosts = _comma_list(env.get("MCP_ALLOWED_HOSTS")) or tuple(dict.fromkeys(default_hosts))
+        origin = f"{parts.scheme}://{public_host}"
+        default_origins: tuple[str, ...] = (origin,)
+        if _loopback(host):
+            default_origins += ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+        origins = _comma_list(env.get("MCP_ALLOWED_ORIGINS")) or tuple(dict.fromkeys(default_origins))
+        return cls(
+            transport="streamable-http",
+            host=host,
+            port=port,
+            path=path,
+            public_url=public_url,
+            token_file=Path(token_file) if token_file else None,
+            issuer=issuer,
+            jwks_url=jwks_url,
+            required_scopes=scopes,
+            allowed_hosts=hosts,
+            allowed_origins=origins,
+            workers=workers,
+            store_url_set=store_url_set,
+        )
+
+
+def read_token_file(path: Path) -> str:
+    """The static bearer token in ``path`` (surrounding whitespace removed).
+
+    Raises:
+        SettingsError: naming ``MCP_AUTH_TOKEN_FILE`` and the file, when it
+            cannot be read, is readable by group or others, or holds fewer
+            than 32 characters.
+    """
+    try:
+        mode = path.stat().st_mode
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"MCP_AUTH_TOKEN_FILE {path} cannot be read: {exc.__class__.__name__}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise SettingsError(
+            f"MCP_AUTH_TOKEN_FILE {path} has mode {stat.S_IMODE(mode):o}: group and others must have no access "
+            "(chmod 600)"
+        )
+    if len(token) < MIN_STATIC_TOKEN or any(c.isspace() for c in token):
+        raise SettingsError(
+            f"MCP_AUTH_TOKEN_FILE {path} must hold one token of at least {MIN_STATIC_TOKEN} characters without "
+            "spaces (for example: openssl rand -base64 32)"
+        )
+    return token
+
+
+class StaticTokenVerifier:
+    """An SDK ``TokenVerifier`` for one static token, compared in constant time (``hmac.compare_digest``).
+
+    The accepted token stands for the one person of the deployment: its
+    ``AccessToken`` carries ``client_id="static-token"`` and ``resource`` =
+    the public URL.
+    """
+
+    def __init__(self, token: str, resource: str) -> None:
+        self._token = token.encode()
+        self._resource = resource
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The access record for ``token`` if it is the configured one, else None."""
+        if not hmac.compare_digest(token.encode(), self._token):
+            return None
+        return AccessToken(token=token, client_id="static-token", scopes=[], resource=self._resource)
+
+
+class JwtVerifier:
+    """An SDK ``TokenVerifier`` for JWT access tokens (RFC 9068) signed by one issuer.
+
+    The signing key is the JWKS entry named by the token's ``kid`` (PyJWT's
+    ``PyJWKClient``: the key set cached for 300 s, fetched with a 10 s
+    timeout in a worker thread; a ``kid`` it does not know refreshes the set
+    at most once per 30 s, PyJWT's ``cooldown_duration``, so tokens with made-up
+    ``kid`` values cannot turn into a flood of requests to the issuer).
+    A token is accepted only when its signature verifies with an algorithm
+    of :data:`ASYMMETRIC_ALGORITHMS`, ``iss`` equals ``issuer``, ``aud``
+    contains ``audience`` (RFC 8707; the ``MCP_PUBLIC_URL``), ``exp`` is
+    present and not past, and ``nbf`` (if present) is not in the future.
+    Scopes come from the ``scope`` claim (space list) or ``scp`` (list); the
+    SDK's ``RequireAuthMiddleware`` compares them with
+    ``MCP_AUTH_REQUIRED_SCOPES`` and answers 403 ``insufficient_scope`` when
+    one is missing. Any other failure returns None (401 ``invalid_token``).
+    """
+
+    def __init__(self, issuer: str, jwks_url: str, audience: str, leeway: float = 0) -> None:
+        self.issuer = issuer
+        self.audience = audience
+        self.leeway = leeway
+        self._jwks = jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=300, timeout=JWKS_TIMEOUT)
+
+    def _claims(self, token: str) -> dict[str, Any] | None:
+        try:
+            key = self._jwks.get_signing_key_from_jwt(token)
+            return jwt.decode(
+                token,
+                key.key,
+                algorithms=list(ASYMMETRIC_ALGORITHMS),
+                audience=self.audience,
+                issuer=self.issuer,
+                leeway=self.leeway,
+                options={"require": ["exp", "iss", "aud"], "verify_signature": True},
+            )
+        except (jwt.PyJWTError, ValueError, TypeError):
+            return None
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The access record for a valid ``token``, or None (see the class)."""
+        claims = await anyio.to_thread.run_sync(self._claims, token)
+        if claims is None:
+            return None
+        scope = claims.get("scope")
+        scopes = scope.split() if isinstance(scope, str) else [s for s in claims.get("scp", []) if isinstance(s, str)]
+        client = claims.get("client_id") or claims.get("azp") or claims.get("sub") or "unknown"
+        return AccessToken(
+            token=token,
+            client_id=str(client),
+            scopes=scopes,
+            expires_at=int(claims["exp"]),
+            resource=self.audience,
+            subject=str(claims["sub"]) if "sub" in claims else None,
+            claims={"iss": claims["iss"]},
+        )
+
+
+def _metadata_routes(settings: HttpSettings) -> list[BaseRoute]:
+    """The RFC 9728 document at ``/.well-known/oauth-protected-resource<path>``, with the URLs exactly as configured.
+
+    (The SDK's ``create_protected_resource_routes`` would turn an issuer
+    ``https://idp.example.org`` into ``https://idp.example.org/``, which no
+    longer equals the issuer identifier a client compares, RFC 8414 §3.3; and
+    it needs an authorization server, which a static token has none of:
+    RFC 9728 §2 makes ``authorization_servers`` optional.)
+    """
+    body: dict[str, Any] = {"resource": settings.public_url}
+    if settings.issuer is not None:
+        body["authorization_servers"] = [settings.issuer]
+    if settings.required_scopes:
+        body["scopes_supported"] = list(settings.required_scopes)
+    body["bearer_methods_supported"] = ["header"]
+
+    async def metadata(_: Request) -> JSONResponse:
+        return JSONResponse(body, headers={"Cache-Control": "public, max-age=3600"})
+
+    path = urlsplit(str(build_resource_metadata_url(AnyHttpUrl(settings.public_url)))).path
+    return [Route(path, metadata, methods=["GET"])]
+
+
+class _ScopeChallenge:
+    """Adds ``scope="<required scopes>"`` to the SDK's ``WWW-Authenticate`` challenges (401 and 403).
+
+    The MCP authorization spec (2025-11-25, "Scope Challenge Handling") says a
+    server SHOULD name the scopes a client must ask for; the SDK's
+    ``RequireAuthMiddleware`` names only ``resource_metadata``. Wraps ``send``;
+    a response without that header (an Origin refusal, a tool result) passes
+    unchanged.
+    """
+
+    def __init__(self, app: ASGIApp, scopes: tuple[str, ...]) -> None:
+        self.app = app
+        self.param = f', scope="{" ".join(scopes)}"'.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_scope(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (name, value + self.param if name.lower() == b"www-authenticate" else value)
+                    for name, value in message.get("headers", [])
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_scope)
+
+
+def build_http_app(
+    server: MCPServer[Any], settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
+) -> Starlette:
+    """The ASGI app serving ``server`` at ``settings.path`` behind bearer authentication.
+
+    Built from the SDK's parts: ``MCPServer.streamable_http_app`` (stateful
+    sessions for 2025-11-25, or stateless when ``settings.workers`` > 1;
+    2026-07-28 requests are always handled one by one) with the Host/Origin
+    checks of ``settings`` (421 for a Host, 403 for an Origin not allowed);
+    in front of it ``BearerAuthBackend`` + ``RequireAuthMiddleware`` (401
+    ``invalid_token`` with ``WWW-Authenticate: Bearer ...
+    resource_metadata="<url>"`` for a missing, unknown, expired or
+    foreign-audience token; 403 ``insufficient_scope``) and the RFC 9728
+    metadata at ``/.well-known/oauth-protected-resource<path>``.
+
+    Args:
+        server: The family server, as ``build_server`` made it.
+        settings: HTTP settings with ``transport == "streamable-http"``.
+        verifier: The token check; None only for a loopback bind without authentication.
+    """
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(settings.allowed_hosts),
+        allowed_origins=list(settings.allowed_origins),
+    )
+    inner = server.streamable_http_app(
+        streamable_http_path=settings.path,
+        stateless_http=settings.workers > 1,
+        transport_security=security,
+        host=settings.host,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncGenerator[None]:
+        async with server.session_manager.run():
+            yield
+
+    if verifier is None:
+        return Starlette(routes=[Mount("/", app=inner)], lifespan=lifespan)
+    metadata_url = build_resource_metadata_url(AnyHttpUrl(settings.public_url))
+    guarded: ASGIApp = RequireAuthMiddleware(inner, list(settings.required_scopes), metadata_url)
+    if settings.required_scopes:
+        guarded = _ScopeChallenge(guarded, settings.required_scopes)
+    return Starlette(
+        routes=[*_metadata_routes(settings), Mount("/", app=guarded)],
+        middleware=[
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+            Middleware(AuthContextMiddleware),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def verifier_for(settings: HttpSettings) -> StaticTokenVerifier | JwtVerifier | None:
+    """The token check ``settings`` configure (reads the token file), or None without authentication.
+
+    Raises:
+        SettingsError: from :func:`read_token_file`.
+    """
+    if settings.token_file is not None:
+        return StaticTokenVerifier(read_token_file(settings.token_file), settings.public_url)
+    if settings.issuer is not None and settings.jwks_url is not None:
+        return JwtVerifier(settings.issuer, settings.jwks_url, settings.public_url)
+    return None
+
+
+def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] | None = None) -> None:
+    """Serve ``server`` on the transport the environment names; returns when it stops.
+
+    ``MCP_TRANSPORT`` unset or ``stdio``: ``server.run("stdio")``, as before.
+    ``streamable-http``: uvicorn on ``MCP_HOST:MCP_PORT`` (``MCP_WORKERS``
+    processes sharing one socket), app from :func:`build_http_app`; one line
+    on stderr says where and with which authentication.
+
+    Raises:
+        SystemExit: code 1 after ``<server-name>: <problem>`` on stderr, for a
+            setting :meth:`HttpSettings.from_env` or :func:`read_token_file`
+            refuses. Nothing is served then.
+    """
+    try:
+        settings = HttpSettings.from_env(environ)
+        verifier = verifier_for(settings) if settings.transport == "streamable-http" else None
+    except SettingsError as exc:
+        exit_on_bad_setting(server_name, exc)
+    if settings.transport == "stdio":
+        server.run("stdio")
+        return
+    http = http_server(server, settings, verifier)
+    say(server_name, describe(settings))
+    if settings.workers == 1:
+        http.run()
+    else:
+        _serve_workers(http, settings.workers)
+
+
+def describe(settings: HttpSettings) -> str:
+    """The start-up line of an HTTP server: where it listens, the resource, the authentication, the workers."""
+    auth = {"token-file": "static token", "jwt": f"JWTs from {settings.issuer}", None: "NO authentication"}
+    return (
+        f"Streamable HTTP on {settings.host}:{settings.port}{settings.path} (resource {settings.public_url}), "
+        f"{auth[settings.auth]}, {settings.workers} worker(s)"
+    )
+
+
+def http_server(
+    server: MCPServer[Any], settings: HttpSettings, verifier: StaticTokenVerifier | JwtVerifier | None
+) -> uvicorn.Server:
+    """A uvicorn server (not started) for :func:`build_http_app` on ``settings.host:settings.port``.
+
+    uvicorn logs at WARNING only, trusts no ``X-Forwarded-*`` headers (the
+    Host check needs the real ``Host``) and sends no ``Server`` header.
+    ``.run()`` blocks until SIGINT/SIGTERM; ``await .serve()`` runs it in an
+    event loop of one's own (tests).
+    """
+    import uvicorn  # here, so that a stdio start does not pay for it
+
+    config = uvicorn.Config(
+        build_http_app(server, settings, verifier),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        proxy_headers=False,
+        server_header=False,
+        lifespan="on",
+    )
+    return uvicorn.Server(config)
+
+
+def _serve_workers(http: uvicorn.Server, count: int) -> None:  # pragma: no cover - forks; not measurable in-process
+    """Bind once, fork ``count`` children serving the one socket, forward SIGTERM/SIGINT, exit 1 if a child failed.
+
+    Forked rather than spawned: the children inherit the built server
+    (uvicorn's own ``workers=`` needs an import string to rebuild it).
+    """
+    sock = http.config.bind_socket()
+    children: list[int] = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                http.run(sockets=[sock])
+            except BaseException:
+                code = 1
+            os._exit(code)
+        children.append(pid)
+    sock.close()
+
+    def stop(_signum: int, _frame: object) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    failed = False
+    for child in children:
+        try:
+            _, status = os.waitpid(child, 0)
+        except ChildProcessError:
+            continue
+        failed = failed or os.waitstatus_to_exitcode(status) != 0
+    if failed:
+        sys.exit(1)

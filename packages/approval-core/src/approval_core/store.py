@@ -1,0 +1,248 @@
+"""Where single-use records live: in this process, or in Redis shared by replicas.
+
+Two kinds of record make approvals single use: the confirm tokens of the
+two-call fallback (space ``"token"``) and the nonces of the sealed
+input_required states (space ``"state"``). Both follow one contract,
+:class:`RecordStore`:
+
+``await put(space, secret, fingerprint, ttl)``
+    Remember that ``secret`` was issued for the call ``fingerprint``, for
+    ``ttl`` seconds. Issuing fails (raises) rather than overwrite a record.
+``await take(space, secret)``
+    Spend ``secret`` atomically: remove its record and return
+    ``(fingerprint, expired)``, or None when there is none (never issued,
+    already spent, dropped, or long expired). Of two concurrent ``take`` calls
+    for one secret, at most one gets the record.
+
+Secrets are never stored as given: a record's key is the SHA-256 of the
+secret, so neither a memory dump nor a look into Redis yields a usable token.
+
+:class:`MemoryStore` is the default (one process; a restart forgets every
+record, which is the safe direction: an answer or token from before the restart
+is refused). :class:`RedisStore` keeps the records in Redis under
+``approval-core:<server name>:<space>:<sha256 hex>``, written with
+``SET ... NX PX`` (set if absent, with expiry) and spent with ``GETDEL``, so
+a record is single use across every replica and across restarts. Every Redis
+call is bounded by :data:`STORE_TIMEOUT` seconds; a Redis that cannot be
+reached, refuses or hangs raises :class:`StoreUnavailable`, and the gate then
+refuses the guarded call (it never approves without its records).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
+
+import anyio
+import redis.asyncio as aioredis
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+from redis.retry import Retry
+
+from approval_core.errors import ApprovalError
+from approval_core.tokens import DEFAULT_CAPACITY, SingleUseStore
+
+__all__ = [
+    "EXPIRY_GRACE",
+    "STORE_TIMEOUT",
+    "MemoryStore",
+    "RecordStore",
+    "RedisStore",
+    "Space",
+    "StoreUnavailable",
+    "redacted_url",
+]
+
+Space = Literal["token", "state"]
+
+STORE_TIMEOUT = 1.5
+"""Seconds one store operation may take in all (connecting, one retry, the command)."""
+
+EXPIRY_GRACE = 60.0
+"""Seconds a Redis record outlives its expiry, so a late answer is told "expired", not "unknown"."""
+
+
+class StoreUnavailable(ApprovalError):
+    """The record store could not be reached, refused the command, or did not answer in time.
+
+    The message says which operation failed and why, without the store's
+    password. The gate turns it into a refusal with outcome
+    ``store_unavailable``; nothing is approved.
+    """
+
+
+class RecordStore(Protocol):
+    """The single-use record contract (see the module docstring)."""
+
+    async def put(self, space: Space, secret: str, fingerprint: str, ttl: float) -> None:
+        """Remember ``secret`` for ``fingerprint`` for ``ttl`` seconds.
+
+        Raises:
+            StoreUnavailable: the store cannot record it (Redis down or slow,
+                or a record under this secret exists already).
+        """
+        ...
+
+    async def take(self, space: Space, secret: str) -> tuple[str, bool] | None:
+        """Spend ``secret``: ``(fingerprint, expired)``, or None if there is no record.
+
+        Raises:
+            StoreUnavailable: the store cannot be asked.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections (a no-op in process)."""
+        ...
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class MemoryStore:
+    """Records in this process: bounded (``capacity`` per space, oldest dropped first), forgotten on restart.
+
+    Args:
+        capacity: Records kept per space at most.
+        clock: Wall-clock seconds (``time.time``); injectable for tests.
+    """
+
+    def __init__(self, *, capacity: int = DEFAULT_CAPACITY, clock: Callable[[], float] = time.time) -> None:
+        self._spaces: dict[str, SingleUseStore] = {}
+        self._capacity = capacity
+        self._clock = clock
+
+    def _space(self, space: Space) -> SingleUseStore:
+        found = self._spaces.get(space)
+        if found is None:
+            found = self._spaces[space] = SingleUseStore(ttl=1.0, capacity=self._capacity, clock=self._clock)
+        return found
+
+    def __len__(self) -> int:
+        return sum(len(store) for store in self._spaces.values())
+
+    async def put(self, space: Space, secret: str, fingerprint: str, ttl: float) -> None:
+        """See :meth:`RecordStore.put`."""
+        store = self._space(space)
+        if store.holds(secret):
+            raise StoreUnavailable(f"a {space} record under this secret exists already")
+        store.add(secret, fingerprint, ttl=ttl)
+
+    async def take(self, space: Space, secret: str) -> tuple[str, bool] | None:
+        """See :meth:`RecordStore.take`."""
+        return self._space(space).take(secret)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return parts._replace(netloc=f"{user}:***@{netloc}").geturl()
+
+
+class RedisStore:
+    """Records in Redis, shared by every replica that uses the same URL and server name.
+
+    Args:
+        url: ``redis://[user:pass@]host:port/db`` or ``rediss://...`` (TLS).
+        namespace: The server's name; keys are ``approval-core:<namespace>:<space>:<sha256 hex>``.
+        clock: Wall-clock seconds for the expiry stored in a record (tests may inject one;
+            Redis drops a record :data:`EXPIRY_GRACE` seconds after its ``ttl`` in real time).
+        timeout: Seconds one operation may take in all (default :data:`STORE_TIMEOUT`).
+
+    A client is made lazily in the running event loop (and made anew if the
+    loop changes). Requires Redis 6.2 or later (``GETDEL``).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        namespace: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        timeout: float = STORE_TIMEOUT,
+    ) -> None:
+        if not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError("the store timeout must be a positive number of seconds")
+        self.url = url
+        self.namespace = namespace
+        self._prefix = f"approval-core:{namespace}:"
+        self._clock = clock
+        self._timeout = timeout
+        self._client: aioredis.Redis | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"RedisStore({redacted_url(self.url)!r}, namespace={self.namespace!r})"
+
+    def key(self, space: Space, secret: str) -> str:
+        """The Redis key of ``secret``'s record (the secret itself never appears)."""
+        return f"{self._prefix}{space}:{_digest(secret)}"
+
+    def _redis(self) -> aioredis.Redis:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            per_socket = self._timeout / 2
+            self._client = aioredis.Redis.from_url(  # pyright: ignore[reportUnknownMemberType]
+                self.url,
+                socket_timeout=per_socket,
+                socket_connect_timeout=per_socket,
+                retry=Retry(NoBackoff(), 1),
+                health_check_interval=0,
+                decode_responses=True,
+            )
+            self._loop = loop
+        return self._client
+
+    async def _run(self, what: str, command: Callable[[aioredis.Redis], Any]) -> Any:
+        try:
+            with anyio.fail_after(self._timeout):
+                return await command(self._redis())
+        except TimeoutError:
+            raise StoreUnavailable(f"the approval store did not answer {what} within {self._timeout:g} s") from None
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(f"the approval store could not {what}: {type(exc).__name__}") from None
+
+    async def put(self, space: Space, secret: str, fingerprint: str, ttl: float) -> None:
+        """See :meth:`RecordStore.put` (``SET key value NX PX ttl+grace``)."""
+        record = json.dumps({"fp": fingerprint, "exp": self._clock() + ttl}, separators=(",", ":"))
+        lifetime_ms = math.ceil((ttl + EXPIRY_GRACE) * 1000)
+        key = self.key(space, secret)
+        stored = await self._run("record a " + space, lambda r: r.set(key, record, nx=True, px=lifetime_ms))
+        if not stored:
+            raise StoreUnavailable(f"a {space} record under this secret exists already")
+
+    async def take(self, space: Space, secret: str) -> tuple[str, bool] | None:
+        """See :meth:`RecordStore.take` (``GETDEL key``)."""
+        key = self.key(space, secret)
+        raw = await self._run("spend a " + space, lambda r: r.getdel(key))
+        if not isinstance(raw, str):
+            return None
+        try:
+            record = json.loads(raw)
+            fingerprint, expires_at = record["fp"], record["exp"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(fingerprint, str) or not isinstance(expires_at, int | float):
+            return None
+        return fingerprint, expires_at <= self._clock()
+
+    async def aclose(self) -> None:
+        """Close the client's connections (if a client was made in this loop)."""
+        client, self._client = self._client, None
+        if client is not None and self._loop is asyncio.get_running_loop():
+            await client.aclose()
+        self._loop = None

@@ -1,0 +1,99 @@
+"""The single-use record contract, as tests every store must pass (approval_core.store.RecordStore).
+
+A test module imports these functions and provides two fixtures: ``clock``
+(a :class:`FakeClock`) and ``store`` (the store under test, built with that
+clock). ``packages/approval-core/tests/test_store.py`` runs them against the
+in-process store; ``integration/test_shared_store.py`` runs the same tests
+against Redis.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from approval_core.store import RecordStore, StoreUnavailable
+
+__all__ = [
+    "FakeClock",
+    "test_a_record_is_kept_under_its_space_only",
+    "test_a_record_is_taken_once",
+    "test_a_record_past_its_ttl_is_taken_as_expired",
+    "test_a_secret_never_issued_is_not_found",
+    "test_an_existing_record_is_never_overwritten",
+    "test_of_concurrent_takes_exactly_one_gets_the_record",
+]
+
+FP = "f" * 64
+OTHER = "e" * 64
+
+
+class FakeClock:
+    """Wall-clock seconds that move only when a test moves them."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        """The current fake time (seconds)."""
+        return self.now
+
+
+@pytest.mark.anyio
+async def test_a_record_is_taken_once(store: RecordStore) -> None:
+    """A record comes back once, with its own fingerprint; then it is gone."""
+    await store.put("token", "secret-1", FP, 300)
+    await store.put("token", "secret-2", OTHER, 300)
+    assert await store.take("token", "secret-1") == (FP, False)
+    assert await store.take("token", "secret-1") is None
+    assert await store.take("token", "secret-2") == (OTHER, False)
+
+
+@pytest.mark.anyio
+async def test_a_secret_never_issued_is_not_found(store: RecordStore) -> None:
+    """Taking a secret nobody issued finds nothing."""
+    assert await store.take("state", "never-issued") is None
+
+
+@pytest.mark.anyio
+async def test_a_record_is_kept_under_its_space_only(store: RecordStore) -> None:
+    """A token and a state nonce with the same text are different records."""
+    await store.put("token", "shared-secret", FP, 300)
+    assert await store.take("state", "shared-secret") is None
+    assert await store.take("token", "shared-secret") == (FP, False)
+
+
+@pytest.mark.anyio
+async def test_a_record_past_its_ttl_is_taken_as_expired(store: RecordStore, clock: FakeClock) -> None:
+    """A record taken at or after its expiry (store clock) is reported expired, and spent."""
+    await store.put("state", "early", FP, 300)
+    await store.put("state", "late", FP, 300)
+    clock.now += 299.5
+    assert await store.take("state", "early") == (FP, False)
+    clock.now += 0.5
+    assert await store.take("state", "late") == (FP, True)
+    assert await store.take("state", "late") is None
+
+
+@pytest.mark.anyio
+async def test_an_existing_record_is_never_overwritten(store: RecordStore) -> None:
+    """Issuing a secret that is already recorded fails and leaves the first record."""
+    await store.put("token", "twice", FP, 300)
+    with pytest.raises(StoreUnavailable, match="exists already"):
+        await store.put("token", "twice", OTHER, 300)
+    assert await store.take("token", "twice") == (FP, False)
+
+
+@pytest.mark.anyio
+async def test_of_concurrent_takes_exactly_one_gets_the_record(store: RecordStore) -> None:
+    """Twenty concurrent takes of one record: exactly one gets it."""
+    await store.put("token", "contended", FP, 300)
+    results: list[tuple[str, bool] | None] = []
+
+    async def take() -> None:
+        results.append(await store.take("token", "contended"))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(20):
+            group.start_soon(take)
+    assert sorted(results, key=lambda r: r is None) == [(FP, False)] + [None] * 19
