@@ -32,6 +32,7 @@ import haproxy
 import httpx2
 import mcp_types as types
 import pytest
+import token_issuer
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -298,7 +299,7 @@ def summaries(stack: Stack) -> str:
 def test_without_a_valid_token_or_with_a_foreign_origin_no_tool_runs(stack: Stack) -> None:
     issuer = stack.issuer
     public = stack.url
-    forged = rsa.generate_private_key(public_exponent=65537, key_size=2048)  # a key the issuer never published
+    forged = token_issuer.new_key()  # a key the issuer never published
     cases = {
         "no token": (None, {}),
         "a wrong token": ("not-a-token-" + uuid.uuid4().hex, {}),
