@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import defusedxml.ElementTree as SafeET
 import haproxy
 import httpx2
@@ -151,6 +152,35 @@ async def test_a_question_minted_by_one_replica_is_answered_through_another_once
     # Refused for being spent, and for the very binding the other replica approved (not for another target).
     refused, approved = audit(stack, replayed_by, "state_refused"), audit(stack, answered_by, "approved")
     assert (refused["reason"], refused["fp"]) == ("spent", approved["fp"]), (refused, approved)
+
+
+async def test_one_answer_sent_through_two_replicas_at_once_is_taken_once(stack: Stack) -> None:
+    arguments, href, _ = event(stack)
+    async with (
+        http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (first, seen_first),
+        http_client(stack.url, stack.token, revision="2026-07-28", answer=accept) as (second, seen_second),
+    ):
+        for client in (first, second):
+            await client.listed_tool("delete_event")  # the checking clients list the tools now, not in the race
+        question = await call_once(first, "delete_event", arguments)
+        assert isinstance(question, types.InputRequiredResult), question
+        results: list[types.CallToolResult | types.InputRequiredResult] = []
+
+        async def answer(client: Any) -> None:
+            state = question.request_state
+            results.append(await call_once(client, "delete_event", arguments, answer=ticked, request_state=state))
+
+        async with anyio.create_task_group() as race:  # the same answer, twice, at the same moment
+            race.start_soon(answer, first)
+            race.start_soon(answer, second)
+        by = (seen_first.last(), seen_second.last())
+    assert by[0] != by[1], f"both answers reached {by[0]}"
+    approved = [r for r in results if isinstance(r, types.CallToolResult) and not r.is_error]
+    assert len(approved) == 1, results
+    assert href not in snapshot(stack)
+    fingerprint = audit(stack, by[0] if approved[0] is results[0] else by[1], "approved")["fp"]
+    everywhere = [line for name in stack.replicas.names for line in stack.replicas[name].log.read_text().splitlines()]
+    assert sum('"event":"approved"' in line and fingerprint in line for line in everywhere) == 1
 
 
 # ---------------------------------------------------------------------------- 2. a token redeemed elsewhere
