@@ -45,7 +45,7 @@ from approval_core.testing import accept, approval_of, call_once, ticked
 
 pytestmark = pytest.mark.anyio
 
-WORK, HOME = CALENDARS
+WORK = CALENDARS[0]
 DAV = "{DAV:}"
 
 
@@ -164,23 +164,26 @@ async def test_one_answer_sent_through_two_replicas_at_once_is_taken_once(stack:
             await client.listed_tool("delete_event")  # the checking clients list the tools now, not in the race
         question = await call_once(first, "delete_event", arguments)
         assert isinstance(question, types.InputRequiredResult), question
-        results: list[types.CallToolResult | types.InputRequiredResult] = []
+        results: dict[int, types.CallToolResult | types.InputRequiredResult] = {}
 
-        async def answer(client: Any) -> None:
+        async def answer(index: int, client: Any) -> None:
             state = question.request_state
-            results.append(await call_once(client, "delete_event", arguments, answer=ticked, request_state=state))
+            results[index] = await call_once(client, "delete_event", arguments, answer=ticked, request_state=state)
 
         async with anyio.create_task_group() as race:  # the same answer, twice, at the same moment
-            race.start_soon(answer, first)
-            race.start_soon(answer, second)
+            race.start_soon(answer, 0, first)
+            race.start_soon(answer, 1, second)
         by = (seen_first.last(), seen_second.last())
     assert by[0] != by[1], f"both answers reached {by[0]}"
-    approved = [r for r in results if isinstance(r, types.CallToolResult) and not r.is_error]
+    approved = [i for i, r in results.items() if isinstance(r, types.CallToolResult) and not r.is_error]
     assert len(approved) == 1, results
     assert href not in snapshot(stack)
-    fingerprint = audit(stack, by[0] if approved[0] is results[0] else by[1], "approved")["fp"]
+    fingerprint = audit(stack, by[approved[0]], "approved")["fp"]
     everywhere = [line for name in stack.replicas.names for line in stack.replicas[name].log.read_text().splitlines()]
     assert sum('"event":"approved"' in line and fingerprint in line for line in everywhere) == 1
+    # The other answer was refused: spent by its rival, or (if it came second) its event was already gone.
+    other = results[1 - approved[0]]
+    assert isinstance(other, types.InputRequiredResult) or other.is_error, other
 
 
 # ---------------------------------------------------------------------------- 2. a token redeemed elsewhere
