@@ -331,6 +331,7 @@ def summaries(stack: Stack) -> str:
 
 def test_without_a_valid_token_or_with_a_foreign_origin_no_tool_runs(stack: Stack) -> None:
     issuer = stack.issuer
+    assert issuer is not None
     public = stack.url
     forged = token_issuer.new_key()  # a key the issuer never published
     cases = {

@@ -26,12 +26,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import dav_servers
 import haproxy
 import httpx2
+import redis_server
 import replicas as replicas_module
+import token_issuer
 from processes import free_port
 
 __all__ = ["CALENDARS", "Stack", "remote_stack"]
@@ -62,10 +64,10 @@ class Stack:
     radicale: dav_servers.DavServer
     replicas: replicas_module.Replicas
     proxy: haproxy.Proxy | None
-    redis: Any
+    redis: redis_server.RedisServer | None
     key_file: Path
     token: str
-    issuer: Any
+    issuer: token_issuer.IssuerDouble | None
 
     def dav(self) -> httpx2.Client:
         """A plain HTTP client on Radicale, logged in as the account (to check what a call changed)."""
@@ -112,9 +114,6 @@ def remote_stack(
     Raises:
         RuntimeError: (or the launcher's own error) a part did not start; the message says which and why.
     """
-    import redis_server
-    import token_issuer
-
     assert proxy or count == 1, "without a proxy there is one replica"
     assert store == "redis" or count == 1, "replicas share approvals only through Redis"
     with contextlib.ExitStack() as stack:
@@ -131,11 +130,11 @@ def remote_stack(
             "APPROVAL_KEY_FILE": str(key_file),
             **(extra or {}),
         }
-        redis = None
+        redis: redis_server.RedisServer | None = None
         if store == "redis":
             redis = stack.enter_context(redis_server.redis_server())
             settings["APPROVAL_STORE_URL"] = redis.url
-        issuer = None
+        issuer: token_issuer.IssuerDouble | None = None
         if auth == "jwt":
             issuer = stack.enter_context(token_issuer.token_issuer())
             settings["MCP_AUTH_ISSUER"] = issuer.issuer
