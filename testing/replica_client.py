@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from approval_core.testing import Answer, Revision, connect
 
-__all__ = ["Exchange", "Seen", "http_client"]
+__all__ = ["Exchange", "Seen", "call_tool_json", "http_client"]
 
 BACKEND_HEADER = "X-Backend"
 
