@@ -167,8 +167,9 @@ async def pair_ms(store: Any) -> float:
 
 def store_cost() -> tuple[float, float]:
     """Median ms of a put + take pair on the in-process store and on Redis (started here)."""
-    from approval_core.store import MemoryStore, RedisStore  # noqa: PLC0415
     from redis_server import redis_server  # noqa: PLC0415
+
+    from approval_core.store import MemoryStore, RedisStore  # noqa: PLC0415
 
     memory = anyio.run(pair_ms, MemoryStore())
     with redis_server() as redis:
