@@ -242,3 +242,37 @@ async def test_redis_stopped_refuses_guarded_calls_and_reads_still_work_then_red
         redis.start()
         await one.gate.store.aclose()
         await two.gate.store.aclose()
+
+
+async def test_a_store_that_refuses_the_credentials_says_to_fix_the_setting_not_to_try_again(
+    settings: ApprovalSettings,
+) -> None:
+    """A wrong password in APPROVAL_STORE_URL is a lasting fault: the refusal names the setting, not "try again"."""
+    with RedisServer() as guarded:
+        admin = aioredis.Redis.from_url(guarded.url)
+        await admin.config_set("requirepass", "the-password")
+        await admin.aclose()
+        wrong = guarded.url.replace("redis://", "redis://:not-the-password@")
+        chosen = ApprovalSettings(elicitation=False, store_url=wrong, key_ring=settings.key_ring)
+        example = Example(chosen)
+        async with connect(example.server, revision="2026-07-28") as client:
+            refused = await client.call_tool("delete_items", ARGS)
+            assert approval_of(refused) == {"outcome": "store_unavailable", "path": "token", "changed": False}
+            text = refused.content[0].text  # type: ignore[union-attr]
+            assert "must fix APPROVAL_STORE_URL" in text
+            assert "Try again in a moment" not in text
+            assert "not-the-password" not in text
+        assert example.items == {"a", "b", "c"}
+        store = RedisStore(wrong, "test-auth")
+        try:
+            with pytest.raises(StoreUnavailable) as raised:
+                await store.put("token", "x", FP, 300)
+            assert raised.value.lasting
+        finally:
+            await store.aclose()
+        right = RedisStore(guarded.url.replace("redis://", "redis://:the-password@"), "test-auth")
+        try:
+            await right.put("token", "x", FP, 300)
+            assert await right.take("token", "x") == (FP, False)
+        finally:
+            await right.aclose()

@@ -6,7 +6,7 @@ What ``docs/deploy.md`` describes, started by the tests and the benchmark:
   calendars, ``/willi/work/`` and ``/willi/home/``;
 - Redis (Debian's ``redis-server``, ``testing/redis_server.py``) as
   ``APPROVAL_STORE_URL``, unless the stack runs with the in-process store;
-- one key file (``python -m approval_core.keys new``), shared by every replica;
+- one key file (``python -m approval_core keys new``), shared by every replica;
 - N replicas of ``caldav-mcp`` over Streamable HTTP (``testing/replicas.py``),
   each with ``MCP_PUBLIC_URL`` set to the proxy's URL (the audience tokens
   must name);
@@ -84,10 +84,10 @@ def _calendars(url: str) -> None:
 def _key_file(workdir: Path) -> Path:
     path = workdir / "approval.keys"
     made = subprocess.run(  # noqa: S603 - the workspace's own module
-        [sys.executable, "-m", "approval_core.keys", "new", str(path)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "approval_core", "keys", "new", str(path)], capture_output=True, text=True, check=False
     )
     if made.returncode != 0:
-        raise RuntimeError(f"python -m approval_core.keys new {path} failed: {made.stderr}")
+        raise RuntimeError(f"python -m approval_core keys new {path} failed: {made.stderr}")
     return path
 
 

@@ -89,7 +89,10 @@ async def test_a_token_for_one_target_is_refused_for_another_and_is_spent() -> N
         assert approval_of(widened)["outcome"] == "token_refused"
         original = await client.call_tool("delete_items", {"book": "/b/", "ids": ["a"], "confirm_token": token})
         assert original.is_error
-        assert "not issued by this server process, or it was already used" in original.content[0].text
+        assert (
+            "not issued by this server (or by a replica sharing its approval store), or it was already used"
+            in original.content[0].text
+        )
     assert ex.items == {"a", "b", "c"}
 
 

@@ -326,9 +326,8 @@ async def test_a_loopback_app_without_authentication_still_checks_host_and_origi
     port = free_port()
     configured = settings(MCP_PORT=str(port))
     where = f"127.0.0.1:{port}/mcp"
-    assert (
-        describe(configured) == f"Streamable HTTP on {where} (resource http://{where}), NO authentication, 1 worker(s)"
-    )
+    expected = f"Streamable HTTP on {where} (resource http://{where}), NO authentication, 1 worker(s), "
+    assert describe(configured) == expected + "approval records in this process"
     async with running(http_server(Example().server, configured, None), port) as url:
         async with connect(bearer_transport(url, None), revision="2026-07-28") as client:
             assert (await client.call_tool("list_items", {})).structured_content == {"items": ["a", "b", "c"]}

@@ -13,6 +13,8 @@ import io
 import os
 import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import mcp_types as mt
@@ -304,6 +306,32 @@ def test_the_key_command_makes_and_rotates_a_private_file(tmp_path: Path, capsys
     assert [p.name for p in tmp_path.iterdir()] == ["approval.keys"]  # no temporary file left
 
 
+def test_the_key_command_runs_as_the_package_without_a_warning_and_names_a_missing_folder(tmp_path: Path) -> None:
+    """``python -m approval_core keys ...``: one line on stderr, no RuntimeWarning, no traceback."""
+    made = subprocess.run(  # noqa: S603
+        [sys.executable, "-W", "error", "-m", "approval_core", "keys", "new", str(tmp_path / "k")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.strip().splitlines() == [f"{tmp_path / 'k'}: new key file, one current key"]
+    missing = tmp_path / "nodir" / "k"
+    failed = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "approval_core", "keys", "new", str(missing)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert failed.returncode == 1
+    assert failed.stderr.strip().splitlines() == [f"{missing}: cannot be written: No such file or directory"]
+    wrong = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "approval_core", "new", str(missing)], capture_output=True, text=True, check=False
+    )
+    assert wrong.returncode == 2
+    assert "usage: python -m approval_core keys" in wrong.stderr
+
+
 # ---------------------------------------------------------------- settings
 
 
@@ -347,7 +375,7 @@ def test_a_store_url_without_a_key_file_stops_the_server() -> None:
     assert stopped.value.code == 1
     line = out.getvalue()
     assert line.startswith("demo-mcp: APPROVAL_STORE_URL is set but APPROVAL_KEY_FILE is not")
-    assert "python -m approval_core.keys new FILE" in line
+    assert "python -m approval_core keys new FILE" in line
     assert "pw" not in line
 
 

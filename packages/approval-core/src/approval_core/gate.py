@@ -139,7 +139,9 @@ _ANSWER_TEXT = {
     "client_error": "the client could not show the dialog (it answered with an error).",
 }
 _TOKEN_REFUSED_TEXT = {
-    Redemption.UNKNOWN: "it was not issued by this server process, or it was already used",
+    Redemption.UNKNOWN: (
+        "it was not issued by this server (or by a replica sharing its approval store), or it was already used"
+    ),
     Redemption.EXPIRED: "it expired",
     Redemption.OTHER_CALL: "it was issued for a different call, and a token fits only the exact call it came with",
 }
@@ -338,10 +340,16 @@ class ApprovalGate:
 
     def _store_unavailable(self, binding: Binding, path: PathName, exc: StoreUnavailable) -> NotApproved:
         self._audit("store_unavailable", binding, path, str(exc))
+        advice = (
+            "The store refused this server's credentials: whoever runs the server must fix APPROVAL_STORE_URL; "
+            "trying again will not help."
+            if exc.lasting
+            else "Try again in a moment."
+        )
         text = (
             f"{binding.tool} was not run: {self.server_name} could not reach its approval store, where every "
             "question and confirm token is recorded so that it can be used only once, and it never approves a "
-            f"change without that record. Try again in a moment. {_NOTHING_CHANGED}"
+            f"change without that record. {advice} {_NOTHING_CHANGED}"
         )
         data = {"outcome": "store_unavailable", "path": path, "changed": False}
         return NotApproved(path, "store_unavailable", refusal(text, data))

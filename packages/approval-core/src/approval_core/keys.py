@@ -12,7 +12,7 @@ with HKDF-SHA256 (RFC 5869) under a purpose label, so the key that seals
 approval-core's state never equals the one the MCP SDK encrypts its
 ``requestState`` envelope with.
 
-Command line (``python -m approval_core.keys``):
+Command line (``python -m approval_core keys``):
 
 ``new FILE``
     Write a fresh key file (one current key), mode 0600; refuses to overwrite.
@@ -190,8 +190,8 @@ def rotate_key_file(path: str | os.PathLike[str], keep: int = 1) -> KeyRing:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m approval_core.keys new FILE | rotate FILE [--keep N]``; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m approval_core.keys", description="Make or rotate a key file.")
+    """``python -m approval_core keys new FILE | rotate FILE [--keep N]``; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m approval_core keys", description="Make or rotate a key file.")
     commands = parser.add_subparsers(dest="command", required=True)
     new = commands.add_parser("new", help="create a key file with one fresh key (mode 0600)")
     new.add_argument("file")
@@ -212,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SettingsError, ValueError) as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    except OSError as exc:  # a missing folder, no right to write there
+        print(f"{args.file}: cannot be written: {exc.strerror or type(exc).__name__}", file=sys.stderr)
+        return 1
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess in the tests
-    raise SystemExit(main())

@@ -600,11 +600,16 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
 
 
 def describe(settings: HttpSettings) -> str:
-    """The start-up line of an HTTP server: where it listens, the resource, the authentication, the workers."""
+    """The start-up line of an HTTP server: where, the resource, the authentication, the workers, the store."""
     auth = {"token-file": "static token", "jwt": f"JWTs from {settings.issuer}", None: "NO authentication"}
+    store = (
+        "approval records shared through APPROVAL_STORE_URL"
+        if settings.store_url_set
+        else "approval records in this process"
+    )
     return (
         f"Streamable HTTP on {settings.host}:{settings.port}{settings.path} (resource {settings.public_url}), "
-        f"{auth[settings.auth]}, {settings.workers} worker(s)"
+        f"{auth[settings.auth]}, {settings.workers} worker(s), {store}"
     )
 
 

@@ -100,7 +100,7 @@ class ApprovalSettings:
         if store_url is not None and key_file is None:
             raise SettingsError(
                 f"{STORE_URL_ENV} is set but {KEY_FILE_ENV} is not: replicas that share records must share "
-                "the sealing keys too (make one with: python -m approval_core.keys new FILE)"
+                "the sealing keys too (make one with: python -m approval_core keys new FILE)"
             )
         return cls(
             elicitation=_parse_flag(env.get(ELICITATION_ENV)),

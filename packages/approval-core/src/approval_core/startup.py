@@ -70,15 +70,23 @@ def load_settings_or_exit(
 
     On a bad value this writes ``<server-name>: <what is wrong>`` to ``stream``
     (default stderr) and raises ``SystemExit(1)`` before anything is served.
-    On success it prints the startup line (see :func:`announce`) and returns
-    the settings.
+    The transport settings (``MCP_*``, :meth:`approval_core.remote.HttpSettings.from_env`,
+    and the token file they name) are checked here too, so that a server
+    refused for them stops before it starts anything else (an embedded
+    backend). On success it prints the startup line (see :func:`announce`)
+    and returns the settings.
 
     Raises:
-        SystemExit: with code 1, when :meth:`ApprovalSettings.from_env` raises
-            :class:`SettingsError`.
+        SystemExit: with code 1, when :meth:`ApprovalSettings.from_env` or the
+            transport settings raise :class:`SettingsError`.
     """
+    from approval_core.remote import HttpSettings, verifier_for
+
     try:
         settings = ApprovalSettings.from_env(environ)
+        transport = HttpSettings.from_env(environ)
+        if transport.transport == "streamable-http":
+            verifier_for(transport)
     except SettingsError as exc:
         exit_on_bad_setting(server_name, exc, stream)
     announce(server_name, settings, stream)

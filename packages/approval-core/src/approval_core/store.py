@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 import anyio
 import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
 from redis.retry import Retry
 
 from approval_core.errors import ApprovalError
@@ -79,7 +79,15 @@ class StoreUnavailable(ApprovalError):
     The message says which operation failed and why, without the store's
     password. The gate turns it into a refusal with outcome
     ``store_unavailable``; nothing is approved.
+
+    ``lasting`` is True when trying again will not help (the store refused
+    the credentials or the rights in ``APPROVAL_STORE_URL``): the refusal then
+    says to fix the setting instead of to try again.
     """
+
+    def __init__(self, message: str, *, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 class RecordStore(Protocol):
@@ -218,6 +226,12 @@ class RedisStore:
                 return await command(self._redis())
         except TimeoutError:
             raise StoreUnavailable(f"the approval store did not answer {what} within {self._timeout:g} s") from None
+        except (AuthenticationError, NoPermissionError) as exc:
+            raise StoreUnavailable(
+                f"the approval store refused this server's credentials or rights ({type(exc).__name__}) when asked "
+                f"to {what}: check the user and password in APPROVAL_STORE_URL and the user's ACL",
+                lasting=True,
+            ) from None
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(f"the approval store could not {what}: {type(exc).__name__}") from None
 
