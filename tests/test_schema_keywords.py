@@ -5,7 +5,10 @@ strict mode (``nox -s interop`` compiles every schema with it) refuses
 pydantic's OpenAPI ``discriminator``, which ntfy-mcp's tagged union of
 notification actions used to carry. This walks every inputSchema and
 outputSchema and names each unknown keyword with its path, so the fault shows
-here without Node.
+here without Node. It also names each type-specific keyword (``maxItems``,
+``maxLength``, ``minimum``...) found in a schema whose ``type`` does not name
+that type, which Ajv's strict types refuse ("missing type "array" for keyword
+"maxItems""): such a keyword beside an ``anyOf`` has to move into the branch.
 """
 
 from __future__ import annotations
@@ -56,6 +59,47 @@ def unknown_keywords(schema: Any, path: str) -> list[str]:
     return found
 
 
+# Ajv strictTypes: a keyword that applies to one type needs that type declared in the same schema.
+TYPED = {
+    "array": {"items", "prefixItems", "maxItems", "minItems", "uniqueItems", "contains", "maxContains", "minContains"},
+    "string": {"maxLength", "minLength", "pattern", "format"},
+    "object": {"properties", "patternProperties", "additionalProperties", "required", "maxProperties"},
+    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+}
+
+
+def untyped_keywords(schema: Any, path: str) -> list[str]:
+    """Each type-specific keyword of ``schema`` (and inside it) whose schema does not declare that type."""
+    if not isinstance(schema, dict):
+        return []
+    declared = schema.get("type")
+    types = set(declared) if isinstance(declared, list) else {declared} if isinstance(declared, str) else set()
+    if "integer" in types:
+        types.add("number")
+    found = [
+        f"{path}/{key} without type {kind!r}"
+        for kind, keys in TYPED.items()
+        for key in sorted(keys & schema.keys())
+        if kind not in types and not (kind == "string" and key == "format")
+    ]
+    for key, value in schema.items():
+        if key in MAPS and isinstance(value, dict):
+            for name, inner in value.items():
+                found += untyped_keywords(inner, f"{path}/{key}/{name}")
+        elif key in LISTS and isinstance(value, list):
+            for index, inner in enumerate(value):
+                found += untyped_keywords(inner, f"{path}/{key}/{index}")
+        elif key in SINGLE:
+            found += untyped_keywords(value, f"{path}/{key}")
+    return found
+
+
+def test_the_walker_finds_a_keyword_beside_an_any_of_that_needs_its_type() -> None:
+    schema = {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "array"}], "maxItems": 20}}}
+    assert untyped_keywords(schema, "") == ["/properties/a/maxItems without type 'array'"]
+    assert untyped_keywords({"type": ["array", "null"], "maxItems": 2}, "") == []
+
+
 def test_the_walker_finds_an_openapi_keyword() -> None:
     schema = {"properties": {"a": {"items": {"oneOf": [{"type": "string"}], "discriminator": {}}}}}
     assert unknown_keywords(schema, "") == ["/properties/a/items/discriminator"]
@@ -69,4 +113,15 @@ async def test_every_schema_uses_draft_2020_12_keywords_only(name: str) -> None:
     for tool in await server.list_tools():
         found += unknown_keywords(tool.input_schema, f"{tool.name}.inputSchema")
         found += unknown_keywords(tool.output_schema, f"{tool.name}.outputSchema")
+    assert found == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", SERVERS)
+async def test_every_type_specific_keyword_sits_with_its_type(name: str) -> None:
+    server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
+    found: list[str] = []
+    for tool in await server.list_tools():
+        found += untyped_keywords(tool.input_schema, f"{tool.name}.inputSchema")
+        found += untyped_keywords(tool.output_schema, f"{tool.name}.outputSchema")
     assert found == []

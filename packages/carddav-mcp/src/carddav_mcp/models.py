@@ -64,10 +64,22 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+MAX_ITEMS = 20
+"""The most values one N or ADR component may hold."""
+
+
 def _one_or_many(value: object) -> object:
-    """A string given for a list-valued component is a list of that one value ("" is the empty list)."""
+    """A string given for a list-valued component is a list of that one value ("" is the empty list).
+
+    Raises:
+        ValueError: a list of more than MAX_ITEMS values (checked here, not by a
+            ``maxItems`` beside the ``anyOf``, which strict JSON Schema
+            validators refuse: the keyword must sit with ``"type": "array"``).
+    """
     if isinstance(value, str):
         return [value] if value else []
+    if isinstance(value, list) and len(value) > MAX_ITEMS:  # pyright: ignore[reportUnknownArgumentType]
+        raise ValueError(f"at most {MAX_ITEMS} values in one component")
     return value
 
 
@@ -76,16 +88,17 @@ LIST_NOTE = (
     "by commas, RFC 6350 §3.4/§6.2.2/§6.3.1; a comma inside an item is text, never a separator). Empty: []. "
     "Writing accepts a single string as a list of one item"
 )
+_Value = Annotated[str, Field(max_length=500)]
 Items = Annotated[
-    list[Annotated[str, Field(max_length=500)]],
-    BeforeValidator(_one_or_many, json_schema_input_type=str | list[str]),
-    Field(max_length=20, description=LIST_NOTE),
+    list[_Value],
+    BeforeValidator(_one_or_many, json_schema_input_type=_Value | Annotated[list[_Value], Field(max_length=MAX_ITEMS)]),
+    Field(description=LIST_NOTE),
 ]
 """One component of N or ADR: a list of values (RFC 6350 §6.2.2, §6.3.1; RFC 2426 §3.1.2, §3.2.1)."""
 
 
 def _items(description: str) -> Any:
-    return Field(default_factory=lambda: [], max_length=20, description=f"{description}; {LIST_NOTE}")
+    return Field(default_factory=lambda: [], description=f"{description}; {LIST_NOTE}")
 
 
 class Name(_Model):
