@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from processes import free_port, started
+from processes import answers_http, free_port, started
 
 __all__ = [
     "DavServer",
@@ -76,21 +76,6 @@ class DavServer:
         return {"X-Remote-User": user}
 
 
-def _answers(port: int) -> bool:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        conn.request("OPTIONS", "/")
-        conn.getresponse().read()
-        return True
-    except http.client.HTTPException:
-        # Not an HTTP server yet. Under ephemeral-port pressure a connect to a port nobody listens on can
-        # be given that same port as its source and reach itself (TCP simultaneous open): it then reads
-        # back its own request line, which is not a status line.
-        return False
-    finally:
-        conn.close()
-
-
 @contextlib.contextmanager
 def _running(argv: list[str], name: str, port: int, workdir: Path) -> Iterator[None]:
     with started(
@@ -99,7 +84,7 @@ def _running(argv: list[str], name: str, port: int, workdir: Path) -> Iterator[N
         port=port,
         workdir=workdir,
         log=workdir / "server.log",
-        ready=lambda: _answers(port),
+        ready=lambda: answers_http(port),
         error=ServerDidNotStart,
         seconds=STARTUP_SECONDS,
     ):
@@ -686,7 +671,7 @@ EVENTS {{
                 port=http_port,
                 workdir=workdir,
                 log=workdir / "server.log",
-                ready=lambda: _answers(http_port),
+                ready=lambda: answers_http(http_port),
                 error=ServerDidNotStart,
                 seconds=STARTUP_SECONDS,
             ) as master:

@@ -11,7 +11,6 @@ token)`` is the SDK's Streamable HTTP client transport with an
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from typing import Any
 
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
-from processes import free_port, started
+from processes import answers_http, free_port, started
 
 __all__ = ["HttpServer", "ServerDidNotStart", "bearer_transport", "served_over_http"]
 
@@ -50,18 +49,6 @@ class HttpServer:
     log: Path
 
 
-def _answers(port: int) -> bool:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        conn.request("GET", "/.well-known/oauth-protected-resource/mcp")
-        conn.getresponse().read()
-        return True
-    except http.client.HTTPException:
-        return False
-    finally:
-        conn.close()
-
-
 @contextlib.contextmanager
 def served_over_http(
     server: str, env: Mapping[str, str], workdir: Path, *, port: int | None = None
@@ -87,7 +74,7 @@ def served_over_http(
         port=port,
         workdir=workdir,
         log=log,
-        ready=lambda: _answers(port),
+        ready=lambda: answers_http(port, "GET", "/.well-known/oauth-protected-resource/mcp"),
         error=ServerDidNotStart,
         seconds=STARTUP_SECONDS,
         env=full,

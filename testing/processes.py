@@ -8,6 +8,7 @@ test fails with the reason instead of being skipped.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import socket
 import subprocess
 import time
@@ -15,6 +16,25 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 __all__ = ["free_port", "started"]
+
+
+def answers_http(port: int, method: str = "OPTIONS", path: str = "/") -> bool:
+    """True once something on 127.0.0.1:``port`` answers ``method path`` with a status line (any status).
+
+    Not an HTTP server yet (refused, reset, or not a status line) is False. Under
+    ephemeral-port pressure a connect to a port nobody listens on can be given
+    that same port as its source and reach itself (TCP simultaneous open): it
+    then reads back its own request line, which is not a status line.
+    """
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        conn.request(method, path)
+        conn.getresponse().read()
+        return True
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
 
 
 def free_port() -> int:

@@ -14,7 +14,6 @@ same port and settings, a new process (nothing it held in memory survives).
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from processes import free_port
+from processes import answers_http, free_port
 
 __all__ = ["Replica", "ReplicaDidNotStart", "Replicas", "replicas", "script"]
 
@@ -45,19 +44,6 @@ def script(name: str) -> Path:
     if not found.is_file():
         raise ReplicaDidNotStart(f"no console script {found}: install the workspace with `uv sync --all-packages`")
     return found
-
-
-def _answers_http(port: int) -> bool:
-    """True once something on ``port`` answers an HTTP request with a status line (any status)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        conn.request("GET", MCP_PATH)
-        conn.getresponse().read()
-        return True
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
 
 
 @dataclass
@@ -122,7 +108,7 @@ class Replicas:
             )
         replica.process, replica.starts = process, replica.starts + 1
         deadline = time.monotonic() + STARTUP_SECONDS
-        while not _answers_http(replica.port):
+        while not answers_http(replica.port, "GET", MCP_PATH):
             if process.poll() is not None:
                 replica.process = None
                 raise ReplicaDidNotStart(

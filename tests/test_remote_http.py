@@ -297,37 +297,14 @@ async def test_a_2026_request_without_a_session_is_answered_alone_by_the_statefu
     assert "Missing session ID" in unrouted.text
 
 
-@pytest.mark.parametrize("server", SERVERS)
-def test_every_server_refuses_to_listen_beyond_loopback_without_authentication(server: str, tmp_path: Path) -> None:
-    env = {**os.environ, "MCP_TRANSPORT": "streamable-http", "MCP_HOST": "0.0.0.0", "MCP_PORT": str(free_port())}  # noqa: S104
-    for name in ("MCP_AUTH_TOKEN_FILE", "MCP_AUTH_ISSUER", "MCP_AUTH_JWKS_URL"):
-        env.pop(name, None)
-    done = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", server.replace("-", "_")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 1
-    assert done.stdout == ""
-    assert f"{server}: MCP_HOST=0.0.0.0 listens beyond loopback" in done.stderr
-
-
-@pytest.mark.parametrize("server", ["caldav-mcp", "carddav-mcp"])
-def test_a_refused_transport_setting_stops_the_server_before_its_embedded_backend_starts(
-    server: str, tmp_path: Path
-) -> None:
-    """The one line a refused start prints is the refusal: no embedded Radicale was started first."""
-    prefix = server.split("-")[0].upper()
+def refused_beyond_loopback(server: str, workdir: Path, **settings: str) -> str:
+    """Start ``server`` on 0.0.0.0 without authentication (plus ``settings``); its stderr, after exit code 1."""
     env = {
         **os.environ,
-        f"{prefix}_EMBEDDED": "true",
-        f"{prefix}_EMBEDDED_DIR": str(tmp_path / "data"),
         "MCP_TRANSPORT": "streamable-http",
         "MCP_HOST": "0.0.0.0",  # noqa: S104
         "MCP_PORT": str(free_port()),
+        **settings,
     }
     for name in ("MCP_AUTH_TOKEN_FILE", "MCP_AUTH_ISSUER", "MCP_AUTH_JWKS_URL", "ELICITATION"):
         env.pop(name, None)
@@ -337,11 +314,28 @@ def test_a_refused_transport_setting_stops_the_server_before_its_embedded_backen
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=tmp_path,
+        cwd=workdir,
     )
     assert done.returncode == 1
     assert done.stdout == ""
-    (line,) = done.stderr.strip().splitlines()
+    return done.stderr
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_every_server_refuses_to_listen_beyond_loopback_without_authentication(server: str, tmp_path: Path) -> None:
+    assert f"{server}: MCP_HOST=0.0.0.0 listens beyond loopback" in refused_beyond_loopback(server, tmp_path)
+
+
+@pytest.mark.parametrize("server", ["caldav-mcp", "carddav-mcp"])
+def test_a_refused_transport_setting_stops_the_server_before_its_embedded_backend_starts(
+    server: str, tmp_path: Path
+) -> None:
+    """The one line a refused start prints is the refusal: no embedded Radicale was started first."""
+    prefix = server.split("-")[0].upper()
+    stderr = refused_beyond_loopback(
+        server, tmp_path, **{f"{prefix}_EMBEDDED": "true", f"{prefix}_EMBEDDED_DIR": str(tmp_path / "data")}
+    )
+    (line,) = stderr.strip().splitlines()
     assert line.startswith(f"{server}: MCP_HOST=0.0.0.0 listens beyond loopback: set MCP_AUTH_TOKEN_FILE")
     assert not (tmp_path / "data").exists()
 

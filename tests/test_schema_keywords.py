@@ -14,6 +14,7 @@ that type, which Ajv's strict types refuse ("missing type "array" for keyword
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,21 +43,30 @@ SINGLE = {"not", "if", "then", "else", "items", "contains", "additionalPropertie
 SINGLE |= {"unevaluatedItems", "unevaluatedProperties", "contentSchema"}
 
 
-def unknown_keywords(schema: Any, path: str) -> list[str]:
-    """Each keyword of ``schema`` (and of the schemas inside it) that Draft 2020-12 does not define."""
+def walk(schema: Any, path: str, check: Callable[[dict[str, Any], str], list[str]]) -> list[str]:
+    """What ``check`` finds in ``schema`` and in every schema inside it (each with its JSON pointer)."""
     if not isinstance(schema, dict):
         return []
-    found = [f"{path}/{key}" for key in schema if key not in KEYWORDS]
+    found = check(schema, path)
     for key, value in schema.items():
         if key in MAPS and isinstance(value, dict):
             for name, inner in value.items():
-                found += unknown_keywords(inner, f"{path}/{key}/{name}")
+                found += walk(inner, f"{path}/{key}/{name}", check)
         elif key in LISTS and isinstance(value, list):
             for index, inner in enumerate(value):
-                found += unknown_keywords(inner, f"{path}/{key}/{index}")
+                found += walk(inner, f"{path}/{key}/{index}", check)
         elif key in SINGLE:
-            found += unknown_keywords(value, f"{path}/{key}")
+            found += walk(value, f"{path}/{key}", check)
     return found
+
+
+def _unknown(schema: dict[str, Any], path: str) -> list[str]:
+    return [f"{path}/{key}" for key in schema if key not in KEYWORDS]
+
+
+def unknown_keywords(schema: Any, path: str) -> list[str]:
+    """Each keyword of ``schema`` (and of the schemas inside it) that Draft 2020-12 does not define."""
+    return walk(schema, path, _unknown)
 
 
 # Ajv strictTypes: a keyword that applies to one type needs that type declared in the same schema.
@@ -68,30 +78,22 @@ TYPED = {
 }
 
 
-def untyped_keywords(schema: Any, path: str) -> list[str]:
-    """Each type-specific keyword of ``schema`` (and inside it) whose schema does not declare that type."""
-    if not isinstance(schema, dict):
-        return []
+def _untyped(schema: dict[str, Any], path: str) -> list[str]:
     declared = schema.get("type")
     types = set(declared) if isinstance(declared, list) else {declared} if isinstance(declared, str) else set()
     if "integer" in types:
         types.add("number")
-    found = [
+    return [
         f"{path}/{key} without type {kind!r}"
         for kind, keys in TYPED.items()
         for key in sorted(keys & schema.keys())
         if kind not in types and not (kind == "string" and key == "format")
     ]
-    for key, value in schema.items():
-        if key in MAPS and isinstance(value, dict):
-            for name, inner in value.items():
-                found += untyped_keywords(inner, f"{path}/{key}/{name}")
-        elif key in LISTS and isinstance(value, list):
-            for index, inner in enumerate(value):
-                found += untyped_keywords(inner, f"{path}/{key}/{index}")
-        elif key in SINGLE:
-            found += untyped_keywords(value, f"{path}/{key}")
-    return found
+
+
+def untyped_keywords(schema: Any, path: str) -> list[str]:
+    """Each type-specific keyword of ``schema`` (and inside it) whose schema does not declare that type."""
+    return walk(schema, path, _untyped)
 
 
 def test_the_walker_finds_a_keyword_beside_an_any_of_that_needs_its_type() -> None:
@@ -107,21 +109,11 @@ def test_the_walker_finds_an_openapi_keyword() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("name", SERVERS)
-async def test_every_schema_uses_draft_2020_12_keywords_only(name: str) -> None:
+@pytest.mark.parametrize("finder", [unknown_keywords, untyped_keywords])
+async def test_every_schema_uses_draft_2020_12_keywords_each_with_its_type(name: str, finder: Any) -> None:
     server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
     found: list[str] = []
     for tool in await server.list_tools():
-        found += unknown_keywords(tool.input_schema, f"{tool.name}.inputSchema")
-        found += unknown_keywords(tool.output_schema, f"{tool.name}.outputSchema")
-    assert found == []
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("name", SERVERS)
-async def test_every_type_specific_keyword_sits_with_its_type(name: str) -> None:
-    server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
-    found: list[str] = []
-    for tool in await server.list_tools():
-        found += untyped_keywords(tool.input_schema, f"{tool.name}.inputSchema")
-        found += untyped_keywords(tool.output_schema, f"{tool.name}.outputSchema")
+        found += finder(tool.input_schema, f"{tool.name}.inputSchema")
+        found += finder(tool.output_schema, f"{tool.name}.outputSchema")
     assert found == []
