@@ -378,3 +378,42 @@ def test_an_unwatched_expansion_still_counts_against_the_call_budget() -> None:
         assert len(ical.occurrences(series, "VEVENT", lo, hi)) == 365
         assert budget is not None
         assert budget.left < 60.0
+
+
+@pytest.mark.parametrize(
+    ("dtstart", "dtend"),
+    [
+        ("DTSTART:20261201T090000Z", "DTEND:20261201T100000Z"),
+        ("DTSTART;TZID=Europe/Berlin:20261201T090000", "DTEND;TZID=Europe/Berlin:20261201T100000"),
+        ("DTSTART;TZID=America/New_York:20261130T220000", "DTEND;TZID=Europe/Berlin:20261201T080000"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("lo", "hi"),
+    [
+        ("20261201T080000Z", "20261201T090000Z"),  # ends where the entry might start
+        ("20261201T080000Z", "20261201T083000Z"),
+        ("20261201T090000Z", "20261201T100000Z"),
+        ("20261201T093000Z", "20261201T093100Z"),
+        ("20261201T100000Z", "20261201T110000Z"),  # starts where the entry might end
+        ("20261130T000000Z", "20261202T000000Z"),
+        ("20261201T030000Z", "20261201T040000Z"),
+    ],
+)
+def test_a_single_zoned_entry_overlaps_a_window_as_the_recurrence_library_says(dtstart, dtend, lo, hi) -> None:
+    """The shortcut for one plain zoned entry answers exactly what recurring-ical-events answers (RFC 4791 §9.9)."""
+    import recurring_ical_events
+
+    from caldav_mcp.ical import occurrences, parse_calendar
+
+    text = "\r\n".join(
+        ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//t//t//EN", "BEGIN:VEVENT", "UID:one", "DTSTAMP:20261101T000000Z",
+         dtstart, dtend, "SUMMARY:x", "END:VEVENT", "END:VCALENDAR", ""]
+    )  # fmt: skip
+    cal = parse_calendar(text)
+    start = dt.datetime.strptime(lo, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    end = dt.datetime.strptime(hi, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    library = recurring_ical_events.of(cal, components=["VEVENT"]).between(start, end)
+    shortcut = occurrences(cal, "VEVENT", start, end)
+    assert [c["UID"] for c in shortcut] == [c["UID"] for c in library]
+    assert [c.decoded("DTSTART") for c in shortcut] == [c.decoded("DTSTART") for c in library]

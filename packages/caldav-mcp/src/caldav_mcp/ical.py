@@ -493,6 +493,34 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, watch
     return found
 
 
+def _single_zoned(cal: icalendar.Calendar, kind: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """(start, end) of an entry that is one plain occurrence with zoned times; None for anything else.
+
+    The common case of a listing (one VEVENT, no RRULE, RDATE, EXDATE or
+    RECURRENCE-ID, DTSTART and DTEND both date-times with a zone or UTC, end
+    after start) needs no recurrence library: it overlaps a window when it
+    starts before the window's end and ends after its start, as
+    recurring-ical-events decides for it too (RFC 4791 §9.9). Dates,
+    floating times, DURATION, zero-length entries and everything recurring go
+    through the library.
+    """
+    components = _of_kind(cal, kind)
+    if len(components) != 1:
+        return None
+    only = components[0]
+    if any(name in only for name in ("RRULE", "RDATE", "EXDATE", "RECURRENCE-ID")):
+        return None
+    begin, finish = only.get("DTSTART"), only.get("DTEND")
+    if begin is None or finish is None:
+        return None
+    began, ended = getattr(begin, "dt", None), getattr(finish, "dt", None)
+    if not (isinstance(began, dt.datetime) and isinstance(ended, dt.datetime)):
+        return None
+    if began.tzinfo is None or ended.tzinfo is None or ended <= began:
+        return None
+    return began, ended
+
+
 def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.datetime) -> list[icalendar.Component]:
     """Occurrences of ``kind`` overlapping ``[start, end)``, overrides and EXDATEs applied.
 
@@ -504,6 +532,10 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     Raises:
         Unreadable: the entry breaks one of these bounds (the message says which).
     """
+    single = _single_zoned(cal, kind)
+    if single is not None:
+        began, ended = single
+        return [_of_kind(cal, kind)[0]] if began < end and ended > start else []
     problem = stored_rule_problem(cal, kind)
     if problem is not None:
         raise Unreadable(problem)
