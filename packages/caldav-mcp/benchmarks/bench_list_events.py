@@ -233,8 +233,9 @@ def month(items: list[tuple[str, str]], template: Path) -> bool:
           f"{statistics.median(library) * 1000:.0f} ms | {statistics.median(library) / raw_warm:.2f} |")  # fmt: skip
     print(f"  not counted above: the Python SDK client's own outputSchema check (jsonschema) of that result, "
           f"{statistics.median(figures['check']) * 1000:.0f} ms (median of {RUNS})")  # fmt: skip
-    print(f"  target: list_events <= {TARGET}x the raw REPORT, warm")
-    return same and right == len(truth) == len(listed) and per_occurrence <= MAX_BYTES
+    met = first / raw_warm <= TARGET
+    print(f"  target: list_events <= {TARGET}x the raw REPORT, warm, first listing: {'met' if met else 'MISSED'}")
+    return met and same and right == len(truth) == len(listed) and per_occurrence <= MAX_BYTES
 
 
 # ------------------------------------------------------------------------------------------------ part 2
