@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import itertools
 import re
 import sys
 import time
@@ -100,58 +101,48 @@ class ExpansionTimeout(Exception):
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`ExpansionTimeout` in this thread once ``seconds`` have passed inside the block.
+def _watched(spent: Callable[[], bool]) -> Iterator[None]:
+    """Raise :class:`ExpansionTimeout` in this thread at the first Python call inside the block where ``spent()``.
 
-    A trace function (``sys.settrace``, this thread only) looks at the clock
-    each time a Python function is entered and raises there, so the
-    interruption happens at a defined point of ordinary Python code: the
-    recurrence libraries (dateutil's rrule, recurring-ical-events) are pure
-    Python and call helpers on every period they search, even when none of
-    them matches. Only ``call`` events are traced (lines are not), which keeps
-    the cost to one small function call per Python call. The thread's
-    previous trace function (a debugger, coverage) is restored on exit.
+    A trace function (``sys.settrace``, this thread only) asks ``spent`` each
+    time a Python function is entered and raises there, so the interruption
+    happens at a defined point of ordinary Python code: the recurrence
+    libraries (dateutil's rrule, recurring-ical-events) are pure Python and
+    call helpers on every period they search, even when none of them matches.
+    Only ``call`` events are traced (lines are not), which keeps the cost to
+    one small function call per Python call. The thread's previous trace
+    function (a debugger, coverage) is restored on exit.
     """
+    previous = sys.gettrace()
+
+    def tracer(frame: object, event: str, arg: object) -> None:
+        if spent():
+            raise ExpansionTimeout
+        return None
+
+    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+def _time_limit(seconds: float) -> contextlib.AbstractContextManager[None]:
+    """:func:`_watched` until ``seconds`` have passed inside the block (monotonic clock)."""
     deadline = time.monotonic() + seconds
-    previous = sys.gettrace()
-
-    def tracer(frame: object, event: str, arg: object) -> None:
-        if time.monotonic() > deadline:
-            raise ExpansionTimeout
-        return None
-
-    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
+    return _watched(lambda: time.monotonic() > deadline)
 
 
-@contextlib.contextmanager
-def call_limit(calls: int) -> Iterator[None]:
-    """Raise :class:`ExpansionTimeout` in this thread once ``calls`` Python calls were made inside the block.
+def call_limit(calls: int) -> contextlib.AbstractContextManager[None]:
+    """:func:`_watched` for at most ``calls`` Python calls inside the block.
 
-    The same trace hook as :func:`_time_limit`, counting function entries
-    instead of reading the clock: the bound is a fixed amount of work, so the
-    same rule is judged the same way on a busy machine and an idle one. Used
-    where a verdict must not depend on load (a rule checked before it is
-    written). The thread's previous trace function is restored on exit.
+    Counting function entries instead of reading the clock makes the bound a
+    fixed amount of work, so the same rule is judged the same way on a busy
+    machine and an idle one. Used where a verdict must not depend on load (a
+    rule checked before it is written).
     """
-    left = calls
-    previous = sys.gettrace()
-
-    def tracer(frame: object, event: str, arg: object) -> None:
-        nonlocal left
-        left -= 1
-        if left < 0:
-            raise ExpansionTimeout
-        return None
-
-    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
+    counter = itertools.count(1)
+    return _watched(lambda: next(counter) > calls)
 
 
 _RID = re.compile(r"^\d{8}(T\d{6}Z?)?$")
