@@ -22,7 +22,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from approval_core import ApprovalSettings, RedisStore, StoreUnavailable
-from approval_core.testing import approval_of, call_once, connect, ticked
+from approval_core.testing import approval_of, asked_here_approved_there, call_once, connect, ticked
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages" / "approval-core" / "tests"))
 
@@ -154,15 +154,11 @@ async def test_a_question_from_one_replica_is_answered_through_the_other_once(se
             connect(one.server, revision="2026-07-28", answer=ticked) as first,
             connect(two.server, revision="2026-07-28", answer=ticked) as second,
         ):
-            asked = await call_once(first, "delete_items", ARGS)
-            assert isinstance(asked, mt.InputRequiredResult)
-            done = await call_once(second, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
-            assert isinstance(done, mt.CallToolResult)
-            assert not done.is_error
+            spent = await asked_here_approved_there(first, second, "delete_items", ARGS)
             assert two.items == {"b", "c"}
             two.items.add("a")  # as if the backend were shared: a replay that worked would delete it again
             for client in (first, second):
-                replay = await call_once(client, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
+                replay = await call_once(client, "delete_items", ARGS, answer=ticked, request_state=spent)
                 assert isinstance(replay, mt.InputRequiredResult)  # a fresh question; nothing ran
         assert one.items == two.items == {"a", "b", "c"}
     finally:

@@ -35,7 +35,7 @@ from approval_core.errors import SettingsError
 from approval_core.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE, main, read_key_file, rotate_key_file
 from approval_core.startup import load_settings_or_exit
 from approval_core.store import redacted_url
-from approval_core.testing import approval_of, call_once, connect, ticked
+from approval_core.testing import approval_of, asked_here_approved_there, call_once, connect, ticked
 from example_server import Example
 
 pytestmark = pytest.mark.anyio
@@ -166,13 +166,9 @@ async def test_a_question_from_one_gate_is_answered_through_another_once(tmp_pat
         connect(one.server, revision="2026-07-28", answer=ticked) as first,
         connect(two.server, revision="2026-07-28", answer=ticked) as second,
     ):
-        asked = await call_once(first, "delete_items", ARGS)
-        assert isinstance(asked, mt.InputRequiredResult)
-        done = await call_once(second, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
-        assert isinstance(done, mt.CallToolResult)
-        assert not done.is_error
+        spent = await asked_here_approved_there(first, second, "delete_items", ARGS)
         two.items.add("a")
-        replay = await call_once(first, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
+        replay = await call_once(first, "delete_items", ARGS, answer=ticked, request_state=spent)
         assert isinstance(replay, mt.InputRequiredResult)  # a fresh question, nothing run
     assert (one.items, two.items) == ({"a", "b", "c"}, {"a", "b", "c"})
 
@@ -187,11 +183,7 @@ async def test_a_question_asked_before_a_rotation_is_answered_after_it_on_both_s
         connect(old_replica.server, revision="2026-07-28", answer=ticked) as first,
         connect(new_replica.server, revision="2026-07-28", answer=ticked) as second,
     ):
-        asked = await call_once(first, "delete_items", ARGS)
-        assert isinstance(asked, mt.InputRequiredResult)
-        done = await call_once(second, "delete_items", ARGS, answer=ticked, request_state=asked.request_state)
-        assert isinstance(done, mt.CallToolResult)
-        assert not done.is_error
+        await asked_here_approved_there(first, second, "delete_items", ARGS)
         asked_new = await call_once(second, "delete_items", {"book": "/b/", "ids": ["b"]})
         assert isinstance(asked_new, mt.InputRequiredResult)
         refused = await call_once(

@@ -66,6 +66,7 @@ __all__ = [
     "accept",
     "answer_with",
     "approval_of",
+    "asked_here_approved_there",
     "bad_content",
     "call_once",
     "cancel",
@@ -332,6 +333,26 @@ async def call_once(
     if isinstance(client, _DeclaringClient):
         await client.check(tool, result)
     return result
+
+
+async def asked_here_approved_there(asker: Client, answerer: Client, tool: str, arguments: dict[str, Any]) -> str:
+    """Ask ``tool`` through ``asker`` and approve it (box ticked) through ``answerer``, both on 2026-07-28.
+
+    The two clients stand for two replicas sharing a key file and a record
+    store: the question minted by one must be answered through the other.
+    Returns the ``requestState`` that was spent, for a replay.
+
+    Raises:
+        AssertionError: the first call was not a question, or the answer did
+            not run the tool.
+    """
+    asked = await call_once(asker, tool, arguments)
+    assert isinstance(asked, types.InputRequiredResult), asked
+    assert asked.request_state is not None
+    done = await call_once(answerer, tool, arguments, answer=ticked, request_state=asked.request_state)
+    assert isinstance(done, types.CallToolResult), done
+    assert not done.is_error, done.content
+    return asked.request_state
 
 
 def approval_of(result: types.CallToolResult) -> dict[str, Any]:
