@@ -4,8 +4,9 @@ One gate for every server of the family. A server says *which* tools ask
 (:class:`GuardTable`), *when* (:class:`Guard`), and *what the dialog says*
 (:class:`Dialog`); the gate does the asking, on MCP 2025-11-25 (a pushed
 form elicitation) and 2026-07-28 (``input_required`` with sealed, single-use
-state), and falls back to a two-call confirm token where no dialog can be
-shown. See docs/approval.md for the paths and what each one proves.
+state), and, where no dialog can be shown, sends the person to the approval
+page (a passkey approves there) or falls back to a two-call confirm token.
+See docs/approval.md for the paths and what each one proves.
 """
 
 from approval_core.audit import AUDIT_LOGGER
@@ -36,6 +37,11 @@ from approval_core.gate import (
     share_sdk_state_keys,
 )
 from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
+from approval_core.page import ApprovalPage
+from approval_core.page_server import running_page
+from approval_core.page_settings import PAGE_ENV, PageSettings
+from approval_core.passkeys import PasskeyFile
+from approval_core.pending import PendingApproval, PendingBook
 from approval_core.policy import (
     Effect,
     Guard,
@@ -81,6 +87,7 @@ __all__ = [
     "ELICITATION_ENV",
     "INPUT_KEY",
     "KEY_FILE_ENV",
+    "PAGE_ENV",
     "STATE_TTL",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
@@ -88,6 +95,7 @@ __all__ = [
     "VERSION_KEY",
     "ApprovalError",
     "ApprovalGate",
+    "ApprovalPage",
     "ApprovalSettings",
     "Approved",
     "Binding",
@@ -109,7 +117,11 @@ __all__ = [
     "MismatchKind",
     "NotApproved",
     "Operation",
+    "PageSettings",
+    "PasskeyFile",
     "PathName",
+    "PendingApproval",
+    "PendingBook",
     "RecordStore",
     "Redemption",
     "RedisStore",
@@ -137,6 +149,7 @@ __all__ = [
     "operation",
     "read_key_file",
     "refusal",
+    "running_page",
     "say",
     "serve",
     "share_sdk_state_keys",

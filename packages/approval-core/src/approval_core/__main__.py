@@ -1,4 +1,4 @@
-"""``python -m approval_core keys new FILE | keys rotate FILE [--keep N]``: the key-file command.
+"""``python -m approval_core keys ...`` (the key file) and ``python -m approval_core pair ...`` (a passkey).
 
 A package entry point rather than ``python -m approval_core.keys``, because the
 package's ``__init__`` imports :mod:`approval_core.keys`, and running an
@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import sys
 
-from approval_core.keys import main
+USAGE = "usage: python -m approval_core keys {new,rotate} FILE [--keep N] | python -m approval_core pair [--help]"
 
 if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess in the tests
     argv = sys.argv[1:]
-    if argv[:1] != ["keys"]:
-        print("usage: python -m approval_core keys {new,rotate} FILE [--keep N]", file=sys.stderr)
-        raise SystemExit(2)
-    raise SystemExit(main(argv[1:]))
+    if argv[:1] == ["keys"]:
+        from approval_core.keys import main
+
+        raise SystemExit(main(argv[1:]))
+    if argv[:1] == ["pair"]:
+        from approval_core.pairing import main as pair
+
+        raise SystemExit(pair(argv[1:]))
+    print(USAGE, file=sys.stderr)
+    raise SystemExit(2)

@@ -187,17 +187,25 @@ class Dialog:
             raise DialogError("dialog: value_limit must be at least 1")
         object.__setattr__(self, "caller_values", tuple(self.caller_values))
 
+    def headline(self) -> str:
+        """The operation's text with its first letter capitalised (the dialog's first paragraph)."""
+        head = self.operation.text()
+        return head[:1].upper() + head[1:]
+
+    def shown_values(self) -> tuple[tuple[str, str], ...]:
+        """The caller's values as the dialog shows them: ``(label, value escaped and cut)`` pairs."""
+        return tuple((cv.label, _shown(cv.value, self.value_limit)) for cv in self.caller_values)
+
     def render(self) -> str:
         """The dialog's text: operation, consequence, then the caller's values.
 
         The operation's first letter is capitalised; the caller-values block
         is present only when there are values.
         """
-        head = self.operation.text()
-        parts = [head[:1].upper() + head[1:], self.consequence]
+        parts = [self.headline(), self.consequence]
         if self.caller_values:
             lines = [CALLER_VALUES_HEADING]
-            lines.extend(f"  {cv.label}: {_shown(cv.value, self.value_limit)}" for cv in self.caller_values)
+            lines.extend(f"  {label}: {shown}" for label, shown in self.shown_values())
             parts.append("\n".join(lines))
         return "\n\n".join(parts)
 

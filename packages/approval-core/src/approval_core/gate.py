@@ -12,15 +12,23 @@ and a target, and calls :meth:`ApprovalGate.check` once::
 The gate picks one path per call (see docs/approval.md):
 
 1. the guard table says this call does not ask → approved at once;
-2. ``ELICITATION=false`` → the two-call confirm token, the text naming this
-   server as the one that did not ask (or a refusal, in the strict profile);
-3. the client declared no form elicitation (url-only counts as none), or a
-   2025-11-25 request has no channel back to the client → the token, the text
-   saying this client cannot ask the user (or a refusal, strict profile);
-4. protocol 2026-07-28 → ``input_required`` with one form question and a
-   sealed, single-use state; the retry carries the answer (SEP-2322);
-5. protocol 2025-11-25 → ``elicitation/create`` pushed to the client and
-   awaited for at most ``ELICITATION_TIMEOUT`` seconds.
+2. protocol 2025-11-25 with a channel back and form elicitation declared →
+   ``elicitation/create`` pushed to the client and awaited for at most
+   ``ELICITATION_TIMEOUT`` seconds;
+3. protocol 2026-07-28 with form elicitation declared → ``input_required``
+   with one form question and a sealed, single-use state; the retry carries
+   the answer (SEP-2322);
+4. no form dialog can be shown (``ELICITATION=false``, no form elicitation
+   declared, or a 2025-11-25 request without a channel back) and the approval
+   page is set up (``APPROVAL_PAGE=true``) → the person decides on the page
+   with a paired passkey (:mod:`approval_core.page_path`: URL-mode
+   elicitation, or a refusal carrying the page's link and code);
+5. otherwise → the two-call confirm token, the text saying why nobody was
+   asked (or, in the strict profile, a refusal).
+
+Over HTTP the authenticated principal (the bearer token's client id, issuer
+and subject) is bound into every fingerprint, so a question, token or page
+decision of one caller never approves another's call.
 
 Only a ticked box on an accepted form approves. Decline, cancel, an unticked
 box, content that does not validate, a client error and a timeout all end the
@@ -38,15 +46,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import principal_components
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
-    CallToolResult,
     ClientCapabilities,
     ElicitRequest,
     ElicitRequestFormParams,
@@ -59,9 +67,12 @@ from pydantic import ValidationError
 from approval_core.audit import audit
 from approval_core.binding import Binding
 from approval_core.capabilities import install_one_capability_set
+from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
 from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
 from approval_core.errors import GuardTableError
-from approval_core.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
+from approval_core.keys import PAGE_PURPOSE, SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
+from approval_core.page import ApprovalPage
+from approval_core.page_path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.recovery import install_state_recovery
 from approval_core.results import refusal
@@ -71,7 +82,9 @@ from approval_core.store import MemoryStore, RecordStore, RedisStore, StoreUnava
 from approval_core.tokens import Redemption, TokenStore
 
 __all__ = [
+    "GATE_ATTRIBUTE",
     "INPUT_KEY",
+    "PRINCIPAL_KEY",
     "VERSION_KEY",
     "ApprovalGate",
     "Approved",
@@ -89,48 +102,22 @@ INPUT_KEY = "approval"
 VERSION_KEY = "@version"
 """The name under which ``check(version=...)`` enters the binding's target."""
 
-PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict"]
+PRINCIPAL_KEY = "@principal"
+"""The name under which the authenticated principal (HTTP: client id, issuer, subject) enters the target."""
+
+GATE_ATTRIBUTE = "approval_gate"
+"""The attribute of an ``MCPServer`` under which :meth:`ApprovalGate.attach` leaves its gate (for :func:`serve`)."""
+
+
+def _principal() -> tuple[str, str | None, str | None] | None:
+    """Who is calling over HTTP (``(client_id, issuer, subject)`` of the bearer token), or None over stdio."""
+    token = get_access_token()
+    return None if token is None else principal_components(token)
+
+
 _NoAskReason = Literal["switched_off", "client_cannot_ask", "no_channel"]
 
 
-@dataclass(frozen=True, slots=True)
-class Approved:
-    """Go ahead: a person approved, a valid token came back, or nothing needed asking.
-
-    Attributes:
-        path: How approval was reached.
-        fingerprint: The binding fingerprint ("" when nothing was asked).
-    """
-
-    path: PathName
-    fingerprint: str
-    approved: Literal[True] = True
-
-
-@dataclass(frozen=True, slots=True)
-class NotApproved:
-    """Stop: return ``result`` from the tool; nothing may be changed.
-
-    Attributes:
-        path: Which path produced this.
-        outcome: ``asked`` (an input_required question is out),
-            ``declined``, ``cancelled``, ``unticked``, ``invalid_answer``,
-            ``client_error``, ``timed_out``, ``token_issued``,
-            ``token_refused``, ``refused`` (strict profile) or
-            ``store_unavailable`` (the record store could not be reached).
-        result: An ``isError`` ``CallToolResult``, or the
-            ``InputRequiredResult`` carrying the question.
-    """
-
-    path: PathName
-    outcome: str
-    result: CallToolResult | InputRequiredResult
-    approved: Literal[False] = False
-
-
-Decision = Approved | NotApproved
-
-_NOTHING_CHANGED = "Nothing was changed."
 _ANSWER_TEXT = {
     "declined": "the person declined.",
     "cancelled": "the dialog was dismissed without an answer.",
@@ -248,6 +235,12 @@ class ApprovalGate:
             previous = tuple(rest)
         self.tokens = TokenStore(clock=clock, store=store)
         self.sealer = StateSealer(server_name, key=state_key, previous_keys=previous, clock=clock, store=store)
+        self.page: ApprovalPage | None = None
+        self._page_path: PagePath | None = None
+        if settings.page is not None:
+            page_key = None if settings.key_ring is None else settings.key_ring.derive(PAGE_PURPOSE)[0]
+            self.page = ApprovalPage(server_name, settings.page, store, key=page_key, clock=clock)
+            self._page_path = PagePath(server_name, self.page, self.sealer, settings.dialog_timeout)
 
     @classmethod
     def attach(
@@ -277,7 +270,9 @@ class ApprovalGate:
             share_sdk_state_keys(server, settings.key_ring.derive(SDK_STATE_PURPOSE))
         install_state_recovery(server)
         install_one_capability_set(server)
-        return cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key, store=store)
+        gate = cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key, store=store)
+        setattr(server, GATE_ATTRIBUTE, gate)
+        return gate
 
     async def check(
         self,
@@ -325,18 +320,25 @@ class ApprovalGate:
             )
         if version is not None:
             target = {**target, VERSION_KEY: version}
+        principal = _principal()
+        if principal is not None:
+            target = {**target, PRINCIPAL_KEY: principal}
         binding = Binding(self.server_name, tool, target, frozenset(exclude))
         route = self._route(ctx)
         if route == "dialog":
             return await self._push(ctx, binding, dialog)
-        if route != "input_required" and self.strict:
-            return self._refuse(binding, route)
+        path: PathName = "input_required" if route == "input_required" else "token"
         try:
             if route == "input_required":
                 return await self._input_required(ctx, binding, dialog)
+            if self._page_path is not None:
+                path = "page"
+                return await self._page_path.decide(ctx, binding, dialog, route)
+            if self.strict:
+                return self._refuse(binding, route)
             return await self._token(binding, dialog, confirm_token, route)
         except StoreUnavailable as exc:
-            return self._store_unavailable(binding, "input_required" if route == "input_required" else "token", exc)
+            return self._store_unavailable(binding, path, exc)
 
     def _store_unavailable(self, binding: Binding, path: PathName, exc: StoreUnavailable) -> NotApproved:
         self._audit("store_unavailable", binding, path, str(exc))
@@ -349,7 +351,7 @@ class ApprovalGate:
         text = (
             f"{binding.tool} was not run: {self.server_name} could not reach its approval store, where every "
             "question and confirm token is recorded so that it can be used only once, and it never approves a "
-            f"change without that record. {advice} {_NOTHING_CHANGED}"
+            f"change without that record. {advice} {NOTHING_CHANGED}"
         )
         data = {"outcome": "store_unavailable", "path": path, "changed": False}
         return NotApproved(path, "store_unavailable", refusal(text, data))
@@ -418,7 +420,7 @@ class ApprovalGate:
             why = f"no answer came within {self.settings.dialog_timeout:g} seconds, so the change was abandoned."
         else:
             why = _ANSWER_TEXT[outcome]
-        text = f"{binding.tool} was not run: {why} {_NOTHING_CHANGED}"
+        text = f"{binding.tool} was not run: {why} {NOTHING_CHANGED}"
         return NotApproved(path, outcome, refusal(text, {"outcome": outcome, "path": path, "changed": False}))
 
     # ------------------------------------------------------------------ no dialog possible
@@ -437,7 +439,7 @@ class ApprovalGate:
         self._audit("refused", binding, "strict", reason)
         text = (
             f"{binding.tool} was not run. {self._why_nobody_asked(reason)} {self.server_name} makes this change "
-            f"only after a person confirms it in a dialog, so it refuses where none can be shown. {_NOTHING_CHANGED}"
+            f"only after a person confirms it in a dialog, so it refuses where none can be shown. {NOTHING_CHANGED}"
         )
         data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
         return NotApproved("strict", "refused", refusal(text, data))
@@ -461,7 +463,7 @@ class ApprovalGate:
             f"What this call would do:\n\n{dialog.render()}\n\n"
             f'To go ahead, repeat exactly the same call with confirm_token="{issued.token}" within '
             f"{minutes:g} minutes. The token proves only that the call was made twice with the same "
-            f"arguments; it does not show that a person approved it. {_NOTHING_CHANGED}"
+            f"arguments; it does not show that a person approved it. {NOTHING_CHANGED}"
         )
         outcome = "token_refused" if refused else "token_issued"
         data = {

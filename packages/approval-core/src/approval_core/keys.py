@@ -42,6 +42,7 @@ from approval_core.errors import SettingsError
 __all__ = [
     "KEY_FILE_ENV",
     "MIN_KEY_BYTES",
+    "PAGE_PURPOSE",
     "SDK_STATE_PURPOSE",
     "STATE_SEAL_PURPOSE",
     "KeyRing",
@@ -56,6 +57,8 @@ MIN_KEY_BYTES = 32
 STATE_SEAL_PURPOSE = b"approval-core/v1/state-hmac"
 """HKDF label of the key approval-core's input_required state is sealed with."""
 SDK_STATE_PURPOSE = b"approval-core/v1/mcp-request-state"
+PAGE_PURPOSE = b"approval-core/v1/approval-page"
+"""Derives the approval page's key (its CSRF tokens), so every replica checks what another issued."""
 """HKDF label of the secret handed to the MCP SDK's ``RequestStateSecurity(keys=...)``."""
 
 

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
+import anyio
 import anyio.to_thread
 import jwt
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
@@ -73,6 +74,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from approval_core.errors import SettingsError
+from approval_core.page import ApprovalPage
 from approval_core.settings import STORE_URL_ENV
 from approval_core.startup import exit_on_bad_setting, say
 
@@ -541,14 +543,20 @@ def build_http_app(
         async with server.session_manager.run():
             yield
 
+    page_routes: list[BaseRoute] = []
+    page = _page_of(server)
+    if page is not None:
+        origin = urlsplit(settings.public_url)
+        page.bind(f"{origin.scheme}://{origin.netloc}", also_hosts=settings.allowed_hosts)
+        page_routes = page.routes()
     if verifier is None:
-        return Starlette(routes=[Mount("/", app=inner)], lifespan=lifespan)
+        return Starlette(routes=[*page_routes, Mount("/", app=inner)], lifespan=lifespan)
     metadata_url = build_resource_metadata_url(AnyHttpUrl(settings.public_url))
     guarded: ASGIApp = RequireAuthMiddleware(inner, list(settings.required_scopes), metadata_url)
     if settings.required_scopes:
         guarded = _ScopeChallenge(guarded, settings.required_scopes)
     return Starlette(
-        routes=[*_metadata_routes(settings), Mount("/", app=guarded)],
+        routes=[*_metadata_routes(settings), *page_routes, Mount("/", app=guarded)],
         middleware=[
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
@@ -588,8 +596,15 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         verifier = verifier_for(settings) if settings.transport == "streamable-http" else None
     except SettingsError as exc:
         exit_on_bad_setting(server_name, exc)
+    page = _page_of(server)
     if settings.transport == "stdio":
-        server.run("stdio")
+        if page is None:
+            server.run("stdio")
+        else:
+            from approval_core.page_server import serve_stdio_with_page
+
+            port = page.settings.port
+            anyio.run(serve_stdio_with_page, server, server_name, page, port)
         return
     http = http_server(server, settings, verifier)
     say(server_name, describe(settings))
@@ -597,6 +612,15 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         http.run()
     else:
         _serve_workers(http, settings.workers)
+
+
+def _page_of(server: MCPServer[Any]) -> ApprovalPage | None:
+    """The approval page of the gate attached to ``server`` (``APPROVAL_PAGE=true``), or None."""
+    from approval_core.gate import GATE_ATTRIBUTE
+
+    gate = getattr(server, GATE_ATTRIBUTE, None)
+    page: object = getattr(gate, "page", None)
+    return page if isinstance(page, ApprovalPage) else None
 
 
 def describe(settings: HttpSettings) -> str:

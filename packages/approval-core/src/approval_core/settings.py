@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
 from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
+from approval_core.page_settings import PageSettings
 
 __all__ = [
     "DEFAULT_DIALOG_TIMEOUT",
@@ -72,12 +73,15 @@ class ApprovalSettings:
             in-process store.
         key_ring: The keys of ``APPROVAL_KEY_FILE``, or None for random
             per-process keys.
+        page: The approval page's settings (``APPROVAL_PAGE=true``), or None
+            for no page (:mod:`approval_core.page_settings`).
     """
 
     elicitation: bool = True
     dialog_timeout: float = DEFAULT_DIALOG_TIMEOUT
     store_url: str | None = None
     key_ring: KeyRing | None = None
+    page: PageSettings | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ApprovalSettings:
@@ -90,7 +94,8 @@ class ApprovalSettings:
                 ``redis://`` or ``rediss://`` URL with a host, or is set
                 without ``APPROVAL_KEY_FILE``; the key file is unreadable,
                 open to group or others, or holds a key shorter than 32
-                bytes. The message names the variable and the rule.
+                bytes; an ``APPROVAL_PAGE*`` or ``APPROVAL_PUSH*`` value
+                breaks its rule. The message names the variable and the rule.
         """
         env = os.environ if environ is None else environ
         store_url = _parse_store_url(env.get(STORE_URL_ENV))
@@ -107,6 +112,7 @@ class ApprovalSettings:
             dialog_timeout=_parse_timeout(env.get(TIMEOUT_ENV)),
             store_url=store_url,
             key_ring=None if key_file is None else read_key_file(key_file),
+            page=PageSettings.from_env(env),
         )
 
 

@@ -13,6 +13,13 @@ input_required states (space ``"state"``). Both follow one contract,
     ``(fingerprint, expired)``, or None when there is none (never issued,
     already spent, dropped, or long expired). Of two concurrent ``take`` calls
     for one secret, at most one gets the record.
+``await write(space, key, value, ttl, only_new=...)`` / ``await read(space, key)``
+    Notes that live ``ttl`` seconds and are read any number of times: the
+    pending approvals of the approval page (:mod:`approval_core.pending`).
+    With ``only_new=True`` a write happens only where no note is (Redis
+    ``SET NX``) and says whether it did, so of two concurrent first writes
+    (two decisions, two spends) exactly one wins and the note is never
+    changed after.
 
 Secrets are never stored as given: a record's key is the SHA-256 of the
 secret, so neither a memory dump nor a look into Redis yields a usable token.
@@ -57,6 +64,7 @@ __all__ = [
     "EXPIRY_GRACE",
     "STORE_TIMEOUT",
     "MemoryStore",
+    "NoteSpace",
     "RecordStore",
     "RedisStore",
     "Space",
@@ -64,7 +72,11 @@ __all__ = [
     "redacted_url",
 ]
 
-Space = Literal["token", "state"]
+Space = Literal["token", "state", "challenge"]
+"""Spaces of single-use records: confirm tokens, state nonces, WebAuthn challenges."""
+
+NoteSpace = Literal["pending", "pending-of", "decision", "spent", "pairing"]
+"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records."""
 
 STORE_TIMEOUT = 1.5
 """Seconds one store operation may take in all (connecting, one retry, the command)."""
@@ -110,6 +122,24 @@ class RecordStore(Protocol):
         """
         ...
 
+    async def write(self, space: NoteSpace, key: str, value: str, ttl: float, *, only_new: bool) -> bool:
+        """Keep the note ``value`` under ``key`` for ``ttl`` seconds; True if it was written.
+
+        With ``only_new`` the note is written only where none is (live), else it replaces any.
+
+        Raises:
+            StoreUnavailable: the store cannot be asked.
+        """
+        ...
+
+    async def read(self, space: NoteSpace, key: str) -> str | None:
+        """The live note under ``key``, or None (never written, expired, or written by another Redis run).
+
+        Raises:
+            StoreUnavailable: the store cannot be asked.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release connections (a no-op in process)."""
         ...
@@ -129,6 +159,7 @@ class MemoryStore:
 
     def __init__(self, *, capacity: int = DEFAULT_CAPACITY, clock: Callable[[], float] = time.time) -> None:
         self._spaces: dict[str, SingleUseStore] = {}
+        self._notes: dict[str, tuple[str, float]] = {}
         self._capacity = capacity
         self._clock = clock
 
@@ -151,6 +182,32 @@ class MemoryStore:
     async def take(self, space: Space, secret: str) -> tuple[str, bool] | None:
         """See :meth:`RecordStore.take`."""
         return self._space(space).take(secret)
+
+    async def write(self, space: NoteSpace, key: str, value: str, ttl: float, *, only_new: bool) -> bool:
+        """See :meth:`RecordStore.write` (bounded: at most ``capacity`` notes per space, oldest dropped)."""
+        name = f"{space}:{_digest(key)}"
+        now = self._clock()
+        if only_new and self._live(name, now) is not None:
+            return False
+        self._notes.pop(name, None)
+        expired = [k for k, (_, until) in self._notes.items() if until <= now]
+        for k in expired:
+            del self._notes[k]
+        same = [k for k in self._notes if k.startswith(f"{space}:")]
+        for k in same[: max(0, len(same) - self._capacity + 1)]:
+            del self._notes[k]
+        self._notes[name] = (value, now + ttl)
+        return True
+
+    async def read(self, space: NoteSpace, key: str) -> str | None:
+        """See :meth:`RecordStore.read`."""
+        return self._live(f"{space}:{_digest(key)}", self._clock())
+
+    def _live(self, name: str, now: float) -> str | None:
+        found = self._notes.get(name)
+        if found is None or found[1] <= now:
+            return None
+        return found[0]
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -201,7 +258,7 @@ class RedisStore:
     def __repr__(self) -> str:
         return f"RedisStore({redacted_url(self.url)!r}, namespace={self.namespace!r})"
 
-    def key(self, space: Space, secret: str) -> str:
+    def key(self, space: Space | NoteSpace, secret: str) -> str:
         """The Redis key of ``secret``'s record (the secret itself never appears)."""
         return f"{self._prefix}{space}:{_digest(secret)}"
 
@@ -277,6 +334,45 @@ class RedisStore:
         if not isinstance(info, dict) or run is None or run != info.get("run_id"):  # pyright: ignore[reportUnknownMemberType]
             return None
         return fingerprint, expires_at <= self._clock()
+
+    async def write(self, space: NoteSpace, key: str, value: str, ttl: float, *, only_new: bool) -> bool:
+        """See :meth:`RecordStore.write` (``INFO server`` for the ``run_id``, then ``SET key value [NX] PX ttl``)."""
+        name = self.key(space, key)
+        lifetime_ms = max(1, math.ceil(ttl * 1000))
+
+        async def note(r: aioredis.Redis) -> Any:
+            run = (await r.info("server")).get("run_id")  # pyright: ignore[reportUnknownMemberType]
+            body = json.dumps({"v": value, "run": run}, separators=(",", ":"))
+            return await r.set(name, body, nx=only_new, px=lifetime_ms)
+
+        return bool(await self._run("write a " + space, note))
+
+    async def read(self, space: NoteSpace, key: str) -> str | None:
+        """See :meth:`RecordStore.read` (``MULTI; INFO server; GET key; EXEC``).
+
+        A note written by another Redis process than the one answering (a
+        restart from a snapshot, a promoted replica) reads as absent, so a
+        decision or a spend restored from before can never count again.
+        """
+        name = self.key(space, key)
+
+        async def get(r: aioredis.Redis) -> Any:
+            async with r.pipeline(transaction=True) as pipe:
+                pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
+                pipe.get(name)
+                return await pipe.execute()
+
+        info, raw = await self._run("read a " + space, get)
+        if not isinstance(raw, str):
+            return None
+        try:
+            body = json.loads(raw)
+            value, run = body["v"], body["run"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(value, str) or not isinstance(info, dict) or run is None:
+            return None
+        return value if run == info.get("run_id") else None  # pyright: ignore[reportUnknownMemberType]
 
     async def aclose(self) -> None:
         """Close the client's connections (if a client was made in this loop)."""

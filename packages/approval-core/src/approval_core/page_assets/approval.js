@@ -1,0 +1,133 @@
+// The approval page's only script (served from the page's own origin; no inline code is allowed).
+// It asks the browser for a passkey (WebAuthn, user verification required) and posts the answer.
+"use strict";
+
+function b64urlToBytes(text) {
+  const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
+  const raw = atob(padded);
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+function bytesToB64url(buffer) {
+  const bytes = new Uint8Array(buffer);
+  let raw = "";
+  for (const b of bytes) raw += String.fromCharCode(b);
+  return btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function requestOptions(json) {
+  if (window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON) {
+    return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+  }
+  const options = Object.assign({}, json, { challenge: b64urlToBytes(json.challenge) });
+  options.allowCredentials = (json.allowCredentials || []).map((c) => Object.assign({}, c, { id: b64urlToBytes(c.id) }));
+  return options;
+}
+
+function creationOptions(json) {
+  if (window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {
+    return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+  }
+  const options = Object.assign({}, json, { challenge: b64urlToBytes(json.challenge) });
+  options.user = Object.assign({}, json.user, { id: b64urlToBytes(json.user.id) });
+  options.excludeCredentials = (json.excludeCredentials || []).map((c) => Object.assign({}, c, { id: b64urlToBytes(c.id) }));
+  return options;
+}
+
+function credentialJSON(credential) {
+  if (typeof credential.toJSON === "function") return credential.toJSON();
+  const r = credential.response;
+  const response = { clientDataJSON: bytesToB64url(r.clientDataJSON) };
+  if (r.attestationObject) {
+    response.attestationObject = bytesToB64url(r.attestationObject);
+    if (r.getTransports) response.transports = r.getTransports();
+  } else {
+    response.authenticatorData = bytesToB64url(r.authenticatorData);
+    response.signature = bytesToB64url(r.signature);
+    if (r.userHandle) response.userHandle = bytesToB64url(r.userHandle);
+  }
+  return { id: credential.id, rawId: bytesToB64url(credential.rawId), type: credential.type, response: response,
+           clientExtensionResults: credential.getClientExtensionResults(),
+           authenticatorAttachment: credential.authenticatorAttachment };
+}
+
+async function post(url, csrf, body) {
+  const reply = await fetch(url, {
+    method: "POST", credentials: "same-origin", cache: "no-store",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+    body: JSON.stringify(body),
+  });
+  let data = {};
+  try { data = await reply.json(); } catch (e) { data = { message: "The page's server answered " + reply.status + "." }; }
+  return data;
+}
+
+function say(text) {
+  document.getElementById("state").textContent = text;
+}
+
+function lock() {
+  for (const b of document.querySelectorAll("button")) b.disabled = true;
+}
+
+function unlock() {
+  for (const b of document.querySelectorAll("button")) b.disabled = false;
+}
+
+async function decide(main, choice) {
+  lock();
+  const base = "/approval/a/" + encodeURIComponent(main.dataset.id);
+  const csrf = main.dataset.csrf;
+  try {
+    const body = { choice: choice };
+    if (choice === "approve") {
+      const options = await post(base + "/options", csrf, {});
+      if (!options.publicKey) { say(options.message || "The page cannot ask for a passkey now."); return; }
+      say("Waiting for your passkey...");
+      const credential = await navigator.credentials.get({ publicKey: requestOptions(options.publicKey) });
+      body.credential = credentialJSON(credential);
+    }
+    const answer = await post(base + "/decide", csrf, body);
+    say(answer.message || "Done.");
+    if (!answer.final) unlock();
+  } catch (error) {
+    say("No passkey answered (" + error.name + "). Nothing was approved; you can try again.");
+    unlock();
+  }
+}
+
+async function pair(main) {
+  lock();
+  const base = "/approval/pair/" + encodeURIComponent(main.dataset.secret);
+  const csrf = main.dataset.csrf;
+  try {
+    const options = await post(base + "/options", csrf, {});
+    if (!options.registration) { say(options.message || "This pairing link cannot be used."); return; }
+    const body = {};
+    if (options.authentication) {
+      say("First, an already paired passkey must agree...");
+      const vouch = await navigator.credentials.get({ publicKey: requestOptions(options.authentication) });
+      body.vouch = credentialJSON(vouch);
+    }
+    say("Now make the new passkey...");
+    const created = await navigator.credentials.create({ publicKey: creationOptions(options.registration) });
+    body.credential = credentialJSON(created);
+    const answer = await post(base + "/finish", csrf, body);
+    say(answer.message || "Done.");
+    if (!answer.final) unlock();
+  } catch (error) {
+    say("No passkey was made (" + error.name + "). You can try again.");
+    unlock();
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const main = document.querySelector("main[data-kind]");
+  if (!main) return;
+  const approve = document.getElementById("approve");
+  const deny = document.getElementById("deny");
+  const pairing = document.getElementById("pair");
+  if (approve) approve.addEventListener("click", () => decide(main, "approve"));
+  if (deny) deny.addEventListener("click", () => decide(main, "deny"));
+  if (pairing) pairing.addEventListener("click", () => pair(main));
+});

@@ -1,0 +1,124 @@
+"""A real browser for the approval page's tests: Debian's Chromium, headless, driven by Playwright.
+
+Nothing here is a double: the page runs in Chromium, and the person's passkey
+is a WebAuthn virtual authenticator of the DevTools protocol (CTAP2, internal
+transport, resident keys, user verification), which Chromium treats like a
+platform authenticator. Each :class:`Browser` has its own context and its own
+authenticator, so a second browser holds none of the first one's passkeys.
+
+Needs ``/usr/bin/chromium`` (Debian's ``chromium``; ``.ci/run`` installs
+it). Playwright's own browser download is never used. Where Chromium is
+missing, :class:`BrowserUnavailable` says the exact step; tests fail with
+it, never skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from playwright.async_api import BrowserContext, CDPSession, Page, async_playwright
+
+__all__ = ["CHROMIUM", "Browser", "BrowserUnavailable", "browser"]
+
+CHROMIUM = "/usr/bin/chromium"
+WAIT_MS = 20_000
+
+
+class BrowserUnavailable(RuntimeError):
+    """Chromium is not installed; the message gives the command that installs it."""
+
+
+class Browser:
+    """One browser context (a person's browser profile) with its own virtual passkey authenticator."""
+
+    def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, authenticator: str) -> None:
+        self.context = context
+        self.page = page
+        self._cdp = cdp
+        self._authenticator = authenticator
+
+    async def open(self, url: str) -> str:
+        """Load ``url``; return the page's visible text."""
+        await self.page.goto(url)
+        return await self.text()
+
+    async def text(self) -> str:
+        """The visible text of the page now."""
+        return await self.page.inner_text("body")
+
+    async def html(self) -> str:
+        """The page's markup as the browser holds it now."""
+        return await self.page.content()
+
+    async def click_and_wait(self, button_id: str, until: tuple[str, ...]) -> str:
+        """Click the button ``button_id``; wait until the state line holds one of ``until``; return that line."""
+        await self.page.click(f"#{button_id}")
+        words = list(until)
+        await self.page.wait_for_function(
+            "(words) => { const s = document.getElementById('state'); "
+            "return !!s && words.some((w) => s.textContent.includes(w)); }",
+            arg=words,
+            timeout=WAIT_MS,
+        )
+        return await self.page.inner_text("#state")
+
+    async def post_from_page(self, path: str, body: dict[str, Any], csrf: str | None) -> tuple[int, dict[str, Any]]:
+        """A POST made by script in the open page (same origin), as a model driving the browser could make it."""
+        headers = {"Content-Type": "application/json"}
+        if csrf is not None:
+            headers["X-CSRF-Token"] = csrf
+        reply: dict[str, Any] = await self.page.evaluate(
+            "async ([path, body, headers]) => { const r = await fetch(path, {method: 'POST', headers, "
+            "body: JSON.stringify(body)}); let data = {}; try { data = await r.json(); } catch (e) {} "
+            "return {status: r.status, data}; }",
+            [path, body, headers],
+        )
+        return int(reply["status"]), dict(reply["data"])
+
+    async def passkeys(self) -> int:
+        """How many passkeys this browser's authenticator holds."""
+        found = await self._cdp.send("WebAuthn.getCredentials", {"authenticatorId": self._authenticator})
+        return len(found["credentials"])
+
+    async def set_user_verified(self, verified: bool) -> None:
+        """Whether the authenticator verifies the person (PIN, biometrics) from now on."""
+        params = {"authenticatorId": self._authenticator, "isUserVerified": verified}
+        await self._cdp.send("WebAuthn.setUserVerified", params)
+
+
+@contextlib.asynccontextmanager
+async def browser(count: int = 1) -> AsyncGenerator[list[Browser]]:
+    """``count`` separate browsers (contexts of one headless Chromium), each with its own passkey authenticator.
+
+    Raises:
+        BrowserUnavailable: ``/usr/bin/chromium`` is missing.
+    """
+    if shutil.which(CHROMIUM) is None:
+        raise BrowserUnavailable(f"{CHROMIUM} is missing: run `apt-get install chromium` (Debian package, as root)")
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+        try:
+            made: list[Browser] = []
+            for _ in range(count):
+                context = await chromium.new_context()
+                page = await context.new_page()
+                cdp = await context.new_cdp_session(page)
+                await cdp.send("WebAuthn.enable", {"enableUI": False})
+                options = {
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": True,
+                    "hasUserVerification": True,
+                    "isUserVerified": True,
+                    "automaticPresenceSimulation": True,
+                }
+                added = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
+                made.append(Browser(context, page, cdp, str(added["authenticatorId"])))
+            yield made
+        finally:
+            await chromium.close()
