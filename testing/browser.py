@@ -25,6 +25,14 @@ __all__ = ["CHROMIUM", "Browser", "BrowserUnavailable", "browser"]
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 20_000
+_AUTHENTICATOR = {
+    "protocol": "ctap2",
+    "transport": "internal",
+    "hasResidentKey": True,
+    "hasUserVerification": True,
+    "isUserVerified": True,
+    "automaticPresenceSimulation": True,
+}
 
 
 class BrowserUnavailable(RuntimeError):
@@ -38,7 +46,7 @@ class Browser:
         self.context = context
         self.page = page
         self._cdp = cdp
-        self._authenticator = authenticator
+        self.authenticators = [authenticator]
 
     async def open(self, url: str) -> str:
         """Load ``url``; return the page's visible text."""
@@ -78,15 +86,32 @@ class Browser:
         )
         return int(reply["status"]), dict(reply["data"])
 
+    async def add_authenticator(self, transport: str = "usb") -> None:
+        """Plug a second, empty authenticator into this browser (a security key beside the platform one)."""
+        options = {**_AUTHENTICATOR, "transport": transport}
+        added = await self._cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
+        self.authenticators.append(str(added["authenticatorId"]))
+
+    async def swap_authenticator(self) -> None:
+        """Unplug every authenticator of this browser and plug in one empty one (another device)."""
+        for authenticator in self.authenticators:
+            await self._cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+        self.authenticators = []
+        await self.add_authenticator("internal")
+
     async def passkeys(self) -> int:
         """How many passkeys this browser's authenticator holds."""
-        found = await self._cdp.send("WebAuthn.getCredentials", {"authenticatorId": self._authenticator})
-        return len(found["credentials"])
+        total = 0
+        for authenticator in self.authenticators:
+            found = await self._cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
+            total += len(found["credentials"])
+        return total
 
     async def set_user_verified(self, verified: bool) -> None:
         """Whether the authenticator verifies the person (PIN, biometrics) from now on."""
-        params = {"authenticatorId": self._authenticator, "isUserVerified": verified}
-        await self._cdp.send("WebAuthn.setUserVerified", params)
+        for authenticator in self.authenticators:
+            params = {"authenticatorId": authenticator, "isUserVerified": verified}
+            await self._cdp.send("WebAuthn.setUserVerified", params)
 
 
 @contextlib.asynccontextmanager
@@ -109,15 +134,7 @@ async def browser(count: int = 1) -> AsyncGenerator[list[Browser]]:
                 page = await context.new_page()
                 cdp = await context.new_cdp_session(page)
                 await cdp.send("WebAuthn.enable", {"enableUI": False})
-                options = {
-                    "protocol": "ctap2",
-                    "transport": "internal",
-                    "hasResidentKey": True,
-                    "hasUserVerification": True,
-                    "isUserVerified": True,
-                    "automaticPresenceSimulation": True,
-                }
-                added = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
+                added = await cdp.send("WebAuthn.addVirtualAuthenticator", {"options": _AUTHENTICATOR})
                 made.append(Browser(context, page, cdp, str(added["authenticatorId"])))
             yield made
         finally:

@@ -27,6 +27,7 @@ from approval_core import (
     install_error_boundary,
     load_settings_or_exit,
     operation,
+    serve,
     structured,
 )
 
@@ -148,7 +149,7 @@ class Example:
 
 def main() -> None:
     settings = load_settings_or_exit(NAME)
-    Example(settings).server.run("stdio")
+    serve(Example(settings).server, NAME)
 
 
 if __name__ == "__main__":

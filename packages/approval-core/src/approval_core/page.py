@@ -10,7 +10,8 @@ endpoint's own origin. Routes, all under :data:`PREFIX`:
 ``POST /approval/a/<id>/options``    WebAuthn request options (a fresh single-use challenge, 2 minutes)
 ``POST /approval/a/<id>/decide``     ``{"choice": "approve", "credential": ...}`` or ``{"choice": "deny"}``
 ``GET  /approval/pair/<secret>``     the pairing page of a one-time link from ``python -m approval_core pair``
-``POST /approval/pair/<secret>/options``, ``.../finish``   the registration (and, once a passkey exists, its yes)
+``POST /approval/pair/<secret>/options``, ``.../vouch``, ``.../finish``   once a passkey is paired, its yes
+                                     (``vouch``) first; then the new passkey's registration
 ``GET  /approval/approval.js``, ``/approval/approval.css``  the page's only script and style sheet
 
 A GET never changes anything. Every POST must come from the page's own
@@ -48,7 +49,7 @@ from starlette.routing import BaseRoute, Route
 from approval_core.errors import SettingsError
 from approval_core.page_html import approval_html, message_html, pairing_html
 from approval_core.page_settings import PageSettings
-from approval_core.passkeys import CeremonyFailed, PasskeyFile, RelyingParty, b64url, unb64url
+from approval_core.passkeys import PAIRING_TTL, CeremonyFailed, PasskeyFile, RelyingParty, b64url, unb64url
 from approval_core.pending import PendingApproval, PendingBook
 from approval_core.push import Push
 from approval_core.store import RecordStore, StoreUnavailable
@@ -185,6 +186,7 @@ class ApprovalPage:
             Route(PREFIX + "/a/{pid}/decide", self._wrap(self._decide), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}", self._wrap(self._pair_page), methods=["GET"]),
             Route(PREFIX + "/pair/{secret}/options", self._wrap(self._pair_options), methods=["POST"]),
+            Route(PREFIX + "/pair/{secret}/vouch", self._wrap(self._pair_vouch), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}/finish", self._wrap(self._pair_finish), methods=["POST"]),
             Route(PREFIX + "/{asset}", self._wrap(self._asset), methods=["GET"]),
         ]
@@ -333,32 +335,47 @@ class ApprovalPage:
         html = pairing_html(self.csrf(self._pairing_scope(secret)), secret, vouch=self.paired())
         return HTMLResponse(html)
 
+    async def _vouched(self, scope: str) -> bool:
+        return not self.paired() or await self.store.read("pairing", scope) == "vouched"
+
     async def _pair_options(self, request: Request) -> Response:
         secret = request.path_params["secret"]
         self._open_pairing(secret)
         scope = self._pairing_scope(secret)
         await self._posted(request, scope)
         party = self._party()
-        registration = json.loads(self.passkeys.registration_options(party, await self._challenge(scope + ":new")))
-        vouch = None
-        if self.paired():
+        if not await self._vouched(scope):
             vouch = json.loads(self.passkeys.authentication_options(party, await self._challenge(scope + ":vouch")))
-        return JSONResponse({"registration": registration, "authentication": vouch})
+            return JSONResponse({"authentication": vouch})
+        registration = json.loads(self.passkeys.registration_options(party, await self._challenge(scope + ":new")))
+        return JSONResponse({"registration": registration})
+
+    async def _pair_vouch(self, request: Request) -> Response:
+        secret = request.path_params["secret"]
+        self._open_pairing(secret)
+        scope = self._pairing_scope(secret)
+        data = await self._posted(request, scope)
+        vouch = data.get("credential")
+        challenge = await self._spend_challenge(vouch, scope + ":vouch")
+        try:
+            self.passkeys.verify_assertion(self._party(), challenge, vouch)
+        except CeremonyFailed as exc:
+            raise _Refused(403, f"the paired passkey did not agree: {exc}") from None
+        await self.store.write("pairing", scope, "vouched", PAIRING_TTL, only_new=False)
+        message = "Your paired passkey agreed. Now press the button again to make the new passkey."
+        return JSONResponse({"message": message, "final": False})
 
     async def _pair_finish(self, request: Request) -> Response:
         secret = request.path_params["secret"]
         self._open_pairing(secret)
         scope = self._pairing_scope(secret)
         data = await self._posted(request, scope)
-        party = self._party()
+        if not await self._vouched(scope):
+            raise _Refused(403, "a passkey is paired already: it must agree first (reload this page)")
+        credential = data.get("credential")
+        challenge = await self._spend_challenge(credential, scope + ":new")
         try:
-            if self.paired():
-                vouch = data.get("vouch")
-                challenge = await self._spend_challenge(vouch, scope + ":vouch")
-                self.passkeys.verify_assertion(party, challenge, vouch)
-            credential = data.get("credential")
-            challenge = await self._spend_challenge(credential, scope + ":new")
-            self.passkeys.finish_pairing(secret, party, challenge, credential, self._clock())
+            self.passkeys.finish_pairing(secret, self._party(), challenge, credential, self._clock())
         except CeremonyFailed as exc:
             raise _Refused(403, f"no passkey was added: {exc}") from None
         if self.push is not None:

@@ -91,7 +91,7 @@ def approval_html(record: PendingApproval, csrf: str, seconds_left: float, decid
 def pairing_html(csrf: str, secret: str, vouch: bool) -> str:
     """The pairing page: adds a passkey; ``vouch`` says an already paired passkey must agree first."""
     step = (
-        "<p>A passkey is paired already: it must agree first (you will be asked for it), then the new one is made.</p>"
+        "<p>A passkey is paired already: press the button once to have it agree, then again to make the new one.</p>"
         if vouch
         else ""
     )

@@ -102,17 +102,18 @@ async function pair(main) {
   const csrf = main.dataset.csrf;
   try {
     const options = await post(base + "/options", csrf, {});
-    if (!options.registration) { say(options.message || "This pairing link cannot be used."); return; }
-    const body = {};
     if (options.authentication) {
-      say("First, an already paired passkey must agree...");
+      say("First, your paired passkey must agree...");
       const vouch = await navigator.credentials.get({ publicKey: requestOptions(options.authentication) });
-      body.vouch = credentialJSON(vouch);
+      const agreed = await post(base + "/vouch", csrf, { credential: credentialJSON(vouch) });
+      say(agreed.message || "Done.");
+      unlock();
+      return;
     }
+    if (!options.registration) { say(options.message || "This pairing link cannot be used."); return; }
     say("Now make the new passkey...");
     const created = await navigator.credentials.create({ publicKey: creationOptions(options.registration) });
-    body.credential = credentialJSON(created);
-    const answer = await post(base + "/finish", csrf, body);
+    const answer = await post(base + "/finish", csrf, { credential: credentialJSON(created) });
     say(answer.message || "Done.");
     if (!answer.final) unlock();
   } catch (error) {

@@ -1,0 +1,216 @@
+"""The approval page in a real browser: Debian's Chromium with a virtual passkey, over stdio and in process.
+
+A passkey is paired through ``python -m approval_core pair`` (the person's
+own command, outside any MCP client) and then approves on the page of a
+server started over stdio, on another port: a passkey for ``localhost``
+serves every server of the family on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as mt
+import pytest
+from browser import Browser, browser
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from approval_core import ApprovalSettings, approval_outcome, running_page
+from approval_core.page_settings import PageSettings
+from approval_core.testing import connect
+from example_server import Example
+
+pytestmark = pytest.mark.anyio
+
+SCRIPT = str(Path(__file__).with_name("example_server.py"))
+DELETE = {"book": "/books/work/", "ids": ["a"]}
+SETTLED = ("Approved", "approved already", "denied", "Denied", "Refused", "not approved", "No passkey", "expired")
+PAIRED = ("Paired", "No passkey", "no passkey", "Refused", "not valid", "agreed")
+
+
+async def pair(person: Browser, passkeys: Path, between: Callable[[str], Awaitable[None]] | None = None) -> str:
+    """Run the pairing command, open its link in ``person``'s browser, make a passkey; return the state line.
+
+    Where a passkey is paired already, the first press has it agree; ``between`` then sees that state line
+    before the second press makes the new passkey.
+    """
+    process = await anyio.open_process(
+        [sys.executable, "-m", "approval_core", "pair", "--file", str(passkeys), "--no-browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    async with process:
+        assert process.stdout is not None
+        line = (await process.stdout.receive()).decode()
+        link = re.search(r"(http://localhost:\d+/approval/pair/\S+)", line)
+        assert link is not None, line
+        await person.open(link.group(1))
+        state = await person.click_and_wait("pair", PAIRED)
+        if between is not None:
+            await between(state)
+            state = await person.click_and_wait("pair", ("Paired", "No passkey", "Refused", "not valid"))
+        if state.startswith("Paired"):
+            with anyio.fail_after(30):
+                assert await process.wait() == 0
+        else:
+            process.terminate()  # the link stays open for another try until it expires; end the wait here
+            await process.wait()
+    return state
+
+
+@pytest.fixture
+async def people() -> AsyncGenerator[list[Browser]]:
+    """Two browsers: the person's, which will hold the passkey, and another one."""
+    async with browser(2) as made:
+        yield made
+
+
+def _link(result: mt.CallToolResult) -> tuple[str, str]:
+    outcome = approval_outcome(result)
+    assert outcome is not None, result
+    assert outcome["outcome"] == "approval_pending", result
+    return outcome["approval_url"], outcome["code"]
+
+
+def _params(passkeys: Path, **env: str) -> StdioServerParameters:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ELICITATION", "APPROVAL_"))}
+    env = {"APPROVAL_PAGE": "true", "APPROVAL_PASSKEYS_FILE": str(passkeys), **env}
+    return StdioServerParameters(command=sys.executable, args=[SCRIPT], env={**base, **env})
+
+
+async def test_pairing_keeps_an_owner_only_file_without_secrets(people: list[Browser], tmp_path: Path) -> None:
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    assert (await pair(person, passkeys)).startswith("Paired")
+    assert stat.S_IMODE(passkeys.stat().st_mode) == 0o600
+    body = json.loads(passkeys.read_text())
+    assert len(body["credentials"]) == 1
+    assert body["credentials"][0]["rp_id"] == "localhost"
+    assert body["pairing"] is None, "the pairing link is spent"
+    assert set(body["credentials"][0]) == {"id", "public_key", "rp_id", "added"}, "public keys only"
+    assert await person.passkeys() == 1
+
+
+async def test_over_stdio_a_client_without_elicitation_gets_the_link_and_the_passkey_approves_once(
+    people: list[Browser], tmp_path: Path
+) -> None:
+    person, stranger = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with connect(stdio_client(_params(passkeys), errlog=errlog), revision="2025-11-25") as client:
+            first = await client.call_tool("delete_items", DELETE)
+            url, code = _link(first)
+            assert url.startswith("http://localhost:")
+
+            shown = await stranger.open(url)
+            assert code in shown
+            assert "Delete 1 item(s)" in shown
+            assert "/books/work/" in shown
+            assert "No passkey answered" in await stranger.click_and_wait("approve", SETTLED)
+            held = await client.call_tool("delete_items", DELETE)
+            assert _link(held) == (url, code), "a browser without the passkey approved nothing"
+
+            await person.open(url)
+            assert "Approved" in await person.click_and_wait("approve", SETTLED)
+            acted = await client.call_tool("delete_items", DELETE)
+            assert not acted.is_error
+            assert acted.structured_content == {"items": ["b", "c"]}
+            listed = await client.call_tool("list_items", {})
+            assert listed.structured_content == {"items": ["b", "c"]}
+        errlog.seek(0)
+        started = errlog.read()
+    assert re.search(r"example-mcp: approval page at http://localhost:\d+/approval/ — a passkey is paired", started)
+
+
+async def test_without_user_verification_the_passkey_approves_nothing(people: list[Browser], tmp_path: Path) -> None:
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    page = example.gate.page
+    assert page is not None
+    async with running_page(page), connect(example.server, revision="2026-07-28") as client:
+        url, _ = _link(await client.call_tool("delete_items", DELETE))
+        await person.set_user_verified(False)
+        await person.open(url)
+        state = await person.click_and_wait("approve", SETTLED)
+        assert "Approved" not in state
+        assert await page.book.decision(url.rsplit("/", 1)[1]) is None
+        again = await client.call_tool("delete_items", DELETE)
+        assert _link(again)[0] == url
+        assert example.items == {"a", "b", "c"}
+
+
+async def test_a_script_in_the_page_cannot_approve_without_the_passkey(people: list[Browser], tmp_path: Path) -> None:
+    """A model driving the person's own browser can read the page and post, but cannot make the passkey sign."""
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    page = example.gate.page
+    assert page is not None
+    async with running_page(page), connect(example.server, revision="2026-07-28") as client:
+        url, _ = _link(await client.call_tool("delete_items", DELETE))
+        pid = url.rsplit("/", 1)[1]
+        await person.open(url)
+        csrf = await person.page.get_attribute("main", "data-csrf")
+        status, _ = await person.post_from_page(f"/approval/a/{pid}/decide", {"choice": "approve"}, csrf)
+        assert status in (400, 403)
+        options_status, options = await person.post_from_page(f"/approval/a/{pid}/options", {}, csrf)
+        assert options_status == 200
+        forged: dict[str, Any] = {
+            "id": options["publicKey"]["allowCredentials"][0]["id"],
+            "rawId": options["publicKey"]["allowCredentials"][0]["id"],
+            "type": "public-key",
+            "response": {"clientDataJSON": "e30", "authenticatorData": "AA", "signature": "AA"},
+        }
+        status, _ = await person.post_from_page(
+            f"/approval/a/{pid}/decide", {"choice": "approve", "credential": forged}, csrf
+        )
+        assert status in (400, 403)
+        status, _ = await person.post_from_page(f"/approval/a/{pid}/decide", {"choice": "approve"}, None)
+        assert status == 403
+        assert await page.book.decision(pid) is None
+        assert example.items == {"a", "b", "c"}
+
+
+async def test_a_second_passkey_needs_the_first_ones_yes(people: list[Browser], tmp_path: Path) -> None:
+    person, stranger = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    assert not (await pair(stranger, passkeys)).startswith("Paired"), "a browser without the paired passkey"
+    assert len(json.loads(passkeys.read_text())["credentials"]) == 1
+
+    async def vouch_then_swap(state: str) -> None:
+        assert "agreed" in state, state
+        await person.swap_authenticator()  # the new passkey is made on another device
+
+    assert (await pair(person, passkeys, between=vouch_then_swap)).startswith("Paired")
+    assert len(json.loads(passkeys.read_text())["credentials"]) == 2
+
+
+async def test_deny_in_the_browser_changes_nothing(people: list[Browser], tmp_path: Path) -> None:
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    page = example.gate.page
+    assert page is not None
+    async with running_page(page), connect(example.server, revision="2025-11-25") as client:
+        url, code = _link(await client.call_tool("delete_items", DELETE))
+        await person.open(url)
+        assert "Denied" in await person.click_and_wait("deny", SETTLED)
+        denied = await client.call_tool("delete_items", DELETE)
+        assert approval_outcome(denied) == {"outcome": "declined", "path": "page", "code": code, "changed": False}
+        assert example.items == {"a", "b", "c"}
