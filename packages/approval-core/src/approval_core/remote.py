@@ -608,6 +608,9 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         return
     http = http_server(server, settings, verifier)
     say(server_name, describe(settings))
+    if page is not None and page.party is not None:
+        paired = "a passkey is paired" if page.paired() else "NO passkey paired yet (run: python -m approval_core pair)"
+        say(server_name, f"approval page at {page.party.origin}/approval/ — {paired}")
     if settings.workers == 1:
         http.run()
     else:
