@@ -214,3 +214,33 @@ async def test_deny_in_the_browser_changes_nothing(people: list[Browser], tmp_pa
         denied = await client.call_tool("delete_items", DELETE)
         assert approval_outcome(denied) == {"outcome": "declined", "path": "page", "code": code, "changed": False}
         assert example.items == {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_url_mode_opens_the_page_and_the_person_approves_there(
+    people: list[Browser], tmp_path: Path, revision: str
+) -> None:
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    page = example.gate.page
+    assert page is not None
+    opened: list[str] = []
+
+    async def client_opens_the_link(_: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        assert isinstance(params, mt.ElicitRequestURLParams)
+        opened.append(params.url)
+        shown = await person.open(params.url)
+        assert "Delete 1 item(s)" in shown
+        assert "Approved" in await person.click_and_wait("approve", SETTLED)
+        return mt.ElicitResult(action="accept")
+
+    async with (
+        running_page(page),
+        connect(example.server, revision=revision, answer=client_opens_the_link, elicitation="url") as client,  # type: ignore[arg-type]
+    ):
+        result = await client.call_tool("delete_items", DELETE)
+    assert not result.is_error
+    assert example.items == {"b", "c"}
+    assert len(opened) == 1
