@@ -81,9 +81,10 @@ class IssuerDouble:
         subject: str | None = "willi",
         signing_key: rsa.RSAPrivateKey | None = None,
         kid: str = KID,
+        algorithm: str = "RS256",
         **claims: Any,
     ) -> str:
-        """A signed RS256 JWT access token.
+        """A signed JWT access token (RS256 unless ``algorithm`` says otherwise).
 
         Args:
             audience: The ``aud`` claim (None leaves it out).
@@ -94,6 +95,7 @@ class IssuerDouble:
             subject: The ``sub`` claim (None leaves it out).
             signing_key: Sign with another key (a forgery) instead of :attr:`key`.
             kid: The header's ``kid``.
+            algorithm: The JWS algorithm (an RSA one: RS256, PS256, ...).
             claims: More claims, as given.
         """
         now = time.time()
@@ -109,7 +111,7 @@ class IssuerDouble:
         if not_before_in is not None:
             body["nbf"] = int(now + not_before_in)
         body.update(claims)
-        return jwt.encode(body, signing_key or self.key, algorithm="RS256", headers={"kid": kid})
+        return jwt.encode(body, signing_key or self.key, algorithm=algorithm, headers={"kid": kid})
 
     def hmac_token_with_public_key(self, audience: str) -> str:
         """An HS256 token whose HMAC secret is the issuer's public key in PEM (the algorithm-confusion attack).

@@ -270,6 +270,39 @@ async def test_unknown_kids_and_an_issuer_outage_fetch_the_jwks_once_per_cooldow
         assert len(issuer.jwks_requests) == 4
 
 
+@pytest.mark.anyio
+async def test_a_failed_fetch_for_an_unknown_kid_keeps_the_fresh_key_set() -> None:
+    audience = "https://x.example/mcp"
+    clock = Clock()
+    with token_issuer() as issuer:
+        keys = JwksKeys(issuer.jwks_url, clock=clock)
+        verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience, keys=keys)
+        valid = issuer.token(audience)
+        assert await verifier.verify_token(valid) is not None
+        clock.now += JWKS_COOLDOWN
+        issuer.failing = True
+        assert await verifier.verify_token(issuer.token(audience, kid="made-up")) is None
+        assert len(issuer.jwks_requests) == 2, "the unknown kid did start a fetch, which failed"
+        assert await verifier.verify_token(valid) is not None, "the still-fresh set was kept"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("subject", ["", "   "])
+async def test_a_jwt_with_an_empty_subject_is_refused(issuer: IssuerDouble, subject: str) -> None:
+    audience = "https://x.example/mcp"
+    verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience)
+    assert await verifier.verify_token(issuer.token(audience, subject=subject)) is None
+    assert await verifier.verify_token(issuer.token(audience)) is not None
+
+
+@pytest.mark.anyio
+async def test_a_jwt_must_use_the_algorithm_its_key_declares(issuer: IssuerDouble) -> None:
+    audience = "https://x.example/mcp"
+    verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience)
+    assert await verifier.verify_token(issuer.token(audience, algorithm="PS256")) is None, "the JWK says RS256"
+    assert await verifier.verify_token(issuer.token(audience, algorithm="RS256")) is not None
+
+
 @contextlib.asynccontextmanager
 async def running(server: uvicorn.Server, port: int) -> AsyncIterator[str]:
     async with anyio.create_task_group() as group:

@@ -52,7 +52,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -308,6 +308,19 @@ class StaticTokenVerifier:
         return AccessToken(token=token, client_id="static-token", scopes=[], resource=self._resource)
 
 
+def _declared_algorithms(data: object) -> dict[str, str]:
+    """``kid`` → ``alg`` of every JWKS entry that declares both (RFC 7517 §4.4, §4.5)."""
+    declared: dict[str, str] = {}
+    entries = cast("dict[str, object]", data).get("keys") if isinstance(data, dict) else None
+    for entry in cast("list[object]", entries) if isinstance(entries, list) else []:
+        if isinstance(entry, dict):
+            fields = cast("dict[str, object]", entry)
+            kid, alg = fields.get("kid"), fields.get("alg")
+            if isinstance(kid, str) and isinstance(alg, str):
+                declared[kid] = alg
+    return declared
+
+
 class JwksKeys:
     """The signing keys an issuer publishes at its JWKS URL, fetched with PyJWT and kept for a while.
 
@@ -320,6 +333,9 @@ class JwksKeys:
     A key the issuer withdraws stops verifying tokens once the set is
     refetched (at most ``lifespan`` seconds later); a set older than that is
     not used, so during an outage longer than ``lifespan`` every JWT is refused.
+    A failed fetch keeps the set already held (until its ``lifespan`` ends), so
+    a token with a made-up ``kid`` sent while the issuer is unreachable cannot
+    make valid tokens fail.
     A token whose key is in the current set never waits for a fetch that
     another request started, and only one fetch runs at a time.
 
@@ -346,6 +362,7 @@ class JwksKeys:
         self._cooldown = cooldown
         self._clock = clock
         self._keys: dict[str, jwt.PyJWK] = {}
+        self._declared: dict[str, str] = {}
         self._fetched_at: float | None = None
         self._tried_at: float | None = None
         self._fetching = threading.Lock()
@@ -354,6 +371,19 @@ class JwksKeys:
 
     def _fresh(self, now: float) -> bool:
         return self._fetched_at is not None and now - self._fetched_at < self._lifespan
+
+    def algorithms(self, kid: str) -> list[str]:
+        """The algorithms a token signed with key ``kid`` may use: the key's own ``alg`` when the JWKS declares one.
+
+        RFC 7517 §4.4: ``alg`` names the algorithm intended for use with the
+        key; a token whose header names another (PS256 against an RS256 key)
+        is refused. Without a declared ``alg``, every algorithm of
+        :data:`ASYMMETRIC_ALGORITHMS` that fits the key type.
+        """
+        declared = self._declared.get(kid)
+        if declared is None:
+            return list(ASYMMETRIC_ALGORITHMS)
+        return [declared] if declared in ASYMMETRIC_ALGORITHMS else []
 
     def key(self, kid: object) -> jwt.PyJWK | None:
         """The published signing key named ``kid``, or None (not published, or the set cannot be fetched now).
@@ -381,11 +411,14 @@ class JwksKeys:
             self._tried_at = now
             self.fetches += 1
             try:
-                found = jwt.PyJWKSet.from_dict(self._client.fetch_data())
+                data = self._client.fetch_data()
+                found = jwt.PyJWKSet.from_dict(data)
             except (jwt.PyJWTError, ValueError, TypeError):
-                self._keys, self._fetched_at = {}, None
+                # Keep the set we have: a failed fetch (perhaps provoked by a made-up kid) must not empty it.
                 return None
+            declared = _declared_algorithms(data)
             self._keys = {k.key_id: k for k in found.keys if k.key_id and k.public_key_use in ("sig", None)}
+            self._declared = declared
             self._fetched_at = self._clock()
             return self._keys.get(kid)
         finally:
@@ -402,9 +435,10 @@ class JwtVerifier:
     A token is accepted only when its signature verifies with an algorithm
     of :data:`ASYMMETRIC_ALGORITHMS`, ``iss`` equals ``issuer``, ``aud``
     contains ``audience`` (RFC 8707; the ``MCP_PUBLIC_URL``), ``exp`` is
-    present and not past, ``nbf`` (if present) is not in the future, and
-    ``sub`` is present (RFC 9068 §2.2: the principal a 2025-11-25 session is
-    bound to). Header parameters that point elsewhere for a key (``jku``,
+    present and not past, ``nbf`` (if present) is not in the future, ``sub``
+    is a non-empty string (RFC 9068 §2.2: the principal a 2025-11-25 session
+    and every approval is bound to), and, where the JWKS entry declares an
+    ``alg``, the token uses exactly that algorithm (RFC 7517 §4.4). Header parameters that point elsewhere for a key (``jku``,
     ``x5u``, ``jwk``) are ignored.
     Scopes come from the ``scope`` claim (space list) or ``scp`` (list); the
     SDK's ``RequireAuthMiddleware`` compares them with
@@ -422,13 +456,14 @@ class JwtVerifier:
 
     def _claims(self, token: str) -> dict[str, Any] | None:
         try:
-            key = self.keys.key(jwt.get_unverified_header(token).get("kid"))
+            kid = jwt.get_unverified_header(token).get("kid")
+            key = self.keys.key(kid)
             if key is None:
                 return None
-            return jwt.decode(
+            claims = jwt.decode(
                 token,
                 key.key,
-                algorithms=list(ASYMMETRIC_ALGORITHMS),
+                algorithms=self.keys.algorithms(str(kid)),
                 audience=self.audience,
                 issuer=self.issuer,
                 leeway=self.leeway,
@@ -436,6 +471,10 @@ class JwtVerifier:
             )
         except (jwt.PyJWTError, ValueError, TypeError):
             return None
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject.strip():
+            return None  # RFC 9068 §2.2: sub names the principal; an empty one names nobody
+        return claims
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The access record for a valid ``token``, or None (see the class)."""
