@@ -20,7 +20,7 @@ from mcp_http import bearer_transport
 from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
 
-from approval_core import SettingsError, remote, serve
+from approval_core import ApprovalSettings, SettingsError, remote, serve
 from approval_core.remote import (
     JWKS_COOLDOWN,
     JWKS_LIFESPAN,
@@ -352,6 +352,32 @@ async def test_in_process_app_with_jwts_serves_dialogs_on_both_revisions(
             "scopes_supported": ["items"],
             "bearer_methods_supported": ["header"],
         }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_confirm_token_issued_to_one_subject_is_refused_to_another(
+    issuer: IssuerDouble, revision: Revision
+) -> None:
+    port = free_port()
+    env = {"MCP_PORT": str(port), "MCP_AUTH_ISSUER": issuer.issuer, "MCP_AUTH_JWKS_URL": issuer.jwks_url}
+    configured = settings(**env)
+    example = Example(ApprovalSettings(elicitation=False))
+    arguments = {"book": "b1", "ids": ["a"]}
+    async with running(http_server(example.server, configured, verifier_for(configured)), port) as url:
+        willi, mallory = issuer.token(url, subject="willi"), issuer.token(url, subject="mallory")
+        async with connect(bearer_transport(url, willi), revision=revision) as client:
+            token = approval_of(await client.call_tool("delete_items", arguments))["confirm_token"]
+        async with connect(bearer_transport(url, mallory), revision=revision) as client:
+            stolen = await client.call_tool("delete_items", {**arguments, "confirm_token": token})
+        assert approval_of(stolen)["outcome"] == "token_refused"
+        assert "different call" in stolen.content[0].text  # type: ignore[union-attr]
+        assert example.items == {"a", "b", "c"}
+        async with connect(bearer_transport(url, willi), revision=revision) as client:
+            token = approval_of(await client.call_tool("delete_items", arguments))["confirm_token"]
+            done = await client.call_tool("delete_items", {**arguments, "confirm_token": token})
+        assert not done.is_error, "the subject it was issued to redeems it"
+        assert example.items == {"b", "c"}
 
 
 @pytest.mark.anyio
