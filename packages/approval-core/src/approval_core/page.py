@@ -167,6 +167,17 @@ class ApprovalPage:
         """
         return self.party is not None and bool(self.passkeys.passkeys(self.party.rp_id))
 
+    def pairing_command(self) -> str:
+        """The command that pairs a passkey for this page's passkey file (``uv run`` before it from a clone)."""
+        return f"python -m approval_core pair --file {self.passkeys.path}"
+
+    def status_line(self) -> str:
+        """The startup line's words: where the page is and whether a passkey is paired."""
+        where = f"{self._party().origin}{PREFIX}/"
+        if self.paired():
+            return f"approval page at {where} — a passkey is paired"
+        return f"approval page at {where} — NO passkey paired yet (run: {self.pairing_command()})"
+
     def _party(self) -> RelyingParty:
         if self.party is None:
             raise SettingsError("the approval page is not served yet (no origin bound)")
@@ -269,7 +280,8 @@ class ApprovalPage:
         record = await self._record(request)
         left = record.seconds_left(self._clock())
         decided = await self.book.decision(record.id)
-        html = approval_html(record, self.csrf(f"a:{record.id}"), left, decided, self.paired())
+        paired = self.pairing_command() if not self.paired() else None
+        html = approval_html(record, self.csrf(f"a:{record.id}"), left, decided, paired)
         return HTMLResponse(html)
 
     async def _open_for_decision(self, request: Request) -> tuple[PendingApproval, dict[str, Any]]:
@@ -282,7 +294,7 @@ class ApprovalPage:
     async def _options(self, request: Request) -> Response:
         record, _ = await self._open_for_decision(request)
         if not self.paired():
-            raise _Refused(409, "no passkey is paired with this page; run: python -m approval_core pair")
+            raise _Refused(409, f"no passkey is paired with this page; run: {self.pairing_command()}")
         challenge = await self._challenge(f"a:{record.id}")
         options = json.loads(self.passkeys.authentication_options(self._party(), challenge))
         return JSONResponse({"publicKey": options})

@@ -36,7 +36,9 @@ def _minutes(seconds: float) -> str:
     return f"{whole // 60} min {whole % 60:02d} s"
 
 
-def approval_html(record: PendingApproval, csrf: str, seconds_left: float, decided: str | None, paired: bool) -> str:
+def approval_html(
+    record: PendingApproval, csrf: str, seconds_left: float, decided: str | None, pair_with: str | None
+) -> str:
     """The page of one pending approval.
 
     Args:
@@ -44,7 +46,7 @@ def approval_html(record: PendingApproval, csrf: str, seconds_left: float, decid
         csrf: The CSRF token the page's POSTs must carry.
         seconds_left: Seconds until it expires (0: expired; the buttons are then absent).
         decided: ``approve`` / ``deny`` once decided (the buttons are then absent), else None.
-        paired: Whether a passkey is paired (without one the page says how to pair, and cannot approve).
+        pair_with: None when a passkey is paired; else the pairing command the page names (it cannot approve).
     """
     rows = "".join(
         f'<tr><th scope="row">{escape(label)}</th><td><code>{escape(value)}</code></td></tr>'
@@ -61,11 +63,11 @@ def approval_html(record: PendingApproval, csrf: str, seconds_left: float, decid
     elif seconds_left <= 0:
         state = '<p class="state" id="state">This approval has expired. Nothing was changed.</p>'
         actions = ""
-    elif not paired:
+    elif pair_with is not None:
         state = (
             '<p class="state" id="state">No passkey is paired with this approval page, so it cannot approve. '
-            "On this machine, in a terminal, run <code>python -m approval_core pair</code> and follow the link "
-            "it gives; then open this page again.</p>"
+            f"On this machine, in a terminal, run <code>{escape(pair_with)}</code> (with <code>uv run</code> "
+            "before it from a clone) and follow the link it gives; then open this page again.</p>"
         )
         actions = '<div class="actions"><button id="deny" type="button">Deny</button></div>'
     else:

@@ -228,7 +228,8 @@ class PagePath:
         text = (
             f"{binding.tool} was not run: {self.server_name} asks a person on its approval page, and no passkey "
             "is paired with that page yet, so nobody can approve. The person pairs one by running "
-            f"`python -m approval_core pair` in a terminal on this machine (not through this assistant). "
+            f"`{self.page.pairing_command()}` (with `uv run` before it from a clone) in a terminal on this machine, "
+            "not through this assistant. "
             f"{NOTHING_CHANGED}"
         )
         data = {"outcome": "not_paired", "path": "page", "changed": False}

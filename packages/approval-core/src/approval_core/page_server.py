@@ -69,7 +69,6 @@ async def serve_stdio_with_page(server: MCPServer[Any], server_name: str, page: 
 
     Writes one line on stderr naming the page's URL and whether a passkey is paired.
     """
-    async with running_page(page, port) as url:
-        paired = "a passkey is paired" if page.paired() else "NO passkey paired yet (run: python -m approval_core pair)"
-        say(server_name, f"approval page at {url}/ — {paired}")
+    async with running_page(page, port):
+        say(server_name, page.status_line())
         await server.run_stdio_async()

@@ -438,8 +438,9 @@ class JwtVerifier:
     present and not past, ``nbf`` (if present) is not in the future, ``sub``
     is a non-empty string (RFC 9068 §2.2: the principal a 2025-11-25 session
     and every approval is bound to), and, where the JWKS entry declares an
-    ``alg``, the token uses exactly that algorithm (RFC 7517 §4.4). Header parameters that point elsewhere for a key (``jku``,
-    ``x5u``, ``jwk``) are ignored.
+    ``alg``, the token uses exactly that algorithm (RFC 7517 §4.4). Header
+    parameters that point elsewhere for a key (``jku``, ``x5u``, ``jwk``) are
+    ignored.
     Scopes come from the ``scope`` claim (space list) or ``scp`` (list); the
     SDK's ``RequireAuthMiddleware`` compares them with
     ``MCP_AUTH_REQUIRED_SCOPES`` and answers 403 ``insufficient_scope`` when
@@ -648,8 +649,7 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     http = http_server(server, settings, verifier)
     say(server_name, describe(settings))
     if page is not None and page.party is not None:
-        paired = "a passkey is paired" if page.paired() else "NO passkey paired yet (run: python -m approval_core pair)"
-        say(server_name, f"approval page at {page.party.origin}/approval/ — {paired}")
+        say(server_name, page.status_line())
     if settings.workers == 1:
         http.run()
     else:
