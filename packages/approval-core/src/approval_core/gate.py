@@ -70,7 +70,7 @@ from approval_core.capabilities import install_one_capability_set
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
 from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
 from approval_core.errors import GuardTableError
-from approval_core.keys import PAGE_PURPOSE, SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
+from approval_core.keys import PAGE_PURPOSE, RECORD_NAMESPACE_PURPOSE, SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
 from approval_core.page import ApprovalPage
 from approval_core.page_path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
@@ -107,6 +107,19 @@ PRINCIPAL_KEY = "@principal"
 
 GATE_ATTRIBUTE = "approval_gate"
 """The attribute of an ``MCPServer`` under which :meth:`ApprovalGate.attach` leaves its gate (for :func:`serve`)."""
+
+
+def _namespace(server_name: str, settings: ApprovalSettings) -> str:
+    """``<server name>:<deployment id>``: the shared store's namespace of one deployment of a server.
+
+    The deployment id is 12 hex digits derived from the current key of
+    ``APPROVAL_KEY_FILE``, so two deployments sharing one Redis, each with its
+    own key file, never see each other's records. A key rotation starts a new
+    namespace: questions and tokens in flight are then asked again or refused.
+    """
+    if settings.key_ring is None:
+        return server_name
+    return f"{server_name}:{settings.key_ring.derive(RECORD_NAMESPACE_PURPOSE)[0][:6].hex()}"
 
 
 def _principal() -> tuple[str, str | None, str | None] | None:
@@ -203,7 +216,7 @@ class ApprovalGate:
             process, so a restart invalidates earlier states).
         store: Where tokens and state nonces are recorded (default: a
             :class:`~approval_core.store.RedisStore` on ``settings.store_url``
-            namespaced by ``server_name`` when set, else a
+            namespaced by ``server_name`` and the key file's deployment id when set, else a
             :class:`~approval_core.store.MemoryStore` of this process).
     """
 
@@ -226,7 +239,7 @@ class ApprovalGate:
             store = (
                 MemoryStore(clock=clock)
                 if settings.store_url is None
-                else RedisStore(settings.store_url, server_name, clock=clock)
+                else RedisStore(settings.store_url, _namespace(server_name, settings), clock=clock)
             )
         self.store: RecordStore = store
         previous: tuple[bytes, ...] = ()

@@ -43,6 +43,7 @@ __all__ = [
     "KEY_FILE_ENV",
     "MIN_KEY_BYTES",
     "PAGE_PURPOSE",
+    "RECORD_NAMESPACE_PURPOSE",
     "SDK_STATE_PURPOSE",
     "STATE_SEAL_PURPOSE",
     "KeyRing",
@@ -58,6 +59,8 @@ STATE_SEAL_PURPOSE = b"approval-core/v1/state-hmac"
 """HKDF label of the key approval-core's input_required state is sealed with."""
 SDK_STATE_PURPOSE = b"approval-core/v1/mcp-request-state"
 PAGE_PURPOSE = b"approval-core/v1/approval-page"
+RECORD_NAMESPACE_PURPOSE = b"approval-core/v1/record-namespace"
+"""Derives the deployment's identity in the shared store's keys, so two deployments sharing one Redis are apart."""
 """Derives the approval page's key (its CSRF tokens), so every replica checks what another issued."""
 """HKDF label of the secret handed to the MCP SDK's ``RequestStateSecurity(keys=...)``."""
 

@@ -30,13 +30,18 @@ is refused). :class:`RedisStore` keeps the records in Redis under
 ``approval-core:<server name>:<space>:<sha256 hex>``, written with
 ``SET ... NX PX`` (set if absent, with expiry) and spent with ``GETDEL``, so
 a record is single use across every replica and across restarts. A record
-also names the Redis process that took it in (its ``run_id``, new at every
-Redis start): one that comes back after Redis restarted, from a snapshot
-taken before it was spent (Debian's ``redis-server`` saves snapshots by
-default) or from a replica promoted after a failover, is not honoured, so a
-restored record can never approve a second time. Every Redis
-call is bounded by :data:`STORE_TIMEOUT` seconds; a Redis that cannot be
-reached, refuses or hangs raises :class:`StoreUnavailable`, and the gate then
+also names the Redis history that took it in (its ``run_id``, new at every
+Redis start, and its ``master_replid``, new at every promotion): one that
+comes back after Redis restarted, from a snapshot taken before it was spent
+(Debian's ``redis-server`` saves snapshots by default), from a replica
+promoted after a failover, or on a demoted master promoted again (a
+failback, same ``run_id``) is not honoured, so a restored record can never
+approve a second time. A failover therefore voids every record in flight:
+those questions are asked again and those tokens refused. Every Redis
+call is bounded by :data:`STORE_TIMEOUT` seconds, and a connection that
+breaks (a Redis restart leaves the pooled ones dead) is made anew once within
+that time; a Redis that cannot be reached, refuses or hangs raises
+:class:`StoreUnavailable`, and the gate then
 refuses the guarded call (it never approves without its records).
 """
 
@@ -48,13 +53,14 @@ import json
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 from urllib.parse import urlsplit
 
 import anyio
 import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
 from approval_core.errors import ApprovalError
@@ -223,6 +229,26 @@ def redacted_url(url: str) -> str:
     return parts._replace(netloc=f"{user}:***@{netloc}").geturl()
 
 
+def _lineage(server: object, replication: object) -> str | None:
+    """Which Redis history answers: ``<run_id>/<master_replid>``, or None when INFO lacks either.
+
+    ``run_id`` is new at every start of the process; ``master_replid`` is new
+    whenever a server becomes a master (a promotion, a failback) and is its
+    master's while it is a replica. A record tied to both is honoured only
+    by the same process in the same term as master: not after a restart from
+    a snapshot, not on a promoted replica, and not on a demoted master that
+    resynchronised from the new one and was then promoted again with its
+    ``run_id`` unchanged.
+    """
+    if not isinstance(server, dict) or not isinstance(replication, dict):
+        return None
+    run = cast("dict[str, object]", server).get("run_id")
+    term = cast("dict[str, object]", replication).get("master_replid")
+    if not isinstance(run, str) or not isinstance(term, str):
+        return None
+    return f"{run}/{term}"
+
+
 class RedisStore:
     """Records in Redis, shared by every replica that uses the same URL and server name.
 
@@ -280,7 +306,14 @@ class RedisStore:
     async def _run(self, what: str, command: Callable[[aioredis.Redis], Any]) -> Any:
         try:
             with anyio.fail_after(self._timeout):
-                return await command(self._redis())
+                try:
+                    return await command(self._redis())
+                except (RedisConnectionError, OSError) as exc:
+                    if isinstance(exc, AuthenticationError):
+                        raise
+                    # A pooled connection that died with a Redis restart: drop the pool, try once more.
+                    await self._redis().connection_pool.disconnect()
+                    return await command(self._redis())
         except TimeoutError:
             raise StoreUnavailable(f"the approval store did not answer {what} within {self._timeout:g} s") from None
         except (AuthenticationError, NoPermissionError) as exc:
@@ -298,7 +331,7 @@ class RedisStore:
         key = self.key(space, secret)
 
         async def record(r: aioredis.Redis) -> Any:
-            run = (await r.info("server")).get("run_id")  # pyright: ignore[reportUnknownMemberType]
+            run = _lineage(await r.info("server"), await r.info("replication"))  # pyright: ignore[reportUnknownMemberType]
             value = json.dumps({"fp": fingerprint, "exp": self._clock() + ttl, "run": run}, separators=(",", ":"))
             return await r.set(key, value, nx=True, px=lifetime_ms)
 
@@ -318,10 +351,11 @@ class RedisStore:
         async def spend(r: aioredis.Redis) -> Any:
             async with r.pipeline(transaction=True) as pipe:
                 pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
+                pipe.info("replication")  # pyright: ignore[reportUnknownMemberType]
                 pipe.getdel(key)
                 return await pipe.execute()
 
-        info, raw = await self._run("spend a " + space, spend)
+        server, replication, raw = await self._run("spend a " + space, spend)
         if not isinstance(raw, str):
             return None
         try:
@@ -331,7 +365,7 @@ class RedisStore:
             return None
         if not isinstance(fingerprint, str) or not isinstance(expires_at, int | float):
             return None
-        if not isinstance(info, dict) or run is None or run != info.get("run_id"):  # pyright: ignore[reportUnknownMemberType]
+        if run is None or run != _lineage(server, replication):
             return None
         return fingerprint, expires_at <= self._clock()
 
@@ -341,7 +375,7 @@ class RedisStore:
         lifetime_ms = max(1, math.ceil(ttl * 1000))
 
         async def note(r: aioredis.Redis) -> Any:
-            run = (await r.info("server")).get("run_id")  # pyright: ignore[reportUnknownMemberType]
+            run = _lineage(await r.info("server"), await r.info("replication"))  # pyright: ignore[reportUnknownMemberType]
             body = json.dumps({"v": value, "run": run}, separators=(",", ":"))
             return await r.set(name, body, nx=only_new, px=lifetime_ms)
 
@@ -359,10 +393,11 @@ class RedisStore:
         async def get(r: aioredis.Redis) -> Any:
             async with r.pipeline(transaction=True) as pipe:
                 pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
+                pipe.info("replication")  # pyright: ignore[reportUnknownMemberType]
                 pipe.get(name)
                 return await pipe.execute()
 
-        info, raw = await self._run("read a " + space, get)
+        server, replication, raw = await self._run("read a " + space, get)
         if not isinstance(raw, str):
             return None
         try:
@@ -370,9 +405,9 @@ class RedisStore:
             value, run = body["v"], body["run"]
         except (ValueError, KeyError, TypeError):
             return None
-        if not isinstance(value, str) or not isinstance(info, dict) or run is None:
+        if not isinstance(value, str) or run is None:
             return None
-        return value if run == info.get("run_id") else None  # pyright: ignore[reportUnknownMemberType]
+        return value if run == _lineage(server, replication) else None
 
     async def aclose(self) -> None:
         """Close the client's connections (if a client was made in this loop)."""
