@@ -17,10 +17,13 @@ A replayed answer or token is then refused only because it was spent.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import re
+import socket
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -322,6 +325,74 @@ def raw_call(
         {"calendar": WORK, "summary": summary, "start": "2026-12-09T09:00:00Z", "end": "2026-12-09T10:00:00Z"},
     )
     return httpx2.post(stack.url, json=body, headers=sent, timeout=60)
+
+
+def _slow_sockets(port: int, count: int, source: str) -> tuple[list[socket.socket], int]:
+    """Open ``count`` connections from ``source`` that start a request's headers and never finish them.
+
+    Returns the sockets the proxy kept open (so far) and how many it refused or reset at once.
+    """
+    opened: list[socket.socket] = []
+    refused = 0
+    for _ in range(count):
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+        except OSError:
+            refused += 1
+            continue
+        try:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1\r\n")
+        except OSError:
+            refused += 1
+            sock.close()
+            continue
+        opened.append(sock)
+    return opened, refused
+
+
+def _closed_by_peer(sock: socket.socket, within: float) -> bool:
+    """Whether the proxy closed ``sock`` (EOF, a reset, or a 408 answer then EOF) within ``within`` seconds."""
+    sock.settimeout(within)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def test_slow_headers_through_haproxy_leave_valid_calls_answered(stack: Stack) -> None:
+    """Slowloris through the documented proxy: per-address limit, header deadline, and a valid call meanwhile."""
+    issuer = stack.issuer
+    assert issuer is not None
+    port = int(stack.url.split(":")[2].split("/")[0])
+    slow, refused = _slow_sockets(port, haproxy.PER_SOURCE + 20, source="127.0.0.2")
+    try:
+        started = time.monotonic()
+        listed = httpx2.post(
+            stack.url,
+            json={**call_tool_json("list_calendars", {}), "id": 7},
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": "list_calendars",
+                "Authorization": f"Bearer {issuer.token(stack.url)}",
+            },
+            timeout=30,
+        )
+        assert listed.status_code == 200, listed.text
+        assert WORK.strip("/").split("/")[-1] in listed.text
+        refused += sum(_closed_by_peer(sock, 0.5) for sock in slow)
+        assert refused >= 20, "connections beyond the per-address limit are refused at once"
+        assert all(_closed_by_peer(sock, 15) for sock in slow), "the header deadline closes the rest"
+        assert time.monotonic() - started < 20
+    finally:
+        for sock in slow:
+            sock.close()
 
 
 def summaries(stack: Stack) -> str:

@@ -55,6 +55,10 @@ class ProxyDidNotStart(RuntimeError):
     """HAProxy is missing, refused its configuration, or did not listen in time; the message says which."""
 
 
+PER_SOURCE = 50
+"""Connections one client address may hold open at once through the frontend."""
+
+
 def config_text(
     replicas: Sequence[tuple[str, str, int]],
     *,
@@ -94,6 +98,10 @@ def config_text(
         "",
         "frontend mcp",
         f"    bind {bind}",
+        "    timeout http-request 10s    # a request's headers must arrive within 10 s (slow-header attacks)",
+        "    stick-table type ip size 100k expire 60s store conn_cur",
+        "    tcp-request connection track-sc0 src",
+        f"    tcp-request connection reject if {{ sc_conn_cur(0) gt {PER_SOURCE} }}   # open connections per address",
         f"    default_backend {BACKEND}",
         "",
         f"backend {BACKEND}",
