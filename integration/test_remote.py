@@ -17,7 +17,6 @@ A replayed answer or token is then refused only because it was spent.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import re
