@@ -61,8 +61,18 @@ class Browser:
         """The page's markup as the browser holds it now."""
         return await self.page.content()
 
+    async def type_into(self, field_id: str, text: str) -> None:
+        """Type ``text`` into the input ``field_id``, as a person would."""
+        await self.page.fill(f"#{field_id}", text)
+
     async def click_and_wait(self, button_id: str, until: tuple[str, ...]) -> str:
-        """Click the button ``button_id``; wait until the state line holds one of ``until``; return that line."""
+        """Click the button ``button_id``; wait until the state line holds one of ``until``; return that line.
+
+        The click comes after the page has been in front for a second, as a person's would: the page ignores
+        an Approve pressed sooner after it appeared or got the focus.
+        """
+        await self.page.bring_to_front()
+        await self.page.wait_for_timeout(1000)
         await self.page.click(f"#{button_id}")
         words = list(until)
         await self.page.wait_for_function(

@@ -463,3 +463,37 @@ def test_page_settings_are_read(tmp_path: Path) -> None:
     assert page.push_topic == "my-approvals"
     assert ApprovalSettings.from_env({}).page is None
     assert ApprovalSettings.from_env({"APPROVAL_PAGE": "false"}).page is None
+
+
+async def test_a_passkey_answer_made_inside_a_frame_of_another_site_is_refused(tmp_path: Path) -> None:
+    example = _example(tmp_path)
+    record = await _one_pending(example)
+    framed = {"type": "webauthn.get", "challenge": "x", "origin": ORIGIN, "crossOrigin": True}
+    credential = {"id": "x", "response": {"clientDataJSON": b64url(json.dumps(framed).encode())}}
+    async with _page_client(example) as http:
+        refused = await _post(http, example, record, {"choice": "approve", "credential": credential})
+    assert refused.status_code == 403
+    assert "frame" in refused.json()["message"]
+
+
+async def test_every_answer_of_the_page_carries_its_security_headers(tmp_path: Path) -> None:
+    example = _example(tmp_path)
+    async with _page_client(example) as http:
+        for path in (f"{PREFIX}/nowhere", f"{PREFIX}/a/x/y/z", f"{PREFIX}/approval.js"):
+            answer = await http.get(path)
+            assert answer.headers["x-frame-options"] == "DENY", path
+            assert "frame-ancestors 'none'" in answer.headers["content-security-policy"], path
+
+
+@pytest.mark.parametrize("problem", ["symlink", "folder open to others"])
+def test_a_passkey_file_others_could_swap_is_refused(tmp_path: Path, problem: str) -> None:
+    example = _example(tmp_path)
+    real = _page(example).passkeys.path
+    if problem == "symlink":
+        link = tmp_path / "linked.json"
+        link.symlink_to(real)
+        _page(example).passkeys.path = link
+    else:
+        tmp_path.chmod(0o777)
+    with pytest.raises(SettingsError):
+        _page(example).paired()

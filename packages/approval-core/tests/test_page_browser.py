@@ -35,12 +35,18 @@ pytestmark = pytest.mark.anyio
 SCRIPT = str(Path(__file__).with_name("example_server.py"))
 DELETE = {"book": "/books/work/", "ids": ["a"]}
 SETTLED = ("Approved", "approved already", "denied", "Denied", "Refused", "not approved", "No passkey", "expired")
-PAIRED = ("Paired", "No passkey", "no passkey", "Refused", "not valid", "agreed")
+PAIRED = ("Paired", "No passkey", "no passkey", "Refused", "not valid", "agreed", "not the code", "not allowed")
 
 
-async def pair(person: Browser, passkeys: Path, between: Callable[[str], Awaitable[None]] | None = None) -> str:
+async def pair(
+    person: Browser,
+    passkeys: Path,
+    between: Callable[[str], Awaitable[None]] | None = None,
+    typed: str | None = None,
+) -> str:
     """Run the pairing command, open its link in ``person``'s browser, make a passkey; return the state line.
 
+    The code the command shows in its terminal is typed into the page (``typed`` instead, if given).
     Where a passkey is paired already, the first press has it agree; ``between`` then sees that state line
     before the second press makes the new passkey.
     """
@@ -51,10 +57,16 @@ async def pair(person: Browser, passkeys: Path, between: Callable[[str], Awaitab
     )
     async with process:
         assert process.stdout is not None
-        line = (await process.stdout.receive()).decode()
-        link = re.search(r"(http://localhost:\d+/approval/pair/\S+)", line)
-        assert link is not None, line
+        printed = ""
+        with anyio.fail_after(30):
+            while "code on the page" not in printed:
+                printed += (await process.stdout.receive()).decode()
+        link = re.search(r"(http://localhost:\d+/approval/pair/\S+)", printed)
+        code = re.search(r"code on the page: ([A-Z0-9]{4}-[A-Z0-9]{4})", printed)
+        assert link is not None, printed
+        assert code is not None, printed
         await person.open(link.group(1))
+        await person.type_into("code", typed if typed is not None else code.group(1))
         state = await person.click_and_wait("pair", PAIRED)
         if between is not None:
             await between(state)
@@ -200,6 +212,16 @@ async def test_a_second_passkey_needs_the_first_ones_yes(people: list[Browser], 
     assert len(json.loads(passkeys.read_text())["credentials"]) == 2
 
 
+async def test_the_link_without_the_terminals_code_pairs_nothing(people: list[Browser], tmp_path: Path) -> None:
+    """A model that sees the pairing link (a tab list, a command line) but not the terminal gets nowhere."""
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    state = await pair(person, passkeys, typed="AAAA-AAAA")
+    assert "not the code" in state
+    assert not passkeys.exists() or json.loads(passkeys.read_text())["credentials"] == []
+    assert await person.passkeys() == 0
+
+
 async def test_deny_in_the_browser_changes_nothing(people: list[Browser], tmp_path: Path) -> None:
     person, _ = people
     passkeys = tmp_path / "passkeys.json"
@@ -244,3 +266,20 @@ async def test_url_mode_opens_the_page_and_the_person_approves_there(
     assert not result.is_error
     assert example.items == {"b", "c"}
     assert len(opened) == 1
+
+
+async def test_an_approve_pressed_as_the_page_appears_is_ignored(people: list[Browser], tmp_path: Path) -> None:
+    """A page that swaps the approval page in under the pointer cannot borrow the person's next click."""
+    person, _ = people
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    page = example.gate.page
+    assert page is not None
+    async with running_page(page), connect(example.server, revision="2026-07-28") as client:
+        url, _ = _link(await client.call_tool("delete_items", DELETE))
+        await person.page.goto(url)
+        await person.page.click("#approve")
+        await person.page.wait_for_function("document.getElementById('state').textContent.includes('first')")
+        assert await page.book.decision(url.rsplit("/", 1)[1]) is None
+        assert "Approved" in await person.click_and_wait("approve", SETTLED), "a later, deliberate press works"

@@ -76,6 +76,7 @@ SECURITY_HEADERS = {
 }
 
 _logger = logging.getLogger("approval_core.page")
+_VOUCH_COOKIE = "approval_vouch"
 _ASSETS = {"approval.js": "text/javascript; charset=utf-8", "approval.css": "text/css; charset=utf-8"}
 
 
@@ -87,14 +88,21 @@ class _Refused(Exception):
 
 
 def _challenge_of(credential: object) -> str:
-    """The challenge a WebAuthn response signed (from its clientDataJSON), or raise :class:`_Refused`."""
+    """The challenge a WebAuthn response signed (from its clientDataJSON), or raise :class:`_Refused`.
+
+    A response made inside a cross-origin frame (``crossOrigin: true`` or a
+    ``topOrigin``, WebAuthn Level 3 §5.8.1) is refused: the page is never framed.
+    """
     try:
         client_data = credential["response"]["clientDataJSON"]  # type: ignore[index]  # pyright: ignore[reportIndexIssue, reportUnknownVariableType]
-        found = json.loads(unb64url(str(client_data)))["challenge"]  # pyright: ignore[reportUnknownArgumentType]
+        client = json.loads(unb64url(str(client_data)))  # pyright: ignore[reportUnknownArgumentType]
+        found = client["challenge"]
     except (TypeError, KeyError, ValueError):
         raise _Refused(400, "the passkey answer is not a WebAuthn credential") from None
     if not isinstance(found, str):
         raise _Refused(400, "the passkey answer names no challenge")
+    if client.get("crossOrigin") not in (None, False) or "topOrigin" in client:
+        raise _Refused(403, "the passkey was used inside a frame of another site")
     return found
 
 
@@ -200,6 +208,7 @@ class ApprovalPage:
             Route(PREFIX + "/pair/{secret}/vouch", self._wrap(self._pair_vouch), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}/finish", self._wrap(self._pair_finish), methods=["POST"]),
             Route(PREFIX + "/{asset}", self._wrap(self._asset), methods=["GET"]),
+            Route(PREFIX + "/{rest:path}", self._wrap(self._nothing), methods=["GET", "POST", "HEAD"]),
         ]
 
     def app(self) -> Starlette:
@@ -334,12 +343,23 @@ class ApprovalPage:
 
     # ------------------------------------------------------------------ pairing
 
-    def _pairing_scope(self, secret: str) -> str:
+    @staticmethod
+    def _pairing_scope(secret: str) -> str:
         return "p:" + hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _open_pairing(self, secret: str) -> None:
         if not self.passkeys.pairing_open(secret, self._clock()):
             raise _Refused(410, "this pairing link is not valid (used, replaced or expired); start a new one")
+
+    async def _pairing_post(self, request: Request) -> tuple[str, str, dict[str, Any]]:
+        """The secret, scope and body of a pairing POST carrying the terminal's code, or raise :class:`_Refused`."""
+        secret = request.path_params["secret"]
+        self._open_pairing(secret)
+        scope = self._pairing_scope(secret)
+        data = await self._posted(request, scope)
+        if not self.passkeys.pairing_code_ok(secret, data.get("code"), self._clock()):
+            raise _Refused(403, "that is not the code the pairing command shows in its terminal")
+        return secret, scope, data
 
     async def _pair_page(self, request: Request) -> Response:
         secret = request.path_params["secret"]
@@ -347,55 +367,66 @@ class ApprovalPage:
         html = pairing_html(self.csrf(self._pairing_scope(secret)), secret, vouch=self.paired())
         return HTMLResponse(html)
 
-    async def _vouched(self, scope: str) -> bool:
-        return not self.paired() or await self.store.read("pairing", scope) == "vouched"
+    async def _vouched(self, scope: str, request: Request) -> bool:
+        if not self.paired():
+            return True
+        cookie = request.cookies.get(_VOUCH_COOKIE, "")
+        note = await self.store.read("pairing", scope)
+        return bool(cookie) and note == "vouched:" + hashlib.sha256(cookie.encode()).hexdigest()
 
     async def _pair_options(self, request: Request) -> Response:
-        secret = request.path_params["secret"]
-        self._open_pairing(secret)
-        scope = self._pairing_scope(secret)
-        await self._posted(request, scope)
+        _, scope, _ = await self._pairing_post(request)
         party = self._party()
-        if not await self._vouched(scope):
+        if not await self._vouched(scope, request):
             vouch = json.loads(self.passkeys.authentication_options(party, await self._challenge(scope + ":vouch")))
             return JSONResponse({"authentication": vouch})
         registration = json.loads(self.passkeys.registration_options(party, await self._challenge(scope + ":new")))
         return JSONResponse({"registration": registration})
 
     async def _pair_vouch(self, request: Request) -> Response:
-        secret = request.path_params["secret"]
-        self._open_pairing(secret)
-        scope = self._pairing_scope(secret)
-        data = await self._posted(request, scope)
+        _, scope, data = await self._pairing_post(request)
         vouch = data.get("credential")
         challenge = await self._spend_challenge(vouch, scope + ":vouch")
         try:
             self.passkeys.verify_assertion(self._party(), challenge, vouch)
         except CeremonyFailed as exc:
             raise _Refused(403, f"the paired passkey did not agree: {exc}") from None
-        await self.store.write("pairing", scope, "vouched", PAIRING_TTL, only_new=False)
+        nonce = secrets.token_urlsafe(24)
+        note = "vouched:" + hashlib.sha256(nonce.encode()).hexdigest()
+        await self.store.write("pairing", scope, note, PAIRING_TTL, only_new=False)
         message = "Your paired passkey agreed. Now press the button again to make the new passkey."
-        return JSONResponse({"message": message, "final": False})
+        response = JSONResponse({"message": message, "final": False})
+        response.set_cookie(
+            _VOUCH_COOKIE,
+            nonce,
+            max_age=int(PAIRING_TTL),
+            path=f"{PREFIX}/pair/",
+            secure=self._party().origin.startswith("https:"),
+            httponly=True,
+            samesite="strict",
+        )
+        return response
 
     async def _pair_finish(self, request: Request) -> Response:
-        secret = request.path_params["secret"]
-        self._open_pairing(secret)
-        scope = self._pairing_scope(secret)
-        data = await self._posted(request, scope)
-        if not await self._vouched(scope):
-            raise _Refused(403, "a passkey is paired already: it must agree first (reload this page)")
+        secret, scope, data = await self._pairing_post(request)
+        if not await self._vouched(scope, request):
+            raise _Refused(403, "a passkey is paired already: it must agree first, in this browser (reload this page)")
         credential = data.get("credential")
         challenge = await self._spend_challenge(credential, scope + ":new")
         try:
             self.passkeys.finish_pairing(secret, self._party(), challenge, credential, self._clock())
         except CeremonyFailed as exc:
             raise _Refused(403, f"no passkey was added: {exc}") from None
+        await self.store.write("pairing", scope, "spent", PAIRING_TTL, only_new=False)
         if self.push is not None:
             await self.push.paired(self.server_name)
         if self.on_paired is not None:
             self.on_paired()
         message = "Paired. This passkey now approves what your MCP servers ask about on this machine's page."
         return JSONResponse({"message": message, "final": True})
+
+    async def _nothing(self, request: Request) -> Response:
+        raise _Refused(404, "not found")
 
     async def _asset(self, request: Request) -> Response:
         name = request.path_params["asset"]

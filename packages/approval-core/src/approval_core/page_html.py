@@ -102,6 +102,8 @@ def pairing_html(csrf: str, secret: str, vouch: bool) -> str:
         "<h1>Pair a passkey with the approval page</h1>"
         "<p>The passkey you make here approves the changes your MCP servers ask about. "
         "Your device will ask for your PIN, fingerprint or face.</p>"
+        '<p><label for="code">The code the pairing command shows in your terminal:</label> '
+        '<input id="code" name="code" autocomplete="off" spellcheck="false" size="10"></p>'
         f'{step}<div class="actions"><button id="pair" type="button">Make a passkey</button></div>'
         '<p class="state" id="state"></p></main>'
     )

@@ -104,7 +104,7 @@ class PagePath:
         record = await self.page.book.open(binding, dialog)
         self._audit("page_opened", binding, record.code)
         if self.page.push is not None:
-            await self.page.push.pending(self.server_name, binding.tool, record.code, self.page.url_of(record))
+            await self.page.push.pending(self.server_name, record.headline, record.code, self.page.url_of(record))
         return record
 
     async def _use(self, binding: Binding, record: PendingApproval) -> Decision | None:

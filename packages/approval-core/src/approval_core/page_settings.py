@@ -16,9 +16,9 @@
     ``<user data folder>/mcp-approval-family/passkeys.json``.
 ``APPROVAL_PUSH_URL`` (+ ``APPROVAL_PUSH_TOKEN_FILE``)
     An ntfy topic URL (``https://ntfy.example.org/<topic>``) that gets a push
-    for every pending approval: the server's name, the tool, the code and a
-    ``view`` action opening the page; never a caller's value or backend
-    text. The token file holds an ntfy access token allowed to publish there.
+    for every pending approval: the server's name, the operation in its own
+    words and counts, the code and a ``view`` action opening the page; never
+    a caller's value or backend text. The token file holds an ntfy access token allowed to publish there.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """``python -m approval_core pair``: pair a passkey with the approval page, started by the person in a terminal.
 
 Nothing a server prints at start pairs or approves: pairing begins only here,
-outside any MCP client. The command keeps the digest of a one-time secret in
-the passkey file (valid :data:`~approval_core.passkeys.PAIRING_TTL` seconds)
-and gives the link that carries it:
+outside any MCP client. The command keeps the digests of a one-time secret
+and of a code in the passkey file (valid
+:data:`~approval_core.passkeys.PAIRING_TTL` seconds), gives the link that
+carries the secret, and shows the code, which the person types into the page:
+the link alone pairs nothing, so a link seen by anyone else (in a browser's
+tab list, a process's command line) is of no use to them.
 
 * by default it serves the pairing page itself on ``http://localhost:<port>``
   (``--port``, default a free one), opens the link in the browser (unless
@@ -59,28 +62,34 @@ def main(argv: list[str]) -> int:
     path: Path = args.file or (Path(named) if named else default_passkeys_path())
     passkeys = PasskeyFile(path)
     try:
-        secret = passkeys.start_pairing(time.time())
+        secret, code = passkeys.start_pairing(time.time())
     except (SettingsError, OSError) as exc:
         print(f"{_NAME}: {exc}", file=sys.stderr)
         return 2
     if args.page_url:
         base = str(args.page_url).rstrip("/")
         print(f"Open this link within {PAIRING_TTL / 60:g} minutes to pair a passkey: {base}/pair/{secret}")
+        print(_code_line(code), flush=True)
         return 0
     push_url = os.environ.get(PUSH_URL_ENV)
     token_file = os.environ.get(PUSH_TOKEN_FILE_ENV)
     settings = PageSettings(
         passkeys_file=path, push_url=push_url, push_token_file=Path(token_file) if token_file else None
     )
-    return anyio.run(_serve, ApprovalPage("approval-core", settings, MemoryStore()), secret, args)
+    return anyio.run(_serve, ApprovalPage("approval-core", settings, MemoryStore()), secret, code, args)
 
 
-async def _serve(page: ApprovalPage, secret: str, args: argparse.Namespace) -> int:
+def _code_line(code: str) -> str:
+    return f"Then type this code on the page: {code} (it is shown only here; never give it to an assistant)"
+
+
+async def _serve(page: ApprovalPage, secret: str, code: str, args: argparse.Namespace) -> int:
     done = anyio.Event()
     page.on_paired = done.set
     async with running_page(page, args.port):
         link = page.pairing_url(secret)
         print(f"Open this link within {PAIRING_TTL / 60:g} minutes to pair a passkey: {link}", flush=True)
+        print(_code_line(code), flush=True)
         if not args.no_browser:
             webbrowser.open(link)
         with anyio.move_on_after(PAIRING_TTL):

@@ -12,11 +12,14 @@ The file (``APPROVAL_PASSKEYS_FILE``, default
     {"version": 1, "user_id": "<b64url>",
      "credentials": [{"id": "<b64url>", "public_key": "<b64url COSE>", "rp_id": "localhost",
                       "added": "2026-12-01T22:50:00Z"}],
-     "pairing": {"digest": "<sha256 hex of the one-time pairing secret>", "expires": 1800000000.0}}
+     "pairing": {"digest": "<sha256 hex of the link's secret>", "code": "<sha256 hex of the terminal code>",
+                 "expires": 1800000000.0, "wrong": 0}}
 
-It holds public keys and the digest of a pairing secret: nothing in it
-approves or pairs by itself. It is written with mode 0600 and refused when
-group or others may read or write it. A passkey is bound to its relying party
+It holds public keys and the digests of a pairing's secret and terminal
+code: nothing in it approves or pairs by itself. It is written with mode
+0600, and refused when it is a symbolic link, belongs to another user, is
+open to group or others, or lies in a folder that is someone else's or that
+group or others may write to. A passkey is bound to its relying party
 id (a domain; ``localhost`` for the loopback page), so the file may hold
 passkeys of several deployments; each page uses those of its own rp id.
 """
@@ -51,12 +54,19 @@ __all__ = [
 
 PAIRING_TTL = 600.0
 """Seconds a pairing link stays valid (10 minutes)."""
+PAIRING_TRIES = 5
+"""Wrong terminal codes after which a pairing is closed."""
+_PAIRING_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY34679"
 CEREMONY_TIMEOUT_MS = 120_000
 """What a browser is told a passkey prompt may take, in milliseconds."""
 
 
 class CeremonyFailed(Exception):
     """A WebAuthn response did not verify (wrong passkey, no user verification, foreign origin, stale challenge)."""
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def b64url(data: bytes) -> str:
@@ -115,15 +125,24 @@ class PasskeyFile:
 
     def _load(self) -> _Contents:
         try:
-            info = self.path.stat()
+            handle = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
+            self._check_folder()
             return _Contents(user_id=b64url(secrets.token_bytes(16)))
-        if stat.S_IMODE(info.st_mode) & 0o077:
+        except OSError as exc:
             raise SettingsError(
-                f"the passkey file {self.path} may be read or written by others: make it owner-only (chmod 600)"
-            )
+                f"the passkey file {self.path} cannot be opened ({exc.strerror}; no symbolic links)"
+            ) from None
+        with os.fdopen(handle, encoding="utf-8") as opened:
+            info = os.fstat(opened.fileno())
+            if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
+                raise SettingsError(
+                    f"the passkey file {self.path} must belong to this user and be owner-only (chmod 600)"
+                )
+            self._check_folder()
+            text = opened.read()
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(text)
             return _Contents(
                 user_id=str(data["user_id"]),
                 credentials=[dict(c) for c in data.get("credentials", [])],
@@ -131,6 +150,18 @@ class PasskeyFile:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise SettingsError(f"the passkey file {self.path} is not valid ({type(exc).__name__})") from None
+
+    def _check_folder(self) -> None:
+        """Refuse a folder others may write to (they could swap the file) or that belongs to someone else."""
+        try:
+            info = self.path.parent.stat()
+        except FileNotFoundError:
+            return
+        if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise SettingsError(
+                f"the passkey file's folder {self.path.parent} must belong to this user and not be writable by "
+                "group or others (chmod 700)"
+            )
 
     def _save(self, contents: _Contents) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -167,24 +198,43 @@ class PasskeyFile:
 
     # ------------------------------------------------------------------ pairing
 
-    def start_pairing(self, now: float, ttl: float = PAIRING_TTL) -> str:
-        """Begin a pairing: keep the digest of a new one-time secret (expiring at ``now + ttl``); return the secret.
+    def start_pairing(self, now: float, ttl: float = PAIRING_TTL) -> tuple[str, str]:
+        """Begin a pairing; return ``(secret, code)``.
 
-        A new pairing replaces one not yet used.
+        The secret goes into the pairing page's URL; the code (``XXXX-XXXX``,
+        about 36 bits) is shown only in the person's terminal and must be
+        typed into the page, so a link seen elsewhere (a browser's tab list,
+        a process's command line, a screen the model reads) pairs nothing.
+        Both are kept as SHA-256 digests, expiring at ``now + ttl``; a new
+        pairing replaces one not yet used.
         """
         secret = secrets.token_urlsafe(24)
+        code = "-".join("".join(secrets.choice(_PAIRING_ALPHABET) for _ in range(4)) for _ in range(2))
         contents = self._load()
-        contents.pairing = {"digest": hashlib.sha256(secret.encode()).hexdigest(), "expires": now + ttl}
+        contents.pairing = {"digest": _sha(secret), "code": _sha(code), "expires": now + ttl, "wrong": 0}
         self._save(contents)
-        return secret
+        return secret, code
 
     def pairing_open(self, secret: str, now: float) -> bool:
         """Whether ``secret`` is the pairing secret in the file and has not expired."""
         pairing = self._load().pairing
         if not pairing:
             return False
-        digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
-        return secrets.compare_digest(str(pairing.get("digest", "")), digest) and float(pairing["expires"]) > now
+        return secrets.compare_digest(str(pairing.get("digest", "")), _sha(secret)) and float(pairing["expires"]) > now
+
+    def pairing_code_ok(self, secret: str, code: object, now: float) -> bool:
+        """Whether ``code`` is the open pairing's terminal code; :data:`PAIRING_TRIES` wrong codes close the pairing."""
+        contents = self._load()
+        pairing = contents.pairing
+        if not pairing or not self.pairing_open(secret, now):
+            return False
+        typed = str(code).strip().upper() if isinstance(code, str) else ""
+        if secrets.compare_digest(str(pairing.get("code", "")), _sha(typed)):
+            return True
+        wrong = int(pairing.get("wrong", 0)) + 1
+        contents.pairing = None if wrong >= PAIRING_TRIES else {**pairing, "wrong": wrong}
+        self._save(contents)
+        return False
 
     def registration_options(self, party: RelyingParty, challenge: bytes) -> str:
         """The JSON ``PublicKeyCredentialCreationOptions`` for a new passkey (user verification required)."""

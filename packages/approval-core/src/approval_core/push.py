@@ -7,6 +7,10 @@ page (ntfy docs, "Publishing": JSON publishing, action buttons); never a
 caller's value or anything read from a backend. Opening the page approves
 nothing: approving needs the paired passkey.
 
+The push also carries the operation in the server's own words and counts
+(the dialog's headline), so a person approving from another device can see
+that the page asks the same thing as the push.
+
 A push that fails is logged on stderr and otherwise ignored: the refusal the
 tool returns carries the same link and code, so the person is never left
 without them.
@@ -64,9 +68,14 @@ class Push:
             return False
         return True
 
-    async def pending(self, server: str, tool: str, code: str, page_url: str) -> bool:
-        """Announce a pending approval: server, tool and code only, and a link to its page."""
-        return await self.send(f"{server} asks for your approval", f"{tool}, code {code}", page_url)
+    async def pending(self, server: str, headline: str, code: str, page_url: str) -> bool:
+        """Announce a pending approval: the server, the operation in its own words and counts, the code, a link.
+
+        The headline is the dialog's first line (:meth:`~approval_core.Dialog.headline`): the server's template
+        filled only with numbers it computed, never a caller's value or backend text. Seeing it on the phone
+        lets the person check that the page they approve on asks the same thing.
+        """
+        return await self.send(f"{server} asks for your approval", f"{headline} (code {code})", page_url)
 
     async def paired(self, server: str) -> bool:
         """Announce that a passkey was added to the approval page."""

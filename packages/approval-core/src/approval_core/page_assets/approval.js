@@ -100,12 +100,13 @@ async function pair(main) {
   lock();
   const base = "/approval/pair/" + encodeURIComponent(main.dataset.secret);
   const csrf = main.dataset.csrf;
+  const code = document.getElementById("code").value;
   try {
-    const options = await post(base + "/options", csrf, {});
+    const options = await post(base + "/options", csrf, { code: code });
     if (options.authentication) {
       say("First, your paired passkey must agree...");
       const vouch = await navigator.credentials.get({ publicKey: requestOptions(options.authentication) });
-      const agreed = await post(base + "/vouch", csrf, { credential: credentialJSON(vouch) });
+      const agreed = await post(base + "/vouch", csrf, { code: code, credential: credentialJSON(vouch) });
       say(agreed.message || "Done.");
       unlock();
       return;
@@ -113,7 +114,7 @@ async function pair(main) {
     if (!options.registration) { say(options.message || "This pairing link cannot be used."); return; }
     say("Now make the new passkey...");
     const created = await navigator.credentials.create({ publicKey: creationOptions(options.registration) });
-    const answer = await post(base + "/finish", csrf, { credential: credentialJSON(created) });
+    const answer = await post(base + "/finish", csrf, { code: code, credential: credentialJSON(created) });
     say(answer.message || "Done.");
     if (!answer.final) unlock();
   } catch (error) {
@@ -122,13 +123,34 @@ async function pair(main) {
   }
 }
 
+// Approve answers only a click made after the page has been visible and focused for a moment, so a page
+// that opens this one under the pointer (a pop-up swapped in between two clicks) cannot borrow the click.
+const SETTLE_MS = 800;
+let settledSince = null;
+
+function watchAttention() {
+  const reset = () => { settledSince = document.visibilityState === "visible" ? performance.now() : null; };
+  reset();
+  document.addEventListener("visibilitychange", reset);
+  window.addEventListener("focus", reset);
+  window.addEventListener("blur", () => { settledSince = null; });
+}
+
+function attentive() {
+  return settledSince !== null && performance.now() - settledSince >= SETTLE_MS;
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const main = document.querySelector("main[data-kind]");
   if (!main) return;
+  watchAttention();
   const approve = document.getElementById("approve");
   const deny = document.getElementById("deny");
   const pairing = document.getElementById("pair");
-  if (approve) approve.addEventListener("click", () => decide(main, "approve"));
+  if (approve) approve.addEventListener("click", () => {
+    if (!attentive()) { say("Read the request first, then press Approve again."); return; }
+    decide(main, "approve");
+  });
   if (deny) deny.addEventListener("click", () => decide(main, "deny"));
   if (pairing) pairing.addEventListener("click", () => pair(main));
 });
