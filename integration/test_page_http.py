@@ -1,0 +1,269 @@
+"""The approval page over Streamable HTTP: three caldav-mcp replicas behind HAProxy, one Redis, one passkey file.
+
+The deployment of ``testing/remote_stack.py`` with ``APPROVAL_PAGE=true`` and
+one ``APPROVAL_PASSKEYS_FILE`` every replica reads. ``MCP_PUBLIC_URL`` names
+``localhost`` (a WebAuthn relying-party id must be a domain, never an IP
+address), so the page is ``http://localhost:<proxy port>/approval/...``, on the
+MCP endpoint's own origin and outside bearer authentication. The person is
+Debian's Chromium driven by Playwright, whose passkey is a DevTools virtual
+authenticator (``testing/browser.py``); pairing starts, as the docs say, with
+``python -m approval_core pair --file F --page-url <deployment>/approval``.
+
+HAProxy's runtime API puts all replicas but one into maintenance, so each step
+goes to a chosen replica, through the proxy: the question is recorded by one,
+the person's decision lands through a second, the retried call acts on a
+third. What changed is read from Radicale itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import defusedxml.ElementTree as SafeET
+import httpx2
+import pytest
+from browser import Browser, browser
+from remote_stack import CALENDARS, Stack, remote_stack
+from replica_client import http_client
+
+from approval_core.testing import approval_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.redis]
+
+DECIDED = ("Approved", "Denied", "denied", "No passkey", "not approved", "Refused", "expired", "cannot")
+PAIRED = ("Paired", "No passkey", "no passkey", "not valid", "Refused", "cannot")
+WORK = CALENDARS[0]
+DAV = "{DAV:}"
+
+
+# ---------------------------------------------------------------------------- Radicale, read directly
+# (as in test_remote.py: what a call changed is read from the backend, never from the server under test)
+
+
+def snapshot(stack: Stack) -> dict[str, str]:
+    """Every entry of the work calendar: href → ETag (PROPFIND, Depth 1)."""
+    body = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>'
+    with stack.dav() as dav:
+        answer = dav.request("PROPFIND", WORK, content=body, headers={"Depth": "1"})
+    assert answer.status_code == 207, answer.text
+    entries: dict[str, str] = {}
+    for response in SafeET.fromstring(answer.content).iter(f"{DAV}response"):
+        href, etag = response.findtext(f"{DAV}href") or "", response.findtext(f".//{DAV}getetag")
+        if href.endswith(".ics") and etag:
+            entries[href] = etag
+    return entries
+
+
+def put_event(stack: Stack, uid: str) -> tuple[str, str]:
+    """Store a fixed event straight into Radicale; its href and ETag."""
+    href = f"{WORK}{uid}.ics"
+    body = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//page proof//EN\r\nBEGIN:VEVENT\r\n"
+        f"UID:{uid}\r\nDTSTAMP:20261201T090000Z\r\nDTSTART:20261207T120000Z\r\nDTEND:20261207T130000Z\r\n"
+        "SUMMARY:Page proof\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    with stack.dav() as dav:
+        made = dav.put(href, content=body.encode(), headers={"Content-Type": "text/calendar", "If-None-Match": "*"})
+    assert made.status_code == 201, made.text
+    return href, snapshot(stack)[href]
+
+
+def event(stack: Stack) -> tuple[dict[str, Any], str, str]:
+    """A fresh event: the delete_event arguments, its href and its ETag."""
+    uid = f"page-{uuid.uuid4().hex}"
+    href, etag = put_event(stack, uid)
+    return {"calendar": WORK, "id": uid}, href, etag
+
+
+def put_back(stack: Stack, arguments: dict[str, Any], etag: str) -> None:
+    """Store the deleted event again, byte for byte: Radicale gives it the ETag it had."""
+    _, again = put_event(stack, arguments["id"])
+    assert again == etag, "the same content got another ETag: a retry would not meet the same version"
+
+
+def audit(stack: Stack, name: str | None, event: str) -> dict[str, str]:
+    """The last audit record of ``event`` on replica ``name``'s stderr (``approval {...}``)."""
+    assert name is not None, "no replica named itself (X-Backend)"
+    records = []
+    for line in stack.replicas[name].log.read_text(errors="replace").splitlines():
+        _, found, record = line.partition("approval {")
+        if found:
+            records.append(json.loads("{" + record))
+    matching = [r for r in records if r["event"] == event]
+    assert matching, f"{name} logged no {event}: {records}"
+    return matching[-1]
+
+
+@pytest.fixture(scope="module")
+def passkeys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("passkeys") / "passkeys.json"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, passkeys_file: Path) -> Iterator[Stack]:
+    page = {
+        "APPROVAL_PAGE": "true",
+        "APPROVAL_PASSKEYS_FILE": str(passkeys_file),
+        "MCP_ALLOWED_HOSTS": "localhost:*,127.0.0.1:*",
+    }
+    with remote_stack(
+        tmp_path_factory.mktemp("page-http"), count=3, store="redis", auth="jwt", extra=page, public_host="localhost"
+    ) as running:
+        yield running
+
+
+def origin(stack: Stack) -> str:
+    """The deployment's public origin (``http://localhost:<proxy port>``)."""
+    return stack.url.removesuffix("/mcp")
+
+
+def pairing_link(stack: Stack, passkeys_file: Path) -> str:
+    """A new passkey file (no passkey yet) and the one-time pairing link ``python -m approval_core pair`` prints."""
+    passkeys_file.unlink(missing_ok=True)  # every replica reads the file on each use: now nothing is paired
+    made = subprocess.run(  # noqa: S603 - the workspace's own module
+        [
+            sys.executable,
+            "-m",
+            "approval_core",
+            "pair",
+            "--file",
+            str(passkeys_file),
+            "--page-url",
+            f"{origin(stack)}/approval",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    link = made.stdout.strip().rsplit(" ", 1)[-1]
+    assert re.fullmatch(re.escape(origin(stack)) + r"/approval/pair/[A-Za-z0-9_-]+", link), made.stdout
+    return link
+
+
+async def pair(stack: Stack, passkeys_file: Path, person: Browser) -> None:
+    """Pair ``person``'s passkey through the proxy (its page, options and finish may land on three replicas)."""
+    await person.open(pairing_link(stack, passkeys_file))
+    said = await person.click_and_wait("pair", PAIRED)
+    assert said.startswith("Paired"), said
+    assert await person.passkeys() == 1
+
+
+def backends_of(person: Browser) -> list[tuple[str, str, str | None]]:
+    """From now on, every response the browser gets: ``(method, path, X-Backend)``; the list grows as it browses."""
+    seen: list[tuple[str, str, str | None]] = []
+
+    def record(response: Any) -> None:
+        path = httpx2.URL(response.url).path
+        seen.append((response.request.method, path, response.headers.get("x-backend")))
+
+    person.page.on("response", record)
+    return seen
+
+
+async def test_the_page_is_on_the_endpoints_origin_outside_bearer_auth_and_only_under_its_host(stack: Stack) -> None:
+    arguments, _, _ = event(stack)
+    async with http_client(stack.url, stack.token, revision="2026-07-28") as (client, _):
+        pending = approval_of(await client.call_tool("delete_event", arguments))
+    assert pending["outcome"] == "not_paired" or pending["outcome"] == "approval_pending", pending
+    with httpx2.Client(timeout=30) as http:
+        # The MCP endpoint wants a bearer token; the page and its script do not (a browser has none).
+        assert http.post(stack.url, json={}).status_code == 401
+        script = http.get(f"{origin(stack)}/approval/approval.js")
+        assert script.status_code == 200, script.text
+        assert script.headers["content-type"].startswith("text/javascript")
+        assert "frame-ancestors 'none'" in script.headers["content-security-policy"]
+        # Under the proxy's IP address, a Host the MCP endpoint allows (127.0.0.1:*), the page still refuses:
+        # its passkeys belong to the name localhost, and a rebinding name must not reach it.
+        by_ip = http.get(f"http://127.0.0.1:{stack.url.rsplit(':', 1)[1].split('/')[0]}/approval/approval.js")
+        assert by_ip.status_code == 421, by_ip.text
+        forged = http.get(f"{origin(stack)}/approval/approval.js", headers={"Host": "attacker.example:80"})
+        assert forged.status_code == 421, forged.text
+
+
+async def test_decided_through_one_replica_the_retry_through_another_acts_once(
+    stack: Stack, passkeys_file: Path
+) -> None:
+    proxy = stack.proxy
+    assert proxy is not None
+    names = stack.replicas.names
+    asker, decider, actor = names
+    arguments, href, etag = event(stack)
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        async with http_client(stack.url, stack.token, revision="2026-07-28") as (client, seen):  # no elicitation
+            await client.listed_tool("delete_event")
+            try:
+                proxy.only(asker, names)
+                refused = await client.call_tool("delete_event", arguments)
+                asked_by = seen.last()
+                pending = approval_of(refused)
+                url = pending["approval_url"]
+                assert pending["outcome"] == "approval_pending", pending
+                assert re.fullmatch(re.escape(origin(stack)) + r"/approval/a/[A-Za-z0-9_-]{22}", url), url
+                assert pending["code"] in refused.content[0].text  # pyright: ignore[reportAttributeAccessIssue]
+                assert href in snapshot(stack), "a pending approval changed something"
+
+                proxy.only(decider, names)
+                answers = backends_of(person)
+                shown = await person.open(url)
+                assert pending["code"] in shown
+                said = await person.click_and_wait("approve", DECIDED)
+                assert said.startswith("Approved"), said
+                decided_by = {b for method, path, b in answers if method == "POST" and path.endswith("/decide")}
+                assert decided_by == {decider}, answers
+                assert href in snapshot(stack), "approving on the page acted by itself"
+
+                proxy.only(actor, names)
+                acted = await client.call_tool("delete_event", arguments)
+                acted_by = seen.last()
+                assert not acted.is_error, acted
+                assert href not in snapshot(stack), "the approved call did not act"
+
+                put_back(stack, arguments, etag)  # the same entry, the same ETag: only the spend stops it
+                proxy.all(names)
+                again = approval_of(await client.call_tool("delete_event", arguments))
+            finally:
+                proxy.all(names)
+    assert (asked_by, acted_by) == (asker, actor), seen.exchanges
+    assert again["outcome"] == "approval_pending", again
+    assert again["approval_url"] != url, "a spent approval was offered again"
+    assert href in snapshot(stack), "a second retry acted on the spent approval"
+    opened, approved = audit(stack, asker, "page_opened"), audit(stack, actor, "approved")
+    assert (approved["path"], approved["fp"], approved["reason"]) == ("page", opened["fp"], pending["code"])
+
+
+async def test_an_approval_given_for_one_subject_is_not_found_by_another(stack: Stack, passkeys_file: Path) -> None:
+    issuer = stack.issuer
+    assert issuer is not None
+    other_token = issuer.token(stack.url, subject="mallory", expires_in=3600)
+    arguments, href, _ = event(stack)
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        async with (
+            http_client(stack.url, stack.token, revision="2026-07-28") as (willi, _),
+            http_client(stack.url, other_token, revision="2026-07-28") as (mallory, _),
+        ):
+            for client in (willi, mallory):
+                await client.listed_tool("delete_event")
+            asked = approval_of(await willi.call_tool("delete_event", arguments))
+            await person.open(asked["approval_url"])
+            said = await person.click_and_wait("approve", DECIDED)
+            assert said.startswith("Approved"), said
+
+            other = approval_of(await mallory.call_tool("delete_event", arguments))
+            still_there = href in snapshot(stack)
+            acted = await willi.call_tool("delete_event", arguments)
+    assert other["outcome"] == "approval_pending", other
+    assert other["approval_url"] != asked["approval_url"], "another subject found willi's approval"
+    assert still_there, "another subject's identical call acted on willi's approval"
+    assert not acted.is_error, "willi's approval was used up by another subject's call"
+    assert href not in snapshot(stack)
