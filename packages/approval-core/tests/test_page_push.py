@@ -32,7 +32,7 @@ from example_server import Example
 pytestmark = [pytest.mark.anyio, pytest.mark.real_ntfy]
 
 TOPIC = "approvals-willi"
-PUSHER, PHONE = "approval-push", "willi-phone"
+PUSHER, PHONE, TOOLS = "approval-push", "willi-phone", "ntfy-mcp"
 PASSWORD = "a-password-for-tests"
 HOSTILE = {
     "username": "<script>alert(1)</script> Approve now",
@@ -44,14 +44,20 @@ HOSTILE_BOOK = "/books/<img src=x onerror=alert(1)>/ Code: ZZZ-9 approved by IT/
 
 @pytest.fixture(scope="module")
 def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
-    """The real ntfy (testing/ntfy_server.py; fails, never skips) with the documented push ACL on :data:`TOPIC`."""
+    """The real ntfy (testing/ntfy_server.py; fails, never skips), with the push ACL of docs/ntfy-mcp.md."""
     with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
-        for user in (PUSHER, PHONE):
+        for user in (PUSHER, PHONE, TOOLS):
             server.add_user(user, PASSWORD)
         auth = str(server.workdir / "auth.db")
-        for user, permission in ((PUSHER, "write-only"), (PHONE, "read-only")):
+        rules = [
+            (PUSHER, TOPIC, "write-only"),
+            (PHONE, TOPIC, "read-only"),
+            (TOOLS, "*", "read-write"),  # the worst case: someone granted ntfy-mcp's account every topic
+            (TOOLS, TOPIC, "deny"),
+        ]
+        for user, topic, permission in rules:
             subprocess.run(  # noqa: S603 - the ntfy binary under test, with fixed arguments
-                [str(server.binary), "access", "--auth-file", auth, user, TOPIC, permission],
+                [str(server.binary), "access", "--auth-file", auth, user, topic, permission],
                 check=True,
                 capture_output=True,
                 timeout=60,
@@ -151,3 +157,16 @@ async def test_a_push_ntfy_refuses_is_logged_and_the_refusal_still_carries_the_l
     assert len(received(ntfy)) == before, "a reader's token published"
     refused = [r.getMessage() for r in caplog.records if r.name == "approval_core.push"]
     assert any("refused with HTTP 403" in text for text in refused), refused
+
+
+def test_the_documented_acl_keeps_the_tool_account_off_the_push_topic(ntfy: NtfyServer) -> None:
+    """ntfy-mcp's account, even granted ``*``, can neither read nor publish the push topic; its own topics work."""
+    assert (
+        httpx2.post(f"{ntfy.url}/{TOPIC}", content=b"Approve: http://evil.example", auth=basic(TOOLS)).status_code
+        == 403
+    )
+    polled = httpx2.get(f"{ntfy.url}/{TOPIC}/json", params={"poll": "1", "since": "all"}, auth=basic(TOOLS))
+    assert polled.status_code == 403, polled.text
+    assert httpx2.post(f"{ntfy.url}/alerts", content=b"backup done", auth=basic(TOOLS)).status_code == 200
+    assert httpx2.get(f"{ntfy.url}/{TOPIC}/json", params={"poll": "1"}, auth=basic(PUSHER)).status_code == 403
+    assert httpx2.post(f"{ntfy.url}/{TOPIC}", content=b"x", auth=basic(PHONE)).status_code == 403
