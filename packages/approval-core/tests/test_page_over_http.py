@@ -14,11 +14,12 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from processes import free_port
 
 from approval_core import ApprovalSettings, Binding, CallerValue, Dialog, operation
 from approval_core.page import ApprovalPage
 from approval_core.page_settings import PageSettings
-from approval_core.remote import HttpSettings, build_http_app
+from approval_core.remote import HttpSettings, build_http_app, serve
 from example_server import Example
 
 pytestmark = pytest.mark.anyio
@@ -79,3 +80,40 @@ async def test_the_page_answers_under_the_host_and_origin_a_browser_sends(
             headers={"Host": hosts[0], "Origin": "https://evil.example", "X-CSRF-Token": csrf.group(1)},
         )
         assert elsewhere.status_code == 403, elsewhere.text
+
+
+def test_an_ip_address_in_the_public_url_stops_the_server_with_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default MCP_PUBLIC_URL is http://127.0.0.1:<port>/mcp: no passkey can be bound to it."""
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=tmp_path / "passkeys.json")))
+    environ = {"MCP_TRANSPORT": "streamable-http", "MCP_PORT": str(free_port())}
+    with pytest.raises(SystemExit) as stopped:
+        serve(example.server, "example-mcp", environ)
+    assert stopped.value.code == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"example-mcp: MCP_PUBLIC_URL=http://127.0.0.1:{environ['MCP_PORT']}/mcp cannot serve")
+    assert "not an IP address" in err
+
+
+def test_a_page_port_over_http_stops_the_server_with_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """APPROVAL_PAGE_PORT is the loopback page's port over stdio; over HTTP the page is on the endpoint's origin."""
+    env = {"APPROVAL_PAGE": "true", "APPROVAL_PAGE_PORT": "8123", "APPROVAL_PASSKEYS_FILE": str(tmp_path / "p.json")}
+    example = Example(ApprovalSettings.from_env(env))
+    port = free_port()
+    environ = {
+        "MCP_TRANSPORT": "streamable-http",
+        "MCP_PORT": str(port),
+        "MCP_PUBLIC_URL": f"http://localhost:{port}/mcp",
+    }
+    with pytest.raises(SystemExit) as stopped:
+        serve(example.server, "example-mcp", environ)
+    assert stopped.value.code == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("example-mcp: APPROVAL_PAGE_PORT applies to stdio only")
