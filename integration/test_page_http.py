@@ -28,11 +28,13 @@ from typing import Any
 
 import defusedxml.ElementTree as SafeET
 import httpx2
+import mcp_types as mt
 import pytest
 from browser import Browser, browser
 from remote_stack import CALENDARS, Stack, remote_stack
 from replica_client import http_client
 
+from approval_core.page_path import URL_INPUT_KEY
 from approval_core.testing import approval_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.redis]
@@ -267,3 +269,121 @@ async def test_an_approval_given_for_one_subject_is_not_found_by_another(stack: 
     assert still_there, "another subject's identical call acted on willi's approval"
     assert not acted.is_error, "willi's approval was used up by another subject's call"
     assert href not in snapshot(stack)
+
+
+# ---------------------------------------------------------------------------- URL-mode elicitation over HTTP
+
+
+async def test_url_mode_on_2026_07_28_asked_on_one_replica_decided_on_a_second_acts_on_a_third_once(
+    stack: Stack, passkeys_file: Path
+) -> None:
+    proxy = stack.proxy
+    assert proxy is not None
+    names = stack.replicas.names
+    asker, decider, actor = names
+    arguments, href, etag = event(stack)
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        async with http_client(stack.url, stack.token, revision="2026-07-28", elicitation="url") as (client, seen):
+            await client.listed_tool("delete_event")
+            session = client.session
+            try:
+                proxy.only(asker, names)
+                asked = await session.call_tool("delete_event", arguments, allow_input_required=True)
+                assert isinstance(asked, mt.InputRequiredResult), asked
+                request = (asked.input_requests or {})[URL_INPUT_KEY]
+                assert isinstance(request, mt.ElicitRequest), request
+                params = request.params
+                assert isinstance(params, mt.ElicitRequestURLParams), params
+                assert params.url.startswith(f"{origin(stack)}/approval/a/"), params.url
+
+                proxy.only(decider, names)
+                answers = backends_of(person)
+                shown = await person.open(params.url)
+                assert re.search(r"[A-Z0-9]{3}-[0-9]", shown)
+                said = await person.click_and_wait("approve", DECIDED)
+                assert said.startswith("Approved"), said
+
+                proxy.only(actor, names)
+                went = {URL_INPUT_KEY: mt.ElicitResult(action="accept")}
+                done = await session.call_tool(
+                    "delete_event",
+                    arguments,
+                    input_responses=went,
+                    request_state=asked.request_state,
+                    allow_input_required=True,
+                )
+                acted_by = seen.last()
+                assert isinstance(done, mt.CallToolResult), done
+                assert not done.is_error, done
+                assert href not in snapshot(stack)
+
+                put_back(stack, arguments, etag)
+                replayed = await session.call_tool(
+                    "delete_event",
+                    arguments,
+                    input_responses=went,
+                    request_state=asked.request_state,
+                    allow_input_required=True,
+                )
+            finally:
+                proxy.all(names)
+    assert {b for method, path, b in answers if method == "POST" and path.endswith("/decide")} == {decider}
+    assert acted_by == actor, seen.exchanges
+    assert isinstance(replayed, mt.InputRequiredResult), f"a spent approval acted again: {replayed}"
+    again = (replayed.input_requests or {})[URL_INPUT_KEY]
+    assert isinstance(again, mt.ElicitRequest)
+    assert isinstance(again.params, mt.ElicitRequestURLParams)
+    assert again.params.url != params.url, "the spent approval's page was offered again"
+    assert href in snapshot(stack), "the replay acted"
+
+
+async def test_url_mode_on_2025_11_25_the_session_waits_while_the_person_decides_through_another_replica(
+    stack: Stack, passkeys_file: Path
+) -> None:
+    proxy = stack.proxy
+    assert proxy is not None
+    names = stack.replicas.names
+    arguments, href, etag = event(stack)
+    asked: list[str] = []
+    decided_through: list[str | None] = []
+
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        answers = backends_of(person)
+
+        async def open_the_page(_: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+            """The person: approves on the page the first time (through another replica than the session's)."""
+            assert isinstance(params, mt.ElicitRequestURLParams), params
+            asked.append(params.url)
+            if len(asked) > 1:
+                return mt.ElicitResult(action="decline")
+            decider = next(name for name in names if name != session_replica)
+            proxy.only(decider, names)
+            try:
+                await person.open(params.url)
+                said = await person.click_and_wait("approve", DECIDED)
+                assert said.startswith("Approved"), said
+            finally:
+                proxy.all(names)
+            decided_through.extend(b for method, path, b in answers if method == "POST" and path.endswith("/decide"))
+            return mt.ElicitResult(action="accept")
+
+        async with http_client(
+            stack.url, stack.token, revision="2025-11-25", answer=open_the_page, elicitation="url"
+        ) as (client, seen):
+            session_replica = seen.exchanges[0].backend
+            done = await client.call_tool("delete_event", arguments)
+            acted_by = seen.last()
+            gone = href not in snapshot(stack)
+            put_back(stack, arguments, etag)
+            refused = await client.call_tool("delete_event", arguments)
+    assert not done.is_error, done
+    assert gone, "the approved call did not act"
+    assert acted_by == session_replica
+    assert decided_through, answers
+    assert session_replica not in decided_through, (session_replica, decided_through)
+    assert approval_of(refused)["outcome"] == "declined", refused
+    assert len(asked) == 2, asked
+    assert asked[0] != asked[1], "the spent approval's page was offered again"
+    assert href in snapshot(stack), "the second call acted without a second approval"
