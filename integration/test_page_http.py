@@ -31,6 +31,7 @@ import httpx2
 import mcp_types as mt
 import pytest
 from browser import Browser, browser
+from ntfy_server import NtfyServer, ntfy_server
 from remote_stack import CALENDARS, Stack, remote_stack
 from replica_client import http_client
 
@@ -42,6 +43,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.redis]
 DECIDED = ("Approved", "Denied", "denied", "No passkey", "not approved", "Refused", "expired", "cannot")
 PAIRED = ("Paired", "No passkey", "no passkey", "not valid", "Refused", "cannot")
 WORK = CALENDARS[0]
+PUSH_TOPIC = "approvals"
 DAV = "{DAV:}"
 
 
@@ -109,10 +111,24 @@ def passkeys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, passkeys_file: Path) -> Iterator[Stack]:
+def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
+    """The real ntfy 2.13 (testing/ntfy_server.py; fails, never skips), where the replicas push."""
+    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, passkeys_file: Path, ntfy: NtfyServer) -> Iterator[Stack]:
+    made = httpx2.post(f"{ntfy.url}/v1/account/token", json={"label": "push"}, headers=ntfy.admin_headers())
+    assert made.status_code == 200, made.text
+    token_file = passkeys_file.parent / "push.token"
+    token_file.write_text(made.json()["token"])
+    token_file.chmod(0o600)
     page = {
         "APPROVAL_PAGE": "true",
         "APPROVAL_PASSKEYS_FILE": str(passkeys_file),
+        "APPROVAL_PUSH_URL": f"{ntfy.url}/{PUSH_TOPIC}",
+        "APPROVAL_PUSH_TOKEN_FILE": str(token_file),
         "MCP_ALLOWED_HOSTS": "localhost:*,127.0.0.1:*",
     }
     with remote_stack(
@@ -159,6 +175,16 @@ async def pair(stack: Stack, passkeys_file: Path, person: Browser) -> None:
     assert await person.passkeys() == 1
 
 
+def pushed_codes(ntfy: NtfyServer) -> list[str]:
+    """The code of every pending approval pushed so far, oldest first (ntfy's poll API, as the phone reads it)."""
+    polled = httpx2.get(
+        f"{ntfy.url}/{PUSH_TOPIC}/json", params={"poll": "1", "since": "all"}, headers=ntfy.admin_headers()
+    )
+    assert polled.status_code == 200, polled.text
+    messages = [json.loads(line) for line in polled.text.splitlines() if line.strip()]
+    return [m["message"].rsplit(" ", 1)[-1] for m in messages if m.get("title") == "caldav-mcp asks for your approval"]
+
+
 def backends_of(person: Browser) -> list[tuple[str, str, str | None]]:
     """From now on, every response the browser gets: ``(method, path, X-Backend)``; the list grows as it browses."""
     seen: list[tuple[str, str, str | None]] = []
@@ -192,7 +218,7 @@ async def test_the_page_is_on_the_endpoints_origin_outside_bearer_auth_and_only_
 
 
 async def test_decided_through_one_replica_the_retry_through_another_acts_once(
-    stack: Stack, passkeys_file: Path
+    stack: Stack, passkeys_file: Path, ntfy: NtfyServer
 ) -> None:
     proxy = stack.proxy
     assert proxy is not None
@@ -215,6 +241,8 @@ async def test_decided_through_one_replica_the_retry_through_another_acts_once(
                 assert href in snapshot(stack), "a pending approval changed something"
 
                 proxy.only(decider, names)
+                undecided = approval_of(await client.call_tool("delete_event", arguments))
+                assert (undecided["approval_url"], undecided["code"]) == (url, pending["code"]), undecided
                 answers = backends_of(person)
                 shown = await person.open(url)
                 assert pending["code"] in shown
@@ -238,6 +266,10 @@ async def test_decided_through_one_replica_the_retry_through_another_acts_once(
     assert (asked_by, acted_by) == (asker, actor), seen.exchanges
     assert again["outcome"] == "approval_pending", again
     assert again["approval_url"] != url, "a spent approval was offered again"
+    # One push per pending approval, whichever replica the calls reached: not one per call.
+    codes = pushed_codes(ntfy)
+    assert codes.count(pending["code"]) == 1, codes
+    assert codes.count(again["code"]) == 1, codes
     assert href in snapshot(stack), "a second retry acted on the spent approval"
     opened, approved = audit(stack, asker, "page_opened"), audit(stack, actor, "approved")
     assert (approved["path"], approved["fp"], approved["reason"]) == ("page", opened["fp"], pending["code"])
