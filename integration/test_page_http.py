@@ -65,17 +65,18 @@ def snapshot(stack: Stack) -> dict[str, str]:
     return entries
 
 
-def put_event(stack: Stack, uid: str) -> tuple[str, str]:
-    """Store a fixed event straight into Radicale; its href and ETag."""
+def put_event(stack: Stack, uid: str, summary: str = "Page proof", *, new: bool = True) -> tuple[str, str]:
+    """Store an event straight into Radicale (``new``: only where none is); its href and ETag."""
     href = f"{WORK}{uid}.ics"
     body = (
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//page proof//EN\r\nBEGIN:VEVENT\r\n"
         f"UID:{uid}\r\nDTSTAMP:20261201T090000Z\r\nDTSTART:20261207T120000Z\r\nDTEND:20261207T130000Z\r\n"
-        "SUMMARY:Page proof\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        f"SUMMARY:{summary}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
     )
+    headers = {"Content-Type": "text/calendar", **({"If-None-Match": "*"} if new else {})}
     with stack.dav() as dav:
-        made = dav.put(href, content=body.encode(), headers={"Content-Type": "text/calendar", "If-None-Match": "*"})
-    assert made.status_code == 201, made.text
+        made = dav.put(href, content=body.encode(), headers=headers)
+    assert made.status_code == (201 if new else 204), made.text
     return href, snapshot(stack)[href]
 
 
@@ -419,3 +420,65 @@ async def test_url_mode_on_2025_11_25_the_session_waits_while_the_person_decides
     assert len(asked) == 2, asked
     assert asked[0] != asked[1], "the spent approval's page was offered again"
     assert href in snapshot(stack), "the second call acted without a second approval"
+
+
+# ---------------------------------------------------------------------------- denied, or changed in between
+
+
+async def test_denied_through_one_replica_the_retry_through_another_changes_nothing_and_the_next_asks_anew(
+    stack: Stack, passkeys_file: Path
+) -> None:
+    proxy = stack.proxy
+    assert proxy is not None
+    names = stack.replicas.names
+    arguments, href, _ = event(stack)
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        async with http_client(stack.url, stack.token, revision="2026-07-28") as (client, _):
+            await client.listed_tool("delete_event")
+            try:
+                proxy.only(names[0], names)
+                asked = approval_of(await client.call_tool("delete_event", arguments))
+                proxy.only(names[1], names)
+                await person.open(asked["approval_url"])
+                said = await person.click_and_wait("deny", DECIDED)
+                proxy.only(names[2], names)
+                refused = approval_of(await client.call_tool("delete_event", arguments))
+                still_there = href in snapshot(stack)
+                again = approval_of(await client.call_tool("delete_event", arguments))
+            finally:
+                proxy.all(names)
+    assert said.startswith("Denied"), said
+    assert (refused["outcome"], refused["code"], refused["changed"]) == ("declined", asked["code"], False), refused
+    assert still_there, "a denied call acted"
+    assert again["outcome"] == "approval_pending", again
+    assert again["approval_url"] != asked["approval_url"], "a denial was used twice"
+    assert href in snapshot(stack)
+
+
+async def test_an_entry_changed_after_the_approval_is_not_deleted_and_gets_a_fresh_approval(
+    stack: Stack, passkeys_file: Path
+) -> None:
+    """The approval is bound to the ETag the dialog was built from; another version is another call."""
+    arguments, href, etag = event(stack)
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        async with http_client(stack.url, stack.token, revision="2026-07-28") as (client, _):
+            await client.listed_tool("delete_event")
+            asked = approval_of(await client.call_tool("delete_event", arguments))
+            await person.open(asked["approval_url"])
+            said = await person.click_and_wait("approve", DECIDED)
+            assert said.startswith("Approved"), said
+            _, changed = put_event(stack, arguments["id"], "Moved to Friday", new=False)  # edited in between
+            assert changed != etag, "the edit left the ETag as it was"
+            retried = approval_of(await client.call_tool("delete_event", arguments))
+            kept = snapshot(stack).get(href)
+            await person.open(retried["approval_url"])
+            said = await person.click_and_wait("approve", DECIDED)
+            assert said.startswith("Approved"), said
+            acted = await client.call_tool("delete_event", arguments)
+    assert retried["outcome"] == "approval_pending", retried
+    assert retried["approval_url"] != asked["approval_url"], "an approval of the old version was used"
+    assert kept == changed, "the changed event was deleted on the old approval"
+    assert not acted.is_error, acted
+    assert href not in snapshot(stack)
