@@ -53,9 +53,9 @@ from urllib.parse import urlsplit
 
 import anyio
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
-from redis.retry import Retry
 
 from approval_core.errors import ApprovalError
 from approval_core.tokens import DEFAULT_CAPACITY, SingleUseStore
