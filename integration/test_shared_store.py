@@ -29,11 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages" / "appro
 from redis_server import RedisServer
 from store_contract import (  # noqa: F401  (collected: the contract, run against Redis)
     FakeClock,
+    test_a_note_is_kept_under_its_space_only,
+    test_a_note_past_its_ttl_reads_as_absent_and_may_be_written_anew,
+    test_a_note_reads_back_any_number_of_times_and_only_new_never_changes_it,
     test_a_record_is_kept_under_its_space_only,
     test_a_record_is_taken_once,
     test_a_record_past_its_ttl_is_taken_as_expired,
     test_a_secret_never_issued_is_not_found,
     test_an_existing_record_is_never_overwritten,
+    test_of_concurrent_only_new_writes_exactly_one_wins,
     test_of_concurrent_takes_exactly_one_gets_the_record,
 )
 
@@ -124,6 +128,60 @@ async def test_a_stopped_redis_raises_store_unavailable_and_a_started_one_works_
         await store.put("token", "during", FP, 300)
     redis.start()
     assert await store.take("token", "before") is None  # no persistence: the restart forgot it
+    await store.put("token", "after", FP, 300)
+    assert await store.take("token", "after") == (FP, False)
+
+
+async def test_a_note_written_before_a_restart_from_a_snapshot_reads_as_absent_and_may_be_written_anew() -> None:
+    """A decision saved in a snapshot comes back with the snapshot, but not as a decision of the new Redis run.
+
+    Debian's redis-server saves snapshots by default; after a crash a start
+    loads the last one. A note names the Redis run that wrote it (``run_id``),
+    so a restored one reads as absent, and the first ``only_new`` write of
+    the new run (a fresh decision, a fresh spend) is written, as where no
+    note is.
+    """
+    with RedisServer(snapshots=True) as redis:
+        store = RedisStore(redis.url, f"test-{uuid.uuid4().hex[:8]}")
+        raw = aioredis.Redis.from_url(redis.url, decode_responses=True)
+        try:
+            assert await store.write("decision", "pending-1", "approve", 300, only_new=True)
+            assert await store.write("spent", "pending-1", "1", 300, only_new=True)
+            assert await store.read("decision", "pending-1") == "approve"
+            before = (await raw.info("server"))["run_id"]
+            await raw.save()  # the scheduled snapshot happens to fall here
+            await raw.aclose()
+            redis.crash()
+            redis.start()
+            raw = aioredis.Redis.from_url(redis.url, decode_responses=True)
+            assert (await raw.info("server"))["run_id"] != before
+            assert await raw.exists(store.key("decision", "pending-1")) == 1, "the snapshot did not bring it back"
+            assert await store.read("decision", "pending-1") is None
+            assert await store.read("spent", "pending-1") is None
+            assert await store.write("decision", "pending-1", "deny", 300, only_new=True) is True
+            assert await store.read("decision", "pending-1") == "deny"
+            assert await store.write("decision", "pending-1", "approve", 300, only_new=True) is False
+        finally:
+            await raw.aclose()
+            await store.aclose()
+
+
+async def test_after_a_redis_restart_the_first_operation_reconnects_instead_of_failing(
+    store: RedisStore, redis: RedisServer
+) -> None:
+    """The client's connection from before the restart is dead; the one retry reconnects, nothing is refused.
+
+    (Without it, the first question, answer or tap on the approval page after
+    every Redis restart was refused as "store unavailable", once per
+    connection of every replica.)
+    """
+    await store.put("token", "before", FP, 300)
+    assert await store.write("decision", "pending-1", "approve", 300, only_new=True)
+    redis.restart()  # no persistence: every record is gone
+    assert await store.read("decision", "pending-1") is None
+    redis.restart()
+    assert await store.take("token", "before") is None
+    redis.restart()
     await store.put("token", "after", FP, 300)
     assert await store.take("token", "after") == (FP, False)
 

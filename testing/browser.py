@@ -21,7 +21,7 @@ from typing import Any
 
 from playwright.async_api import BrowserContext, CDPSession, Page, async_playwright
 
-__all__ = ["CHROMIUM", "Browser", "BrowserUnavailable", "browser"]
+__all__ = ["CHROMIUM", "PAIRING_ENDS", "Browser", "BrowserUnavailable", "browser", "pair_on"]
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 20_000
@@ -33,6 +33,10 @@ _AUTHENTICATOR = {
     "isUserVerified": True,
     "automaticPresenceSimulation": True,
 }
+
+
+PAIRING_ENDS = ("Paired", "No passkey", "no passkey", "not valid", "Refused", "not the code", "agreed")
+"""Words one of which the pairing page's state line holds once a press of its button has been answered."""
 
 
 class BrowserUnavailable(RuntimeError):
@@ -149,3 +153,17 @@ async def browser(count: int = 1) -> AsyncGenerator[list[Browser]]:
             yield made
         finally:
             await chromium.close()
+
+
+async def pair_on(page: Any, person: Browser) -> str:
+    """Pair ``person``'s passkey with ``page`` (an ``approval_core.ApprovalPage`` being served).
+
+    As the pairing command's user would: open its link, type the code it shows in the terminal, press the button.
+    Returns the pairing page's state line (``Paired. ...`` on success).
+    """
+    import time
+
+    secret, code = page.passkeys.start_pairing(time.time())
+    await person.open(page.pairing_url(secret))
+    await person.type_into("code", code)
+    return await person.click_and_wait("pair", PAIRING_ENDS)

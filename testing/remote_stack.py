@@ -100,6 +100,7 @@ def remote_stack(
     store: Store = "redis",
     auth: Auth = "jwt",
     extra: dict[str, str] | None = None,
+    public_host: str = "127.0.0.1",
 ) -> Iterator[Stack]:
     """Start the deployment described in the module docstring in ``workdir``; stop everything after.
 
@@ -110,6 +111,8 @@ def remote_stack(
         store: ``redis`` (``APPROVAL_STORE_URL``) or ``memory`` (the in-process store; only with one replica).
         auth: ``jwt`` (a local issuer, its JWKS over HTTP) or ``token`` (``MCP_AUTH_TOKEN_FILE``).
         extra: More settings for every replica.
+        public_host: The host name of ``MCP_PUBLIC_URL`` (the proxy listens on 127.0.0.1 either way);
+            ``localhost`` for the approval page, whose passkeys need a domain name, never an IP address.
 
     Raises:
         RuntimeError: (or the launcher's own error) a part did not start; the message says which and why.
@@ -122,7 +125,7 @@ def remote_stack(
         key_file = _key_file(workdir)
         front = free_port()
         ports = [free_port() for _ in range(count)]
-        public_url = f"http://127.0.0.1:{front if proxy else ports[0]}/mcp"
+        public_url = f"http://{public_host}:{front if proxy else ports[0]}/mcp"
         settings = {
             "CALDAV_URL": radicale.url,
             "CALDAV_USERNAME": USER,

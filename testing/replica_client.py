@@ -20,7 +20,7 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from approval_core.testing import Answer, Revision, connect
+from approval_core.testing import Answer, ElicitationSupport, Revision, connect
 
 __all__ = ["Exchange", "Seen", "call_tool_json", "http_client"]
 
@@ -84,6 +84,7 @@ async def http_client(
     answer: Answer | None = None,
     headers: Mapping[str, str] | None = None,
     check: bool = True,
+    elicitation: ElicitationSupport | None = None,
 ) -> AsyncIterator[tuple[Client, Seen]]:
     """A checking client of ``url`` with ``Authorization: Bearer <token>``, and the record of its exchanges.
 
@@ -94,6 +95,8 @@ async def http_client(
         answer: How the client answers a dialog; None declares no elicitation (the token path).
         headers: More request headers (an ``Origin``...).
         check: False only for a benchmark that must not time the outputSchema check.
+        elicitation: What the client declares (``form+url``, ``form``, ``url``, ``none``); default as
+            :func:`approval_core.testing.connect` (``form+url`` with an ``answer``, else ``none``).
     """
     seen = Seen()
 
@@ -116,7 +119,13 @@ async def http_client(
     http = httpx2.AsyncClient(headers=sent, timeout=timeout, event_hooks={"response": [record]})
     async with (
         http,
-        connect(streamable_http_client(url, http_client=http), revision=revision, answer=answer, check=check) as client,
+        connect(
+            streamable_http_client(url, http_client=http),
+            revision=revision,
+            answer=answer,
+            check=check,
+            elicitation=elicitation,
+        ) as client,
     ):
         yield client, seen
 

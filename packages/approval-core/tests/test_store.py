@@ -22,11 +22,15 @@ import pytest
 from processes import free_port
 from store_contract import (  # noqa: F401  (collected: the contract, run against the in-process store)
     FakeClock,
+    test_a_note_is_kept_under_its_space_only,
+    test_a_note_past_its_ttl_reads_as_absent_and_may_be_written_anew,
+    test_a_note_reads_back_any_number_of_times_and_only_new_never_changes_it,
     test_a_record_is_kept_under_its_space_only,
     test_a_record_is_taken_once,
     test_a_record_past_its_ttl_is_taken_as_expired,
     test_a_secret_never_issued_is_not_found,
     test_an_existing_record_is_never_overwritten,
+    test_of_concurrent_only_new_writes_exactly_one_wins,
     test_of_concurrent_takes_exactly_one_gets_the_record,
 )
 

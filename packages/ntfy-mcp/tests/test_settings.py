@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from approval_core import ApprovalSettings
 from ntfy_mcp import main
 from ntfy_mcp.errors import ConfigError
-from ntfy_mcp.settings import NtfySettings
+from ntfy_mcp.settings import NtfySettings, refuse_the_approval_topic
 
 BASE = {"NTFY_URL": "https://ntfy.example.org/"}
 
@@ -99,3 +100,78 @@ def test_the_answer_size_limit_is_a_checked_setting(raw: str, ok: bool) -> None:
         with pytest.raises(ConfigError, match="NTFY_MAX_RESPONSE_BYTES"):
             NtfySettings.from_env(env)
     assert NtfySettings.from_env(BASE).max_response_bytes == 16 * 1024 * 1024
+
+
+# ---------------------------------------------------------------------------- the approval push topic
+
+PUSH = "https://ntfy.example.org/approvals-willi"
+
+
+def push_of(url: str = PUSH) -> tuple[str, str | None]:
+    """``(push_url, push_topic)`` as approval-core reads them from APPROVAL_PAGE=true + APPROVAL_PUSH_URL."""
+    page = ApprovalSettings.from_env(
+        {"APPROVAL_PAGE": "true", "APPROVAL_PUSH_URL": url, "APPROVAL_PASSKEYS_FILE": "/nonexistent/passkeys.json"}
+    ).page
+    assert page is not None
+    assert page.push_url is not None
+    return page.push_url, page.push_topic
+
+
+@pytest.mark.parametrize(
+    ("topics", "push", "named"),
+    [
+        ("alerts,approvals-willi", PUSH, "NTFY_TOPICS lists 'approvals-willi'"),
+        ("approvals-willi", "https://push.example.net/approvals-willi", "NTFY_TOPICS lists 'approvals-willi'"),
+        (None, PUSH, "NTFY_TOPICS is not set"),
+        (None, "http://NTFY.example.org:8080/approvals-willi", "NTFY_TOPICS is not set"),
+    ],
+)
+def test_a_topic_list_that_reaches_the_approval_push_topic_is_refused(
+    topics: str | None, push: str, named: str
+) -> None:
+    env = {**BASE, **({"NTFY_TOPICS": topics} if topics is not None else {})}
+    with pytest.raises(ConfigError, match=named) as refused:
+        refuse_the_approval_topic(NtfySettings.from_env(env), *push_of(push))
+    assert "approvals-willi" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("topics", "push"),
+    [
+        ("alerts,backups", PUSH),  # a bounded list without the push topic
+        (None, "https://push.example.net/approvals-willi"),  # unbounded, but the push is on another ntfy host
+    ],
+)
+def test_a_topic_list_that_keeps_off_the_approval_push_topic_is_accepted(topics: str | None, push: str) -> None:
+    env = {**BASE, **({"NTFY_TOPICS": topics} if topics is not None else {})}
+    refuse_the_approval_topic(NtfySettings.from_env(env), *push_of(push))
+    refuse_the_approval_topic(NtfySettings.from_env(BASE), None, None)  # no push at all
+
+
+def test_loopback_names_are_one_host() -> None:
+    local = NtfySettings.from_env({"NTFY_URL": "http://localhost:2586"})
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(local, *push_of("http://127.0.0.1:2586/approvals-willi"))
+
+
+@pytest.mark.parametrize("topics", ["alerts,approvals-willi", None])
+def test_main_refuses_to_serve_the_approval_push_topic_with_one_line_and_exit_1(
+    topics: str | None, monkeypatch, capsys, tmp_path
+) -> None:
+    for name in ("NTFY_TOKEN", "NTFY_USERNAME", "NTFY_PASSWORD", "ELICITATION", "NTFY_TIMEOUT", "NTFY_TOPICS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NTFY_URL", "https://ntfy.example.org")
+    if topics is not None:
+        monkeypatch.setenv("NTFY_TOPICS", topics)
+    monkeypatch.setenv("APPROVAL_PAGE", "true")
+    monkeypatch.setenv("APPROVAL_PUSH_URL", PUSH)
+    monkeypatch.setenv("APPROVAL_PASSKEYS_FILE", str(tmp_path / "passkeys.json"))
+    with pytest.raises(SystemExit) as caught:
+        main()
+    assert caught.value.code == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("ntfy-mcp: NTFY_TOPICS")
+    assert "APPROVAL_PUSH_URL" in err
+    assert "approvals-willi" in err

@@ -146,6 +146,11 @@ class ApprovalPage:
     def bind(self, origin: str, *, also_hosts: tuple[str, ...] = ()) -> None:
         """Serve the page at ``origin`` (``scheme://host[:port]``); its host is the WebAuthn rp id.
 
+        The origin is kept as a browser writes it (host in lower case, no
+        default port), so ``https://MCP.example.org:443`` is served as
+        ``https://mcp.example.org``, under ``Host: mcp.example.org`` (or
+        ``mcp.example.org:443``) and the names ``also_hosts`` lists exactly.
+
         Raises:
             SettingsError: the host is an IP address (WebAuthn rp ids are domains), or the origin has a path.
         """
@@ -156,8 +161,14 @@ class ApprovalPage:
                 f"the approval page's origin {origin!r} must be scheme://name[:port] with a domain name, "
                 "not an IP address (passkeys are bound to a domain; use localhost on this machine)"
             )
-        self.party = RelyingParty(rp_id=host, origin=f"{parts.scheme}://{parts.netloc}")
-        self.allowed_hosts = frozenset({parts.netloc, *also_hosts})
+        try:
+            port = parts.port  # browsers send no default port and a lower-case host, in Host and in Origin
+        except ValueError:
+            raise SettingsError(f"the approval page's origin {origin!r} has no valid port") from None
+        default = {"http": 80, "https": 443}.get(parts.scheme)
+        netloc = host if port is None or port == default else f"{host}:{port}"
+        self.party = RelyingParty(rp_id=host, origin=f"{parts.scheme}://{netloc}")
+        self.allowed_hosts = frozenset({netloc, f"{host}:{port or default}", *also_hosts})
 
     def url_of(self, record: PendingApproval) -> str:
         """The page URL of ``record`` (it carries only the opaque id)."""

@@ -160,7 +160,9 @@ class PagePath:
     ) -> Decision:
         state = ctx.request_state
         responses = ctx.input_responses or {}
-        if state is not None and URL_INPUT_KEY in responses:
+        # An answer speaks of the record it was asked for, never of one opened just now (fresh: the old
+        # one's approval was spent, or it expired): that state and answer get a fresh question.
+        if state is not None and URL_INPUT_KEY in responses and not fresh:
             opened = await self.sealer.open(state, binding.tool, binding.fingerprint)
             if opened.ok:
                 answer = responses[URL_INPUT_KEY]

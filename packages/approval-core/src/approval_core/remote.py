@@ -27,8 +27,10 @@ for the whole family (docs/deploy.md):
     (shared single-use records) and serves 2025-11-25 without sessions.
 
 Refused at startup (exit code 1, one line on stderr naming the setting): a
-bad value, a non-loopback ``MCP_HOST`` without ``MCP_AUTH_*``, and
-``MCP_WORKERS`` > 1 without ``APPROVAL_STORE_URL``.
+bad value, a non-loopback ``MCP_HOST`` without ``MCP_AUTH_*``,
+``MCP_WORKERS`` > 1 without ``APPROVAL_STORE_URL``, and with
+``APPROVAL_PAGE=true`` an ``MCP_PUBLIC_URL`` whose host is an IP address
+(passkeys need a domain name) or an ``APPROVAL_PAGE_PORT`` (stdio only).
 
 On 2025-11-25 a client opens a session (``Mcp-Session-Id``) held by the
 process that answered ``initialize``; a pushed dialog runs on that session, so
@@ -565,6 +567,14 @@ def build_http_app(
         server: The family server, as ``build_server`` made it.
         settings: HTTP settings with ``transport == "streamable-http"``.
         verifier: The token check; None only for a loopback bind without authentication.
+
+    With the approval page set up (``APPROVAL_PAGE=true``), its routes are
+    served beside the endpoint, outside bearer authentication, on the origin
+    of ``settings.public_url``.
+
+    Raises:
+        SettingsError: naming ``MCP_PUBLIC_URL``, when the page cannot be served on its origin
+            (an IP address: passkeys need a domain name).
     """
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -587,7 +597,10 @@ def build_http_app(
     page = _page_of(server)
     if page is not None:
         origin = urlsplit(settings.public_url)
-        page.bind(f"{origin.scheme}://{origin.netloc}", also_hosts=settings.allowed_hosts)
+        try:
+            page.bind(f"{origin.scheme}://{origin.netloc}", also_hosts=settings.allowed_hosts)
+        except SettingsError as exc:
+            raise SettingsError(f"MCP_PUBLIC_URL={settings.public_url} cannot serve the approval page: {exc}") from None
         page_routes = page.routes()
     if verifier is None:
         return Starlette(routes=[*page_routes, Mount("/", app=inner)], lifespan=lifespan)
@@ -629,7 +642,9 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     Raises:
         SystemExit: code 1 after ``<server-name>: <problem>`` on stderr, for a
             setting :meth:`HttpSettings.from_env` or :func:`read_token_file`
-            refuses. Nothing is served then.
+            refuses, or that the approval page cannot be served with over HTTP
+            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``).
+            Nothing is served then.
     """
     try:
         settings = HttpSettings.from_env(environ)
@@ -646,7 +661,15 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
             port = page.settings.port
             anyio.run(serve_stdio_with_page, server, server_name, page, port)
         return
-    http = http_server(server, settings, verifier)
+    try:
+        if page is not None and page.settings.port:
+            raise SettingsError(
+                "APPROVAL_PAGE_PORT applies to stdio only: over Streamable HTTP the approval page is served on "
+                "the MCP endpoint's own origin (MCP_PUBLIC_URL); unset it"
+            )
+        http = http_server(server, settings, verifier)
+    except SettingsError as exc:
+        exit_on_bad_setting(server_name, exc)
     say(server_name, describe(settings))
     if page is not None and page.party is not None:
         say(server_name, page.status_line())

@@ -58,10 +58,10 @@ from urllib.parse import urlsplit
 
 import anyio
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.retry import Retry
 
 from approval_core.errors import ApprovalError
 from approval_core.tokens import DEFAULT_CAPACITY, SingleUseStore
@@ -249,6 +249,21 @@ def _lineage(server: object, replication: object) -> str | None:
     return f"{run}/{term}"
 
 
+_WRITE_IF_NO_LIVE_NOTE = """
+local found = redis.call('GET', KEYS[1])
+if found then
+  local ok, note = pcall(cjson.decode, found)
+  if ok and type(note) == 'table' and note['run'] == ARGV[2] then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1
+"""
+"""``KEYS[1]`` the note, ``ARGV`` its body, this run's ``run_id``, its lifetime in ms: 1 when written, 0 when a
+live note (of this Redis run) is there already."""
+
+
 class RedisStore:
     """Records in Redis, shared by every replica that uses the same URL and server name.
 
@@ -370,14 +385,21 @@ class RedisStore:
         return fingerprint, expires_at <= self._clock()
 
     async def write(self, space: NoteSpace, key: str, value: str, ttl: float, *, only_new: bool) -> bool:
-        """See :meth:`RecordStore.write` (``INFO server`` for the ``run_id``, then ``SET key value [NX] PX ttl``)."""
+        """See :meth:`RecordStore.write` (``INFO server`` for the ``run_id``, then ``SET key value PX ttl``).
+
+        With ``only_new``, the ``SET`` runs in a script (:data:`_WRITE_IF_NO_LIVE_NOTE`) that writes where
+        no note is, or where the note there was written by another Redis run (restored from a snapshot,
+        so it reads as absent): a plain ``SET NX`` would let such a dead note block the first write forever.
+        """
         name = self.key(space, key)
         lifetime_ms = max(1, math.ceil(ttl * 1000))
 
         async def note(r: aioredis.Redis) -> Any:
             run = _lineage(await r.info("server"), await r.info("replication"))  # pyright: ignore[reportUnknownMemberType]
             body = json.dumps({"v": value, "run": run}, separators=(",", ":"))
-            return await r.set(name, body, nx=only_new, px=lifetime_ms)
+            if only_new:
+                return await r.eval(_WRITE_IF_NO_LIVE_NOTE, 1, name, body, str(run), str(lifetime_ms))  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType, reportGeneralTypeIssues]
+            return await r.set(name, body, px=lifetime_ms)
 
         return bool(await self._run("write a " + space, note))
 

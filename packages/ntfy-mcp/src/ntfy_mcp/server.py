@@ -31,7 +31,7 @@ from approval_core import (
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import ConfigError, NtfyMcpError, NtfyUnavailable
 from ntfy_mcp.guards import GUARDS
-from ntfy_mcp.settings import NtfySettings
+from ntfy_mcp.settings import NtfySettings, refuse_the_approval_topic
 from ntfy_mcp.tools import admin, info, messages, revise
 
 __all__ = ["SERVER_NAME", "build_server", "main"]
@@ -93,7 +93,9 @@ def main() -> None:
 
     Without ``NTFY_URL`` it starts all the same (one line on stderr says so),
     lists its tools, and answers every call with what to set: nothing is ever
-    sent to a default server.
+    sent to a default server. It refuses to start (exit 1, one line on stderr)
+    when its tools could reach the approval page's push topic
+    (:func:`~ntfy_mcp.settings.refuse_the_approval_topic`).
     """
     configure_logging()  # root at WARNING: httpx2's per-request INFO lines (query strings included) stay out
     settings = load_settings_or_exit(SERVER_NAME)
@@ -101,8 +103,10 @@ def main() -> None:
         say(SERVER_NAME, "NTFY_URL is not set; the tools are listed and each call says what to set")
         serve(build_server(settings, _unconfigured), SERVER_NAME)
         return
+    page = settings.page
     try:
         ntfy = NtfySettings.from_env()
+        refuse_the_approval_topic(ntfy, page and page.push_url, page and page.push_topic)
     except ConfigError as exc:
         exit_on_bad_setting(SERVER_NAME, exc)
     serve(build_server(settings, ntfy), SERVER_NAME)

@@ -20,6 +20,12 @@
 ``NTFY_MAX_RESPONSE_BYTES``
     The largest answer read from ntfy, in bytes, 65,536 to 1,073,741,824
     (default 16,777,216 = 16 MiB). A longer answer is refused, not read on.
+
+The approval page's push topic (``APPROVAL_PUSH_URL``, approval-core) is the
+person's own channel: ntfy-mcp refuses to start when its tools could read or
+publish there (:func:`refuse_the_approval_topic`): when ``NTFY_TOPICS`` lists
+that topic, or when ``NTFY_TOPICS`` is unset while the push goes to a topic on
+the same ntfy host.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from urllib.parse import urlsplit
 
 from ntfy_mcp.errors import ConfigError
 
-__all__ = ["TOPIC_PATTERN", "NtfySettings"]
+__all__ = ["TOPIC_PATTERN", "NtfySettings", "refuse_the_approval_topic"]
 
 TOPIC_PATTERN = re.compile(r"^[-_A-Za-z0-9]{1,64}$")
 """A topic name (ntfy docs, "Publishing": letters, digits, ``-`` and ``_``, 1 to 64)."""
@@ -100,6 +106,51 @@ class NtfySettings:
             topics=_topics(env.get("NTFY_TOPICS")),
             timeout=_timeout(env.get("NTFY_TIMEOUT")),
             max_response_bytes=_max_bytes(env.get("NTFY_MAX_RESPONSE_BYTES")),
+        )
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host(url: str) -> str:
+    """The host of ``url``, lower case; every loopback name is one host."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return "localhost" if host in _LOOPBACK or host.endswith(".localhost") else host
+
+
+def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_topic: str | None) -> None:
+    """Refuse settings under which ntfy-mcp's tools could reach the approval page's push topic.
+
+    The push carries the links a person opens to approve; a tool that could
+    read the topic would hand them to the model, one that could publish there
+    could send a person a look-alike. So the topic must be outside what
+    ntfy-mcp serves.
+
+    Args:
+        ntfy: ntfy-mcp's settings.
+        push_url: ``APPROVAL_PUSH_URL`` (approval-core's ``PageSettings.push_url``), or None.
+        push_topic: Its topic (``PageSettings.push_topic``), or None.
+
+    Raises:
+        ConfigError: ``NTFY_TOPICS`` lists the push topic (on any server: a
+            name shared with another server is still refused), or
+            ``NTFY_TOPICS`` is unset (every topic) while the push goes to the
+            same ntfy host (scheme and port are not compared; every loopback
+            name counts as one host).
+    """
+    if push_url is None or push_topic is None:
+        return
+    if push_topic in ntfy.topics:
+        raise ConfigError(
+            f"NTFY_TOPICS lists {push_topic!r}, the approval push topic of APPROVAL_PUSH_URL: ntfy-mcp's tools "
+            "must not read or publish the person's approval pushes; take it out of NTFY_TOPICS and deny this "
+            f"server's ntfy account that topic (ntfy access <user> {push_topic} deny)"
+        )
+    if not ntfy.topics and _host(ntfy.url) == _host(push_url):
+        raise ConfigError(
+            "NTFY_TOPICS is not set, so ntfy-mcp's tools may use every topic of the ntfy server that also carries "
+            f"the approval push topic {push_topic!r} (APPROVAL_PUSH_URL): set NTFY_TOPICS to the topics the tools "
+            f"may use, without {push_topic!r}"
         )
 
 
