@@ -497,3 +497,12 @@ def test_a_passkey_file_others_could_swap_is_refused(tmp_path: Path, problem: st
         tmp_path.chmod(0o777)
     with pytest.raises(SettingsError):
         _page(example).paired()
+
+
+def test_the_startup_line_says_the_page_asks_when_the_dialog_is_switched_off(tmp_path: Path) -> None:
+    from approval_core import startup_line
+
+    settings = ApprovalSettings(elicitation=False, page=PageSettings(passkeys_file=tmp_path / "p.json"))
+    assert startup_line("caldav-mcp", settings) == (
+        "caldav-mcp: ELICITATION=false — guarded tools ask on the approval page"
+    )

@@ -31,10 +31,13 @@ def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
     """The one line a server prints at startup about approval, or None.
 
     Only a server started with ``ELICITATION=false`` has something to say:
-    ``<server-name>: ELICITATION=false — guarded tools fall back to the two-call token``.
+    ``<server-name>: ELICITATION=false — guarded tools fall back to the two-call token``, or, with the
+    approval page set up (``APPROVAL_PAGE=true``), ``... — guarded tools ask on the approval page``.
     """
     if settings.elicitation:
         return None
+    if settings.page is not None:
+        return f"{server_name}: ELICITATION=false — guarded tools ask on the approval page"
     return f"{server_name}: ELICITATION=false — guarded tools fall back to the two-call token"
 
 
