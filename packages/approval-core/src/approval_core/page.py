@@ -101,7 +101,7 @@ def _challenge_of(credential: object) -> str:
         raise _Refused(400, "the passkey answer is not a WebAuthn credential") from None
     if not isinstance(found, str):
         raise _Refused(400, "the passkey answer names no challenge")
-    if client.get("crossOrigin") not in (None, False) or "topOrigin" in client:
+    if client.get("crossOrigin", False) is not False or "topOrigin" in client:
         raise _Refused(403, "the passkey was used inside a frame of another site")
     return found
 

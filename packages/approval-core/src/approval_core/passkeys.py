@@ -27,13 +27,16 @@ passkeys of several deployments; each page uses those of its own rp id.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -140,7 +143,10 @@ class PasskeyFile:
                     f"the passkey file {self.path} must belong to this user and be owner-only (chmod 600)"
                 )
             self._check_folder()
-            text = opened.read()
+            try:
+                text = opened.read()
+            except OSError as exc:
+                raise SettingsError(f"the passkey file {self.path} cannot be read ({exc.strerror})") from None
         try:
             data = json.loads(text)
             return _Contents(
@@ -154,9 +160,12 @@ class PasskeyFile:
     def _check_folder(self) -> None:
         """Refuse a folder others may write to (they could swap the file) or that belongs to someone else."""
         try:
+            link = os.lstat(self.path.parent)
             info = self.path.parent.stat()
         except FileNotFoundError:
             return
+        if stat.S_ISLNK(link.st_mode) and link.st_uid != os.geteuid():
+            raise SettingsError(f"the passkey file's folder {self.path.parent} is a link made by another user")
         if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise SettingsError(
                 f"the passkey file's folder {self.path.parent} must belong to this user and not be writable by "
@@ -198,6 +207,21 @@ class PasskeyFile:
 
     # ------------------------------------------------------------------ pairing
 
+    @contextlib.contextmanager
+    def _locked(self) -> Generator[None]:
+        """Hold an exclusive lock (``flock`` on ``<file>.lock``) around one read-change-write of the file.
+
+        Replicas sharing the file would otherwise lose each other's writes: a wrong code counted on one could
+        drop a passkey another was adding, or reopen a spent pairing.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(handle)
+
     def start_pairing(self, now: float, ttl: float = PAIRING_TTL) -> tuple[str, str]:
         """Begin a pairing; return ``(secret, code)``.
 
@@ -210,9 +234,11 @@ class PasskeyFile:
         """
         secret = secrets.token_urlsafe(24)
         code = "-".join("".join(secrets.choice(_PAIRING_ALPHABET) for _ in range(4)) for _ in range(2))
-        contents = self._load()
-        contents.pairing = {"digest": _sha(secret), "code": _sha(code), "expires": now + ttl, "wrong": 0}
-        self._save(contents)
+        with self._locked():
+            contents = self._load()
+            contents.pairing = {"digest": _sha(secret), "code": _sha(f"{secret}:{code}"), "expires": now + ttl}
+            contents.pairing["wrong"] = 0
+            self._save(contents)
         return secret, code
 
     def pairing_open(self, secret: str, now: float) -> bool:
@@ -224,17 +250,18 @@ class PasskeyFile:
 
     def pairing_code_ok(self, secret: str, code: object, now: float) -> bool:
         """Whether ``code`` is the open pairing's terminal code; :data:`PAIRING_TRIES` wrong codes close the pairing."""
-        contents = self._load()
-        pairing = contents.pairing
-        if not pairing or not self.pairing_open(secret, now):
+        with self._locked():
+            contents = self._load()
+            pairing = contents.pairing
+            if not pairing or not self.pairing_open(secret, now):
+                return False
+            typed = str(code).strip().upper() if isinstance(code, str) else ""
+            if secrets.compare_digest(str(pairing.get("code", "")), _sha(f"{secret}:{typed}")):
+                return True
+            wrong = int(pairing.get("wrong", 0)) + 1
+            contents.pairing = None if wrong >= PAIRING_TRIES else {**pairing, "wrong": wrong}
+            self._save(contents)
             return False
-        typed = str(code).strip().upper() if isinstance(code, str) else ""
-        if secrets.compare_digest(str(pairing.get("code", "")), _sha(typed)):
-            return True
-        wrong = int(pairing.get("wrong", 0)) + 1
-        contents.pairing = None if wrong >= PAIRING_TRIES else {**pairing, "wrong": wrong}
-        self._save(contents)
-        return False
 
     def registration_options(self, party: RelyingParty, challenge: bytes) -> str:
         """The JSON ``PublicKeyCredentialCreationOptions`` for a new passkey (user verification required)."""
@@ -284,11 +311,17 @@ class PasskeyFile:
             )
         except (InvalidRegistrationResponse, ValueError, TypeError, KeyError) as exc:
             raise CeremonyFailed(f"the new passkey did not verify: {exc}") from None
+        with self._locked():
+            self._keep(secret, party, verified.credential_id, verified.credential_public_key, now)
+
+    def _keep(self, secret: str, party: RelyingParty, credential_id: bytes, public_key: bytes, now: float) -> None:
+        if not self.pairing_open(secret, now):
+            raise CeremonyFailed("this pairing link is not valid any more; start a new one")
         contents = self._load()
         contents.credentials.append(
             {
-                "id": b64url(verified.credential_id),
-                "public_key": b64url(verified.credential_public_key),
+                "id": b64url(credential_id),
+                "public_key": b64url(public_key),
                 "rp_id": party.rp_id,
                 "added": dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }

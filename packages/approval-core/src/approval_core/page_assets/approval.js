@@ -123,10 +123,14 @@ async function pair(main) {
   }
 }
 
-// Approve answers only a click made after the page has been visible and focused for a moment, so a page
-// that opens this one under the pointer (a pop-up swapped in between two clicks) cannot borrow the click.
+// Approve answers only a deliberate press: one made after the page has been visible and focused for a
+// moment, and after a pause in the person's input. So a page that swaps this one in under the pointer, or
+// that keeps the person clicking or typing (a game), cannot carry a click or a key press onto Approve.
 const SETTLE_MS = 800;
+const QUIET_MS = 500;
 let settledSince = null;
+let lastInput = -Infinity;
+let quietBeforePress = 0;
 
 function watchAttention() {
   const reset = () => { settledSince = document.visibilityState === "visible" ? performance.now() : null; };
@@ -134,10 +138,17 @@ function watchAttention() {
   document.addEventListener("visibilitychange", reset);
   window.addEventListener("focus", reset);
   window.addEventListener("blur", () => { settledSince = null; });
+  const input = (event) => {
+    if (event.repeat) { lastInput = event.timeStamp; quietBeforePress = 0; return; }
+    quietBeforePress = event.timeStamp - lastInput;
+    lastInput = event.timeStamp;
+  };
+  window.addEventListener("pointerdown", input, true);
+  window.addEventListener("keydown", input, true);
 }
 
 function attentive() {
-  return settledSince !== null && performance.now() - settledSince >= SETTLE_MS;
+  return settledSince !== null && lastInput - settledSince >= SETTLE_MS && quietBeforePress >= QUIET_MS;
 }
 
 document.addEventListener("DOMContentLoaded", () => {
