@@ -147,3 +147,31 @@ def test_the_schema_is_a_single_unticked_box() -> None:
     assert schema["type"] == "object"
     assert list(schema["properties"]) == ["approve"]
     assert schema["properties"]["approve"]["default"] is False
+
+
+def _value_line(value: CallerValue) -> str:
+    return Dialog(operation("move an entry"), "No copy is kept.", [value]).render().splitlines()[-1]
+
+
+def test_a_look_alike_identifier_is_shown_escaped() -> None:
+    """A Cyrillic о in a calendar path never reads as the Latin o of the path it imitates."""
+    latin = _value_line(CallerValue("Destination", "/willi/work/", identifier=True))
+    cyrillic = _value_line(CallerValue("Destination", "/willi/w\u043erk/", identifier=True))
+    assert latin == "  Destination: /willi/work/"
+    assert cyrillic == "  Destination: /willi/w\\u043erk/"
+    assert _value_line(CallerValue("Title", "Caf\u00e9")) == "  Title: Caf\u00e9", "other values keep their letters"
+
+
+def test_stacked_enclosing_and_overlay_marks_are_escaped() -> None:
+    stacked = _value_line(CallerValue("Title", "x" + "\u0301" * 500))
+    assert stacked.count("\\u0301") == 499, "one mark may sit on its letter; the rest are shown as codes"
+    assert _value_line(CallerValue("Title", "d\u0336o\u0336")) == "  Title: d\\u0336o\\u0336"
+    assert _value_line(CallerValue("Title", "a\u20dd")) == "  Title: a\\u20dd"
+    assert _value_line(CallerValue("Title", "\u0301lead")) == "  Title: \\u0301lead"
+    assert _value_line(CallerValue("Title", "Cafe\u0301")) == "  Title: Caf\u00e9", "NFC first: an accent stays"
+
+
+def test_a_right_to_left_value_is_isolated() -> None:
+    line = _value_line(CallerValue("Title", "\u05e9\u05dc\u05d5\u05dd 2027"))
+    assert line == "  Title: \u2068\u05e9\u05dc\u05d5\u05dd 2027\u2069"
+    assert _value_line(CallerValue("Title", "plain")) == "  Title: plain"

@@ -16,9 +16,15 @@ time. Caller values are shown on one line each, and every character a person
 cannot see is escaped (``\\n``, ``\\u202e``, ``\\u3164``): control and format
 characters, private-use, surrogate and unassigned code points, line and
 paragraph separators, every space but U+0020, and the letters and symbols
-that render blank (:data:`BLANK_FILLERS`). So a value cannot draw extra lines
-or headings into the dialog, reorder what it shows, or carry text a person
-reading it cannot see.
+that render blank (:data:`BLANK_FILLERS`); enclosing marks, overlay marks
+(:data:`OVERLAY_MARKS`, a strike-through) and every combining mark that
+follows another one or starts the value (stacked marks, after Unicode
+normalisation NFC) are escaped too, and a value holding right-to-left
+letters is isolated (U+2068 ... U+2069, UAX #9) so it cannot reorder the
+line. A value marked as an identifier (a path, a topic, a username) shows
+every non-ASCII character escaped, so a look-alike stays visible. So a value
+cannot draw extra lines or headings into the dialog, reorder what it shows,
+pose as another name, or carry text a person reading it cannot see.
 A value longer than ``value_limit`` characters is cut, and the dialog says how
 many characters were left out (seed 004 shows 4,000).
 """
@@ -39,6 +45,7 @@ __all__ = [
     "BLANK_FILLERS",
     "CALLER_VALUES_HEADING",
     "DEFAULT_VALUE_LIMIT",
+    "OVERLAY_MARKS",
     "CallerValue",
     "Dialog",
     "Operation",
@@ -51,6 +58,13 @@ APPROVE_FIELD = "approve"
 APPROVE_TITLE = "Make this change"
 _APPROVE_DESCRIPTION = "Tick to let this change go ahead. Nothing changes unless it is ticked and confirmed."
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
+_RIGHT_TO_LEFT = frozenset({"R", "AL", "AN"})
+OVERLAY_MARKS: frozenset[str] = frozenset(
+    [chr(code) for code in range(0x0334, 0x0339)]  # COMBINING TILDE/STROKE/LONG STROKE/SOLIDUS OVERLAY
+    + [chr(code) for code in (0x20D2, 0x20D3, 0x20D8, 0x20D9, 0x20DA, 0x20E5, 0x20E6, 0x20EA, 0x20EB, 0x10A39)]
+)
+"""Combining marks drawn over the letter before them (Unicode ``ccc=1``, Overlay): a strike-through reads
+as a correction; each is escaped."""
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 BLANK_FILLERS: frozenset[str] = frozenset(
@@ -133,34 +147,59 @@ class CallerValue:
     Attributes:
         label: A literal label, e.g. ``"Calendar"``.
         value: The caller's value, as given (escaped and cut when rendered).
+        identifier: True for a name that selects something (a path, a topic, a
+            username): every non-ASCII character is then shown escaped
+            (``/willi/w\u043erk/``), so a look-alike (a Cyrillic ``о`` for a
+            Latin ``o``) never reads as the name it imitates.
     """
 
     label: LiteralString
     value: str
+    identifier: bool = False
 
     def __post_init__(self) -> None:
         if not self.label.strip() or any(ch in self.label for ch in "\r\n"):
             raise DialogError("caller value: the label must be one non-empty line")
 
 
-def _escape(text: str) -> str:
+def _code(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _hidden_or_drawn_over(ch: str, previous: str) -> bool:
+    """Whether ``ch`` must be escaped in any caller value (see the module docstring)."""
+    category = unicodedata.category(ch)
+    if ch != " " and (category in _ESCAPED_CATEGORIES or ch in BLANK_FILLERS):
+        return True
+    if category == "Me" or (category == "Mn" and ch in OVERLAY_MARKS):
+        return True
+    return category == "Mn" and unicodedata.category(previous) == "Mn" if previous else category == "Mn"
+
+
+def _escape(text: str, identifier: bool = False) -> str:
     out: list[str] = []
+    previous = ""
     for ch in text:
         if ch in _SHORT_ESCAPES:
             out.append(_SHORT_ESCAPES[ch])
-        elif ch != " " and (unicodedata.category(ch) in _ESCAPED_CATEGORIES or ch in BLANK_FILLERS):
-            code = ord(ch)
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        elif (identifier and not ch.isascii()) or _hidden_or_drawn_over(ch, previous):
+            out.append(_code(ch))
         else:
             out.append(ch)
-    return "".join(out)
+        previous = ch
+    shown = "".join(out)
+    if any(unicodedata.bidirectional(ch) in _RIGHT_TO_LEFT for ch in shown):
+        return f"\u2068{shown}\u2069"  # FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE (UAX #9 §2.7)
+    return shown
 
 
-def _shown(value: str, limit: int) -> str:
+def _shown(value: str, limit: int, identifier: bool = False) -> str:
+    value = unicodedata.normalize("NFC", value) if not identifier else value
     if len(value) <= limit:
-        return _escape(value)
+        return _escape(value, identifier)
     hidden = len(value) - limit
-    return f"{_escape(value[:limit])}… ({hidden:,} more characters not shown)"
+    return f"{_escape(value[:limit], identifier)}… ({hidden:,} more characters not shown)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +233,7 @@ class Dialog:
 
     def shown_values(self) -> tuple[tuple[str, str], ...]:
         """The caller's values as the dialog shows them: ``(label, value escaped and cut)`` pairs."""
-        return tuple((cv.label, _shown(cv.value, self.value_limit)) for cv in self.caller_values)
+        return tuple((cv.label, _shown(cv.value, self.value_limit, cv.identifier)) for cv in self.caller_values)
 
     def render(self) -> str:
         """The dialog's text: operation, consequence, then the caller's values.

@@ -28,7 +28,7 @@ NO_HISTORY = "A CalDAV server keeps no version history. Once it is gone there is
 
 
 def _calendar(calendar: str) -> list[CallerValue]:
-    return [CallerValue("Calendar", calendar)]
+    return [CallerValue("Calendar", calendar, identifier=True)]
 
 
 def delete_event(calendar: str, *, scope: str, occurrences: Count) -> Dialog:
@@ -96,7 +96,7 @@ def move_event(calendar: str, destination: str, *, occurrences: Count) -> Dialog
     return Dialog(
         op,
         "Whoever shares the source calendar stops seeing it there; a CalDAV server keeps no history of the move.",
-        [*_calendar(calendar), CallerValue("Destination", destination)],
+        [*_calendar(calendar), CallerValue("Destination", destination, identifier=True)],
     )
 
 

@@ -46,13 +46,13 @@ def update_fields_dialog(book: str, actions: dict[str, str]) -> Dialog:
             cleared=cleared_count,
         ),
         _NO_HISTORY,
-        [CallerValue("Address book", book), CallerValue("Fields", fields)],
+        [CallerValue("Address book", book, identifier=True), CallerValue("Fields", fields)],
     )
 
 
 def replace_card_dialog(book: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
     """update_contact with a whole vCard: everything not in the new card goes, the photo named when there is one."""
-    values = [CallerValue("Address book", book)]
+    values = [CallerValue("Address book", book, identifier=True)]
     consequence = (
         "Everything on the current card that is not in the new card is removed, and a CardDAV server keeps "
         "no earlier version to restore it from."
@@ -87,7 +87,7 @@ def delete_contacts_dialog(books: list[str], count: int, photos: int) -> Dialog:
     return Dialog(
         operation("delete {count} contact(s), {photos} of them with a photo", count=count, photos=photos),
         "A CardDAV server has no trash: a deleted card, photo included, cannot be recovered from here.",
-        [CallerValue("Address book", ", ".join(books))],
+        [CallerValue("Address book", ", ".join(books), identifier=True)],
     )
 
 
@@ -100,13 +100,13 @@ def move_contact_dialog(book: str, destination: str, groups: int) -> Dialog:
         ),
         "The card leaves its current address book; groups there lose it, and the server keeps no record "
         "from which the move could be undone.",
-        [CallerValue("Address book", book), CallerValue("Destination", destination)],
+        [CallerValue("Address book", book, identifier=True), CallerValue("Destination", destination, identifier=True)],
     )
 
 
 def update_group_dialog(book: str, before: int, added: int, removed: int, after: int, renamed: bool) -> Dialog:
     """update_group: member counts before and after; the contacts themselves stay."""
-    values = [CallerValue("Address book", book)]
+    values = [CallerValue("Address book", book, identifier=True)]
     consequence = (
         "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
         "earlier version of the group to go back to."
@@ -127,5 +127,5 @@ def delete_group_dialog(book: str, members: int) -> Dialog:
         operation("delete a group of {members} contact(s)", members=members),
         "Every member remains in the address book as it is; only the group itself goes, and with no trash "
         "on a CardDAV server it cannot be brought back from here.",
-        [CallerValue("Address book", book)],
+        [CallerValue("Address book", book, identifier=True)],
     )

@@ -25,7 +25,7 @@ def delete_messages_dialog(topic: str, sequence_ids: Sequence[str], scheduled: i
         ),
         "Subscribers' devices remove a deleted notification, and a scheduled one is never delivered; "
         "ntfy keeps no copy to bring it back from.",
-        [CallerValue("Topic", topic), CallerValue("Sequence ids", ", ".join(sequence_ids))],
+        [CallerValue("Topic", topic, identifier=True), CallerValue("Sequence ids", ", ".join(sequence_ids))],
     )
 
 
@@ -35,7 +35,7 @@ def update_dialog(topic: str, sequence_id: str, fields: Sequence[str], dropped: 
     ``fields`` are the names of the fields the new version sets; ``dropped``
     counts fields the current version has and the new one does not set.
     """
-    values = [CallerValue("Topic", topic), CallerValue("Sequence id", sequence_id)]
+    values = [CallerValue("Topic", topic, identifier=True), CallerValue("Sequence id", sequence_id)]
     values.extend(CallerValue("Field replaced", name) for name in fields)
     return Dialog(
         operation(
@@ -57,7 +57,7 @@ def create_user_dialog(username: str) -> Dialog:
         operation("create 1 account on this ntfy server"),
         "It becomes an account on this instance. Nothing is reachable through it until manage_user_access "
         "grants a topic, but whoever has the password can then authenticate as it.",
-        [CallerValue("Username", username)],
+        [CallerValue("Username", username, identifier=True)],
     )
 
 
@@ -67,7 +67,7 @@ def delete_user_dialog(username: str, grants: int) -> Dialog:
         operation("delete 1 account and its {grants} access rule(s)", grants=grants),
         "Whoever used this account loses access at once, and its rules and tokens are gone; "
         "it can be created again, but not restored.",
-        [CallerValue("Username", username)],
+        [CallerValue("Username", username, identifier=True)],
     )
 
 
@@ -80,5 +80,9 @@ def access_dialog(username: str, topic: str, permission: str, replaces: int) -> 
     return Dialog(
         op,
         "It changes at once who may read or publish on the topic; live subscriptions that lose access are cut.",
-        [CallerValue("Username", username), CallerValue("Topic", topic), CallerValue("Permission", permission)],
+        [
+            CallerValue("Username", username, identifier=True),
+            CallerValue("Topic", topic, identifier=True),
+            CallerValue("Permission", permission),
+        ],
     )
