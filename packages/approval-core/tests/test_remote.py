@@ -21,17 +21,8 @@ from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
 
 from approval_core import ApprovalSettings, SettingsError, remote, serve
-from approval_core.remote import (
-    JWKS_COOLDOWN,
-    JWKS_LIFESPAN,
-    HttpSettings,
-    JwksKeys,
-    JwtVerifier,
-    StaticTokenVerifier,
-    describe,
-    http_server,
-    verifier_for,
-)
+from approval_core.bearer import JWKS_COOLDOWN, JWKS_LIFESPAN, JwksKeys, JwtVerifier, StaticTokenVerifier
+from approval_core.remote import HttpSettings, describe, http_server, verifier_for
 from approval_core.testing import REVISIONS, DialogLog, Revision, accept, approval_of, connect, decline
 from example_server import Example
 

@@ -54,6 +54,7 @@ from approval_core.policy import (
     effects,
 )
 from approval_core.recovery import StateRecovery, install_state_recovery
+from approval_core.redis_store import RedisStore
 from approval_core.remote import HttpSettings, serve
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
 from approval_core.sealing import STATE_TTL, StateSealer
@@ -73,7 +74,7 @@ from approval_core.startup import (
     say,
     startup_line,
 )
-from approval_core.store import MemoryStore, RecordStore, RedisStore, StoreUnavailable
+from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
 
 __all__ = [

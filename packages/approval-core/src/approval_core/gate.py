@@ -75,10 +75,11 @@ from approval_core.page import ApprovalPage
 from approval_core.page_path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.recovery import install_state_recovery
+from approval_core.redis_store import RedisStore
 from approval_core.results import refusal
 from approval_core.sealing import StateSealer
 from approval_core.settings import ApprovalSettings
-from approval_core.store import MemoryStore, RecordStore, RedisStore, StoreUnavailable
+from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import Redemption, TokenStore
 
 __all__ = [
@@ -215,7 +216,7 @@ class ApprovalGate:
             ``settings.key_ring`` when a key file is set, else random per
             process, so a restart invalidates earlier states).
         store: Where tokens and state nonces are recorded (default: a
-            :class:`~approval_core.store.RedisStore` on ``settings.store_url``
+            :class:`~approval_core.redis_store.RedisStore` on ``settings.store_url``
             namespaced by ``server_name`` and the key file's deployment id when set, else a
             :class:`~approval_core.store.MemoryStore` of this process).
     """

@@ -32,15 +32,12 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, hmac
 
-from approval_core.tokens import DEFAULT_CAPACITY
-
-if TYPE_CHECKING:
-    from approval_core.store import RecordStore
+from approval_core.store import DEFAULT_CAPACITY, MemoryStore, RecordStore
 
 __all__ = ["STATE_TTL", "Opened", "StateSealer"]
 
@@ -104,7 +101,6 @@ class StateSealer:
         previous_keys: Sequence[bytes] = (),
         store: RecordStore | None = None,
     ) -> None:
-        from approval_core.store import MemoryStore
 
         if any(len(k) < _KEY_BYTES for k in (*([key] if key is not None else []), *previous_keys)):
             raise ValueError(f"the state key must be at least {_KEY_BYTES} bytes")

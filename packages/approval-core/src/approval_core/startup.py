@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
-from typing import NoReturn, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
+from approval_core.console import exit_on_bad_setting, say
 from approval_core.errors import SettingsError
 from approval_core.settings import ApprovalSettings
 
@@ -41,21 +42,6 @@ def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
     return f"{server_name}: ELICITATION=false — guarded tools fall back to the two-call token"
 
 
-def say(server_name: str, line: str, stream: TextIO | None = None) -> None:
-    """Write ``<server-name>: <line>`` to ``stream`` (default stderr), flushed at once."""
-    print(f"{server_name}: {line}", file=sys.stderr if stream is None else stream, flush=True)
-
-
-def exit_on_bad_setting(server_name: str, problem: object, stream: TextIO | None = None) -> NoReturn:
-    """Stop a server that is starting: ``<server-name>: <problem>`` on stderr, then exit code 1.
-
-    Raises:
-        SystemExit: always, with code 1, before anything is served.
-    """
-    say(server_name, str(problem), stream)
-    raise SystemExit(1)
-
-
 def announce(server_name: str, settings: ApprovalSettings, stream: TextIO | None = None) -> None:
     """Write :func:`startup_line` to ``stream`` (default stderr), if there is one."""
     line = startup_line(server_name, settings)
@@ -83,7 +69,8 @@ def load_settings_or_exit(
         SystemExit: with code 1, when :meth:`ApprovalSettings.from_env` or the
             transport settings raise :class:`SettingsError`.
     """
-    from approval_core.remote import HttpSettings, verifier_for
+    from approval_core.http_settings import HttpSettings
+    from approval_core.remote import verifier_for
 
     try:
         settings = ApprovalSettings.from_env(environ)

@@ -24,82 +24,18 @@ Rules (seed 001 §"What the token fallback proves"):
 from __future__ import annotations
 
 import enum
-import hashlib
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from approval_core.store import RecordStore
+from approval_core.store import DEFAULT_CAPACITY, MemoryStore, RecordStore, SingleUseStore
 
 __all__ = ["TOKEN_TTL", "IssuedToken", "Redemption", "SingleUseStore", "TokenStore"]
 
 TOKEN_TTL = 300.0
-DEFAULT_CAPACITY = 4096
 
 Clock = Callable[[], float]
-
-
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    fingerprint: str
-    expires_at: float
-
-
-class SingleUseStore:
-    """Nonces this process issued and has not yet seen back.
-
-    Keys are SHA-256 digests of the nonce, so a lookup reveals nothing about
-    a nonce's characters through timing. Times are seconds from ``clock``.
-    """
-
-    def __init__(self, *, ttl: float, capacity: int = DEFAULT_CAPACITY, clock: Clock = time.time) -> None:
-        if ttl <= 0 or capacity < 1:
-            raise ValueError("SingleUseStore needs a positive ttl and capacity")
-        self.ttl = ttl
-        self.capacity = capacity
-        self._clock = clock
-        self._entries: dict[bytes, _Entry] = {}
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @staticmethod
-    def _key(nonce: str) -> bytes:
-        return hashlib.sha256(nonce.encode("utf-8", "surrogatepass")).digest()
-
-    def sweep(self) -> None:
-        """Drop every expired entry."""
-        now = self._clock()
-        expired = [key for key, entry in self._entries.items() if entry.expires_at <= now]
-        for key in expired:
-            del self._entries[key]
-
-    def holds(self, nonce: str) -> bool:
-        """Whether an entry for ``nonce`` is held (expired or not)."""
-        return self._key(nonce) in self._entries
-
-    def add(self, nonce: str, fingerprint: str, *, ttl: float | None = None) -> float:
-        """Remember ``nonce`` for ``fingerprint`` for ``ttl`` seconds (default: the store's); return its expiry."""
-        self.sweep()
-        while len(self._entries) >= self.capacity:
-            del self._entries[next(iter(self._entries))]
-        expires_at = self._clock() + (self.ttl if ttl is None else ttl)
-        self._entries[self._key(nonce)] = _Entry(fingerprint, expires_at)
-        return expires_at
-
-    def take(self, nonce: str) -> tuple[str, bool] | None:
-        """Spend ``nonce``: remove it and return ``(fingerprint, expired)``.
-
-        Returns None when the nonce is unknown: never issued here, already
-        spent, dropped for space, or swept after expiry.
-        """
-        entry = self._entries.pop(self._key(nonce), None)
-        if entry is None:
-            return None
-        return entry.fingerprint, entry.expires_at <= self._clock()
 
 
 class Redemption(enum.Enum):
@@ -138,8 +74,6 @@ class TokenStore:
         clock: Clock = time.time,
         store: RecordStore | None = None,
     ):
-        from approval_core.store import MemoryStore
-
         if ttl <= 0:
             raise ValueError("TokenStore needs a positive ttl")
         self.ttl = ttl
