@@ -172,9 +172,9 @@ def interop(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The newcomer's first run: the servers against a local Radicale, dialogs answered in this terminal.
+    """The newcomer's first run: every server against a real backend on 127.0.0.1, dialogs answered in the terminal.
 
-    ``nox -s demo -- --yes`` ticks every dialog (unattended); ``-- --no`` declines them.
+    ``nox -s demo -- --yes`` approves every dialog (unattended); ``-- --no`` declines every one.
     """
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run("python", "demo/run.py", *session.posargs)
