@@ -41,8 +41,6 @@ from approval_core import ApprovalSettings
 from approval_core.testing import HttpRecorder, Recorder, connect
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
-"""Every server of the family: each ``packages/*-mcp`` with a pyproject.toml."""
 USER, PASSWORD = "willi", "secret"
 
 sys.path.insert(0, str(ROOT / "packages" / "ntfy-mcp" / "tests"))

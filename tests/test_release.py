@@ -19,9 +19,9 @@ import anyio
 import pytest
 
 from approval_core import ApprovalSettings
+from servers import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 VERSION = tomllib.loads((ROOT / "packages" / "approval-core" / "pyproject.toml").read_text())["project"]["version"]
 
 

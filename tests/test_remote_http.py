@@ -34,12 +34,12 @@ from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
 
 from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
+from servers import SERVERS, embedded_servers
 
 pytestmark = pytest.mark.anyio
 
 CALENDAR = "/willi/remote/"
 SCOPE = "calendar"
-SERVERS = ["caldav-mcp", "carddav-mcp", "ntfy-mcp"]
 
 
 @pytest.fixture(scope="module")
@@ -326,7 +326,7 @@ def test_every_server_refuses_to_listen_beyond_loopback_without_authentication(s
     assert f"{server}: MCP_HOST=0.0.0.0 listens beyond loopback" in refused_beyond_loopback(server, tmp_path)
 
 
-@pytest.mark.parametrize("server", ["caldav-mcp", "carddav-mcp"])
+@pytest.mark.parametrize("server", embedded_servers())
 def test_a_refused_transport_setting_stops_the_server_before_its_embedded_backend_starts(
     server: str, tmp_path: Path
 ) -> None:

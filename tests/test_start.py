@@ -27,9 +27,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
+from servers import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 
 pytestmark = pytest.mark.anyio
 
