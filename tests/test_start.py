@@ -16,6 +16,7 @@ import importlib.metadata
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -100,3 +101,35 @@ async def test_a_server_started_without_settings_lists_its_tools_and_says_what_t
     assert re.search(r"\bset\b", text), text
     assert discovered == handshake
     assert not list(tmp_path.iterdir()), "a start without settings wrote into the home folder"
+
+
+DEFERRED = {
+    "caldav-mcp": ("icalendar", "recurring_ical_events", "caldav", "httpcore2"),
+    "carddav-mcp": ("vobject",),
+    "ntfy-mcp": (),
+}
+"""Per server: the libraries only a tool call needs, which a start up to the first tools/list must not import.
+
+A client waits for that start (Claude Code gives up after 30 s by default), so what the tool list does not need
+is imported by the call that does (``nox -s bench``: benchmarks/bench_startup.py times it).
+"""
+
+
+def test_every_server_names_what_its_start_leaves_for_the_first_call() -> None:
+    assert sorted(DEFERRED) == SERVERS, "add the server to DEFERRED (an empty tuple when nothing is deferred)"
+
+
+@pytest.mark.parametrize("name", [name for name in SERVERS if DEFERRED.get(name)])
+def test_listing_the_tools_imports_none_of_what_only_a_call_needs(name: str) -> None:
+    probe = (
+        "import sys, anyio\n"
+        "from approval_core import ApprovalSettings\n"
+        f"from {name.replace('-', '_')}.server import build_server\n"
+        "anyio.run(build_server(ApprovalSettings()).list_tools)\n"
+        "print(' '.join(sorted(m for m in sys.argv[1:] if m in sys.modules)))\n"
+    )
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", probe, *DEFERRED[name]], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [], f"{name} imports these before any call: {done.stdout.strip()}"
