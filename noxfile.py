@@ -172,9 +172,9 @@ def interop(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The newcomer's first run: the servers against a local Radicale, dialogs answered in this terminal.
+    """The newcomer's first run: every server against a real backend on 127.0.0.1, dialogs answered in the terminal.
 
-    ``nox -s demo -- --yes`` ticks every dialog (unattended); ``-- --no`` declines them.
+    ``nox -s demo -- --yes`` approves every dialog (unattended); ``-- --no`` declines every one.
     """
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run("python", "demo/run.py", *session.posargs)
@@ -308,7 +308,7 @@ def release(session: nox.Session) -> None:
             shutil.rmtree(data, ignore_errors=True)
             session.run("python", str(ROOT / "testing" / "list_tools.py"), str(script), str(TOOL_COUNTS[name]),
                         f"{prefix}_EMBEDDED=true", f"{prefix}_EMBEDDED_DIR={data}")  # fmt: skip
-    one_command(session, tmp)
+    one_command(session, tmp, wheels)
 
 
 def one_command_argv(name: str, *, embedded: bool = False) -> list[str]:
@@ -321,8 +321,11 @@ def one_command_argv(name: str, *, embedded: bool = False) -> list[str]:
     return ["uvx", "--find-links", "dist/", "--constraints", "dist/constraints.txt", *source, name]
 
 
-def one_command(session: nox.Session, tmp: Path) -> None:
+def one_command(session: nox.Session, tmp: Path, wheels: dict[str, Path]) -> None:
     """Run each server by its documented one command, from the repository root, and list its tools.
+
+    A server whose wheel has an ``embedded`` extra is also run by the command's ``[embedded]`` form, with its
+    embedded backend (``<PREFIX>_EMBEDDED=true``).
 
     The command runs as written (relative ``dist/`` paths, no other option) with its own empty uv cache,
     so nothing installed earlier, and no wheel of an earlier build of the same version, stands in.
@@ -331,7 +334,7 @@ def one_command(session: nox.Session, tmp: Path) -> None:
     shutil.rmtree(cache, ignore_errors=True)
     for name in TOOL_COUNTS:
         cases = [(False, [])]
-        if name in ("caldav-mcp", "carddav-mcp"):
+        if "embedded" in (wheel_metadata(wheels[name])[0].get_all("Provides-Extra") or []):
             prefix = name.removesuffix("-mcp").upper()
             data = (tmp / f"one-command-data-{name}").resolve()
             shutil.rmtree(data, ignore_errors=True)

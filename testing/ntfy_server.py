@@ -24,6 +24,13 @@ Where the binary comes from, in this order (:func:`find_or_build_binary`):
    holding ``build.lock`` in the cache folder, so two processes building at
    once build once.
 
+While it builds (or waits for another process's build), what it is doing goes
+to ``progress`` (:func:`find_or_build_binary`; default: stderr): the build
+script's own lines as they come, and every :data:`HEARTBEAT_SECONDS` a line
+with the time spent so far, so a long first build never looks hung. The pytest
+fixtures pass a function that writes past pytest's output capture
+(``testing/terminal.py``).
+
 Any failure raises :class:`NtfyUnavailable` with the exact command and its
 output, so a test fails with the reason rather than being skipped.
 
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import contextvars
 import fcntl
 import hashlib
 import http.client
@@ -49,9 +57,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from processes import free_port, started
 
@@ -77,6 +88,8 @@ KIT_COMMIT = "81a486adc11fe24efcbedefb28ae946028597c2f"
 STARTUP_SECONDS = 30.0
 GO_SECONDS = 900.0
 MODULE_LIST_SECONDS = 60.0
+HEARTBEAT_SECONDS = 15.0
+"""While a build runs silently, a line saying how long it has been running goes out this often (seconds)."""
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "admin-password-for-tests"  # noqa: S105 - a throwaway server on loopback
 
@@ -136,8 +149,84 @@ def _parse_version(text: str) -> tuple[int, int, int] | None:
     return major, minor, patch
 
 
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+_PROGRESS: contextvars.ContextVar[Callable[[str], None]] = contextvars.ContextVar("ntfy_progress", default=_to_stderr)
+
+
 def _say(text: str) -> None:
-    print(f"ntfy_server: {text}", file=sys.stderr, flush=True)
+    """One line of progress, ``ntfy_server: <text>``, to the sink :func:`find_or_build_binary` was given."""
+    _PROGRESS.get()(f"ntfy_server: {text}")
+
+
+def _run_showing(argv: list[str], *, cwd: Path, what: str, timeout: float, env: dict[str, str] | None = None) -> None:
+    """Run ``argv`` like :func:`_run`, passing each output line to :func:`_say` as it comes, with a heartbeat.
+
+    Every :data:`HEARTBEAT_SECONDS` without a line, a line says how many seconds ``what`` has taken so far.
+
+    Raises:
+        NtfyUnavailable: the command cannot be started, exits non-zero (with its last 40 lines), or runs longer
+            than ``timeout`` seconds (it is then killed).
+    """
+    try:
+        process = subprocess.Popen(  # noqa: S603 - fixed argv, our own tools
+            argv,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+    except FileNotFoundError as exc:
+        raise NtfyUnavailable(f"cannot run {argv[0]!r}: {exc}") from exc
+    assert process.stdout is not None
+    lines: list[str] = []
+    new_line = threading.Condition()
+
+    def read(stream: IO[str]) -> None:
+        for line in stream:
+            with new_line:
+                lines.append(line.rstrip())
+                new_line.notify()
+        with new_line:
+            new_line.notify()
+
+    reader = threading.Thread(target=read, args=(process.stdout,), daemon=True)
+    reader.start()
+    try:
+        started_at = time.monotonic()
+        shown = 0
+        last = started_at
+        while True:
+            with new_line:
+                if len(lines) == shown and reader.is_alive():
+                    new_line.wait(timeout=min(1.0, HEARTBEAT_SECONDS))
+                elif len(lines) == shown:  # output closed: wait for the exit without spinning
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.wait(timeout=min(1.0, HEARTBEAT_SECONDS))
+                fresh = lines[shown:]
+                shown = len(lines)
+            now = time.monotonic()
+            for line in fresh:
+                _say(f"{what}: {line}")
+                last = now
+            if process.poll() is not None and not reader.is_alive():
+                break
+            if now - started_at > timeout:
+                process.kill()
+                process.wait()
+                raise NtfyUnavailable(f"`{' '.join(argv)}` did not finish within {timeout:g} s")
+            if now - last >= HEARTBEAT_SECONDS:
+                _say(f"{what}: still running, {now - started_at:.0f} s so far")
+                last = now
+    finally:
+        process.stdout.close()
+    if process.returncode != 0:
+        tail = "\n".join(lines[-40:])
+        raise NtfyUnavailable(f"`{' '.join(argv)}` failed with exit code {process.returncode}:\n{tail}")
 
 
 def _run(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float) -> str:
@@ -192,7 +281,11 @@ def _locked(folder: Path) -> Iterator[None]:
     """Hold ``folder/build.lock`` (an exclusive flock), so concurrent builders build once."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "build.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _say(f"another process is building ntfy into {folder}; waiting for it to finish")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -246,9 +339,11 @@ def _build_from_module(workdir: Path) -> Path:
         for path in [source, *source.rglob("*")]:  # the module cache is read-only
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
         _placeholders(source)
-        _run(
+        _say(f"building ntfy {version} from the Go module {MODULE}, once; the binary is kept in {target.parent}")
+        _run_showing(
             ["go", "build", "-o", "ntfy", "-ldflags", f"-X main.version={version.lstrip('v')}", "."],
             cwd=source,
+            what="go build",
             env={"CGO_ENABLED": "1", "GOFLAGS": "-mod=mod -buildvcs=false"},
             timeout=GO_SECONDS,
         )
@@ -269,22 +364,41 @@ def _build_from_kit(workdir: Path) -> Path:
     with _locked(target.parent):
         if target.is_file():  # built by another process while this one waited for the lock
             return target
-        _say(f"building ntfy {KIT_VERSION} from {tarball} (once; cached in {target.parent})")
+        _say(
+            f"building ntfy {KIT_VERSION} from {tarball}, once: about 2 minutes with a warm Go module cache, "
+            f"5 to 6 minutes of CPU without; the binary is kept in {target.parent}"
+        )
         with tarfile.open(tarball) as archive:
             archive.extractall(workdir, filter="data")
         source = workdir / "ntfy-src"
         if not source.is_dir():
             raise NtfyUnavailable(f"{tarball} did not unpack to ntfy-src/")
-        _run(["bash", str(script), str(source), KIT_VERSION, KIT_COMMIT], cwd=workdir, timeout=GO_SECONDS)
+        _run_showing(
+            ["bash", str(script), str(source), KIT_VERSION, KIT_COMMIT], cwd=workdir, what="build", timeout=GO_SECONDS
+        )
+        _say(f"built {target}")
         return _install(source / "ntfy", target)
 
 
-def find_or_build_binary() -> Path:
+def find_or_build_binary(progress: Callable[[str], None] | None = None) -> Path:
     """The ntfy binary to test against (see the module docstring for the order).
+
+    Args:
+        progress: Where each line about a build (or the wait for another process's build) goes, as it
+            happens; default: stderr.
 
     Raises:
         NtfyUnavailable: every source failed; the message gives each one's reason.
     """
+    reset = _PROGRESS.set(progress) if progress is not None else None
+    try:
+        return _find_or_build()
+    finally:
+        if reset is not None:
+            _PROGRESS.reset(reset)
+
+
+def _find_or_build() -> Path:
     explicit = os.environ.get("NTFY_SERVER_BINARY")
     if explicit:
         path = Path(explicit)

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dav_servers import DavServer, radicale  # noqa: E402
-from ntfy_server import NtfyServer, ntfy_server  # noqa: E402
+from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server  # noqa: E402
+from terminal import on_terminal  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -28,9 +29,10 @@ def dav(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DavServer]:
 
 
 @pytest.fixture(scope="session")
-def real_ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
-    """The real ntfy on 127.0.0.1, with an admin account."""
-    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+def real_ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
+    """The real ntfy on 127.0.0.1, with an admin account; a first build's progress is shown on the terminal."""
+    binary = find_or_build_binary(progress=on_terminal(pytestconfig))
+    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
         yield server
 
 

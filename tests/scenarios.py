@@ -10,8 +10,8 @@ A new server adds its :class:`Scenario` to :data:`SCENARIOS` (the family
 tests fail until it does): the fixture that gives its real backend (one of
 ``tests/conftest.py``, or one it adds there), how to build the server against
 that backend, the scenario, one guarded call to refuse, and how to put the
-backend behind a recorder (:func:`recorded_http` for an HTTP backend; for a
-folder, ``contextlib.nullcontext((folder, FolderRecorder(folder)))``).
+backend behind a recorder (:func:`recorded_http` for an HTTP backend,
+:func:`recorded_folder` for a local folder).
 
 Backends: caldav-mcp and carddav-mcp talk to a real Radicale on 127.0.0.1;
 ntfy-mcp to the ntfy STAND-IN of its package's tests (a double, see
@@ -38,11 +38,9 @@ from dav_servers import DavServer
 from ntfy_server import NtfyServer
 
 from approval_core import ApprovalSettings
-from approval_core.testing import HttpRecorder, Recorder, connect
+from approval_core.testing import FolderRecorder, HttpRecorder, Recorder, connect
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
-"""Every server of the family: each ``packages/*-mcp`` with a pyproject.toml."""
 USER, PASSWORD = "willi", "secret"
 
 sys.path.insert(0, str(ROOT / "packages" / "ntfy-mcp" / "tests"))
@@ -362,6 +360,13 @@ def recorded_http(backend: Any) -> Iterator[tuple[Any, HttpRecorder]]:
     """``backend`` (a DavServer or NtfyServer) behind an :class:`HttpRecorder`: the copy to point servers at."""
     with HttpRecorder(backend.url) as recorder:
         yield dataclasses.replace(backend, url=recorder.url + ("/" if backend.url.endswith("/") else "")), recorder
+
+
+@contextmanager
+def recorded_folder(folder: Path) -> Iterator[tuple[Path, FolderRecorder]]:
+    """A local backend's folder, watched by a :class:`FolderRecorder` (the server keeps using the folder itself)."""
+    with FolderRecorder(folder) as recorder:
+        yield folder, recorder
 
 
 SCENARIOS = {

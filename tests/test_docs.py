@@ -16,9 +16,9 @@ import anyio
 import pytest
 
 from approval_core import ApprovalSettings
+from servers import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 ROW = re.compile(
     r"^\|\s*`(?P<tool>[a-z_]+)`\s*\|" + r"\s*(yes|no|true|false)\s*\|" * 4 + r"\s*(?P<asks>[^|]+?)\s*\|\s*$"
 )
@@ -70,7 +70,12 @@ COUNTED = re.compile(
     r"|\b(?:second|third|fourth|fifth|sixth)\s+(?:sister\s+)?server\b",
     re.IGNORECASE,
 )
-SCANNED = [*LISTS, "pyproject.toml", "CHANGELOG.md", "docs/adding-a-server.md", "docs/approval.md"]
+SCANNED = sorted(
+    {*LISTS, "pyproject.toml", "CHANGELOG.md"}
+    | {str(page.relative_to(ROOT)) for page in (ROOT / "docs").glob("*.md")}
+    | {str(page.relative_to(ROOT)) for page in (ROOT / "packages").glob("*/README.md")}
+)
+"""Every page a reader sees (docs/, README.md and each package's README) and the files that list the servers."""
 
 
 @pytest.mark.parametrize("path", sorted(LISTS))

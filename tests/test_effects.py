@@ -36,7 +36,8 @@ from approval_core import Effect, GuardTable
 from approval_core.policy import CHANGES
 from approval_core.results import approval_outcome
 from approval_core.testing import Change, DialogLog, Recorder, accept, connect, decline, effects_problems
-from scenarios import SCENARIOS, SERVERS, Driver
+from scenarios import SCENARIOS, Driver
+from servers import SERVERS
 
 pytestmark = pytest.mark.anyio
 

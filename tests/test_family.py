@@ -14,13 +14,20 @@ from pathlib import Path
 import pytest
 
 from approval_core import ApprovalSettings
+from servers import CORE, SERVERS, pyproject, workspace_members
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 
 
 def test_the_first_servers_are_discovered() -> None:
     assert {"caldav-mcp", "carddav-mcp", "ntfy-mcp"} <= set(SERVERS)
+
+
+def test_every_workspace_member_but_approval_core_is_a_server_named_for_its_folder() -> None:
+    """A server in a folder not named ``*-mcp`` would be missed by every family test: it fails here instead."""
+    assert sorted([CORE, *SERVERS]) == workspace_members()
+    for name in workspace_members():
+        assert pyproject(name)["project"]["name"] == name
 
 
 def project(name: str) -> dict:
@@ -68,12 +75,23 @@ def test_a_bad_flag_stops_every_server_before_it_serves(name: str, value: str, m
     assert "'false'" in err
 
 
-URL_VARIABLES = {"caldav-mcp": "CALDAV_URL", "carddav-mcp": "CARDDAV_URL", "ntfy-mcp": "NTFY_URL"}
+URL_VARIABLES: dict[str, str | None] = {
+    "caldav-mcp": "CALDAV_URL",
+    "carddav-mcp": "CARDDAV_URL",
+    "ntfy-mcp": "NTFY_URL",
+}
+"""Each server's setting that names its backend's URL; None for a server whose backend has no URL."""
 
 
-@pytest.mark.parametrize("name", sorted(URL_VARIABLES))
+def test_every_server_says_which_setting_names_its_backends_url() -> None:
+    assert sorted(URL_VARIABLES) == SERVERS, "add the server to URL_VARIABLES (None when its backend has no URL)"
+
+
+@pytest.mark.parametrize("name", [name for name in SERVERS if URL_VARIABLES.get(name)])
 def test_a_malformed_server_url_stops_the_server_before_it_serves(name: str, monkeypatch, capsys) -> None:
-    monkeypatch.setenv(URL_VARIABLES[name], "ftp://dav.example.org/")
+    variable = URL_VARIABLES[name]
+    assert variable is not None
+    monkeypatch.setenv(variable, "ftp://dav.example.org/")
     main = importlib.import_module(f"{name.replace('-', '_')}.server").main
     with pytest.raises(SystemExit) as caught:
         main()
@@ -81,4 +99,4 @@ def test_a_malformed_server_url_stops_the_server_before_it_serves(name: str, mon
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith(f"{name}: ")
-    assert URL_VARIABLES[name] in err
+    assert variable in err

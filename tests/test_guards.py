@@ -51,9 +51,9 @@ import pytest
 
 from approval_core import ApprovalSettings, Effect, GuardTable
 from approval_core.policy import CHANGES, TAKES_AWAY
+from servers import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 
 
 def load(name: str) -> tuple[list[Any], GuardTable]:

@@ -3,7 +3,8 @@
 tests/test_family.py checks that every distribution has the family's version
 and that every server pins approval-core to it; this file checks what the
 release adds on top: CHANGELOG.md opens with that version and names every
-distribution, and ``TOOL_COUNTS`` in noxfile.py (what ``nox -s release``
+distribution (in that version's section, or, for one added since, in a
+section of its own under ``## [Unreleased]``), and ``TOOL_COUNTS`` in noxfile.py (what ``nox -s release``
 expects each installed server to list) matches what each server lists.
 """
 
@@ -19,9 +20,9 @@ import anyio
 import pytest
 
 from approval_core import ApprovalSettings
+from servers import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 VERSION = tomllib.loads((ROOT / "packages" / "approval-core" / "pyproject.toml").read_text())["project"]["version"]
 
 
@@ -39,8 +40,11 @@ def test_the_changelog_opens_with_the_family_version_and_names_every_distributio
     assert versions, "CHANGELOG.md has no '## [x.y.z]' section"
     assert versions[0] == VERSION
     latest = text.split(f"## [{VERSION}]", 1)[1].split("\n## [", 1)[0]
+    unreleased = text.split("## [Unreleased]", 1)[1].split("\n## [", 1)[0] if "## [Unreleased]" in text else ""
     for name in ["approval-core", *SERVERS]:
-        assert f"### {name} {VERSION}" in latest, name
+        # Released with VERSION, or new since: a section of its own under Unreleased until the next release.
+        new = re.search(rf"^### {re.escape(name)}$", unreleased, flags=re.MULTILINE)
+        assert f"### {name} {VERSION}" in latest or new, name
 
 
 def test_the_release_session_expects_every_server() -> None:

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -33,13 +34,14 @@ from mcp_http import HttpServer, bearer_transport, served_over_http
 from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
 
+from approval_core import ApprovalSettings
 from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
+from servers import SERVERS, embedded_servers
 
 pytestmark = pytest.mark.anyio
 
 CALENDAR = "/willi/remote/"
 SCOPE = "calendar"
-SERVERS = ["caldav-mcp", "carddav-mcp", "ntfy-mcp"]
 
 
 @pytest.fixture(scope="module")
@@ -322,11 +324,30 @@ def refused_beyond_loopback(server: str, workdir: Path, **settings: str) -> str:
 
 
 @pytest.mark.parametrize("server", SERVERS)
+async def test_every_server_serves_its_tools_over_http(server: str, tmp_path: Path) -> None:
+    """Every server's ``main()`` ends in ``approval_core.serve``: asked for HTTP, it serves HTTP, with its tools.
+
+    Started without backend settings (each server starts and lists its tools without them), on 127.0.0.1
+    with a static token; the tools listed over HTTP are the ones the server lists in process.
+    """
+    token = "family-" + "t" * 40
+    token_file = tmp_path / "token"
+    token_file.write_text(token)
+    token_file.chmod(0o600)
+    module = importlib.import_module(f"{server.replace('-', '_')}.server")
+    expected = {tool.name for tool in await module.build_server(ApprovalSettings()).list_tools()}
+    with served_over_http(server, {"MCP_AUTH_TOKEN_FILE": str(token_file)}, tmp_path) as running:
+        async with connect(bearer_transport(running.url, token), revision="2025-11-25") as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+    assert listed == expected
+
+
+@pytest.mark.parametrize("server", SERVERS)
 def test_every_server_refuses_to_listen_beyond_loopback_without_authentication(server: str, tmp_path: Path) -> None:
     assert f"{server}: MCP_HOST=0.0.0.0 listens beyond loopback" in refused_beyond_loopback(server, tmp_path)
 
 
-@pytest.mark.parametrize("server", ["caldav-mcp", "carddav-mcp"])
+@pytest.mark.parametrize("server", embedded_servers())
 def test_a_refused_transport_setting_stops_the_server_before_its_embedded_backend_starts(
     server: str, tmp_path: Path
 ) -> None:

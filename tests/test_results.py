@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
-from scenarios import SCENARIOS, SERVERS, Driver
+from scenarios import SCENARIOS, Driver
+from servers import SERVERS
 
 pytestmark = pytest.mark.anyio
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import anyio
@@ -27,9 +30,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
+from servers import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVERS = sorted(p.name for p in (ROOT / "packages").glob("*-mcp") if (p / "pyproject.toml").is_file())
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +103,78 @@ async def test_a_server_started_without_settings_lists_its_tools_and_says_what_t
     assert re.search(r"\bset\b", text), text
     assert discovered == handshake
     assert not list(tmp_path.iterdir()), "a start without settings wrote into the home folder"
+
+
+DEFERRED: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "caldav-mcp": (
+        ("icalendar", "recurring_ical_events", "caldav", "httpcore2"),
+        {"CALDAV_URL": "http://127.0.0.1:9/", "CALDAV_USERNAME": "you", "CALDAV_PASSWORD": "secret"},
+    ),
+    "carddav-mcp": (
+        ("vobject",),
+        {"CARDDAV_URL": "http://127.0.0.1:9/", "CARDDAV_USERNAME": "you", "CARDDAV_PASSWORD": "secret"},
+    ),
+    "ntfy-mcp": (("httpcore2",), {"NTFY_URL": "http://127.0.0.1:9/"}),
+}
+"""Per server: the libraries only a tool call needs, and settings that configure its backend (nothing listens there).
+
+A client waits for the start up to its first tools/list (Claude Code gives up after 30 s by default), so what
+the tool list does not need is imported by the call that needs it (``nox -s bench``: benchmarks/bench_startup.py).
+A server with nothing to defer has ``((), {})``.
+"""
+
+FIRST_LIST = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]  # fmt: skip
+"""What a client sends before its first tool call: the handshake and the tool list (2025-11-25)."""
+
+
+def test_every_server_names_what_its_start_leaves_for_the_first_call() -> None:
+    assert sorted(DEFERRED) == SERVERS, "add the server to DEFERRED (((), {}) when nothing is deferred)"
+
+
+@pytest.mark.parametrize("name", [name for name in SERVERS if DEFERRED.get(name, ((), {}))[0]])
+def test_a_start_up_to_the_first_tool_list_imports_none_of_what_only_a_call_needs(name: str, tmp_path: Path) -> None:
+    """The console script's own start (main(), settings, lifespan) answers the handshake and the tool list."""
+    modules, settings = DEFERRED[name]
+    probe = (
+        "import atexit, sys\n"
+        "watched = sys.argv[1:]\n"
+        "report = lambda: print('imported:', *sorted(m for m in watched if m in sys.modules), file=sys.stderr)\n"
+        "atexit.register(report)\n"
+        f"from {name.replace('-', '_')}.server import main\n"
+        "main()\n"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), **settings}
+    answers: dict[object, dict] = {}
+    with subprocess.Popen(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", probe, *modules],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
+        deadline = threading.Timer(120, process.kill)
+        deadline.start()
+        try:
+            process.stdin.write("".join(json.dumps(message) + "\n" for message in FIRST_LIST))
+            process.stdin.flush()
+            while 2 not in answers and (line := process.stdout.readline()):  # the end of input only after the list
+                answer = json.loads(line)
+                answers[answer.get("id")] = answer
+            process.stdin.close()
+            stderr = process.stderr.read()
+            returncode = process.wait()
+        finally:
+            deadline.cancel()
+    assert returncode == 0, stderr[-2000:]
+    assert answers[2]["result"]["tools"], stderr[-2000:]
+    (line,) = [line for line in stderr.splitlines() if line.startswith("imported:")]
+    assert line == "imported:", f"{name} imports these before any call: {line.removeprefix('imported:').strip()}"

@@ -102,9 +102,13 @@ def test_the_default_folder_is_in_the_users_data_folder(monkeypatch, tmp_path) -
 def test_without_the_extra_the_message_says_what_to_install(monkeypatch, tmp_path) -> None:
     monkeypatch.setitem(sys.modules, "radicale", None)  # what an install without the extra looks like
     monkeypatch.setitem(sys.modules, "radicale.app", None)
-    with pytest.raises(SettingsError, match=re.escape("caldav-mcp[embedded]")):
+    with pytest.raises(SettingsError, match=re.escape("caldav-mcp[embedded]")) as raised:
         embedded.start(tmp_path / "cal")
     assert not (tmp_path / "cal").exists()
+    # Commands that work before the package is on a package index: from a clone, and from dist/.
+    assert "uv run --package caldav-mcp --extra embedded caldav-mcp" in str(raised.value)
+    assert "uvx --find-links dist/" in str(raised.value)
+    assert "pip install" not in str(raised.value)
 
 
 @pytest.mark.parametrize(("inside", "why"), [(True, "Not a directory"), (False, "it is not a folder")])

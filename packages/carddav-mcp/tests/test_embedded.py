@@ -112,9 +112,13 @@ def test_the_default_folder_is_in_the_users_data_folder(monkeypatch: pytest.Monk
 
 async def test_without_the_extra_the_message_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setitem(sys.modules, "radicale", None)  # how an install without the extra looks
-    with pytest.raises(SettingsError, match=re.escape("carddav-mcp[embedded]")):
+    with pytest.raises(SettingsError, match=re.escape("carddav-mcp[embedded]")) as raised:
         await embedded.start(tmp_path / "books")
     assert not (tmp_path / "books").exists()
+    # Commands that work before the package is on a package index: from a clone, and from dist/.
+    assert "uv run --package carddav-mcp --extra embedded carddav-mcp" in str(raised.value)
+    assert "uvx --find-links dist/" in str(raised.value)
+    assert "pip install" not in str(raised.value)
 
 
 @pytest.mark.parametrize(("inside", "why"), [(True, "Not a directory"), (False, "it is not a folder")])

@@ -13,7 +13,8 @@ import pytest
 # approval-core's pytest plugin.
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ntfy_server import NtfyServer, ntfy_server
+from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
+from terminal import on_terminal
 
 from approval_core import ApprovalSettings
 from approval_core.testing import DialogLog, accept, approval_of, connect
@@ -30,9 +31,13 @@ _names = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
-    """The real ntfy (testing/ntfy_server.py: built from the source kit once, then cached; fails, never skips)."""
-    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+def ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
+    """The real ntfy (testing/ntfy_server.py: built from the source kit once, then cached; fails, never skips).
+
+    A first build's progress is written to the terminal as it happens, past pytest's capture.
+    """
+    binary = find_or_build_binary(progress=on_terminal(pytestconfig))
+    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
         yield server
 
 

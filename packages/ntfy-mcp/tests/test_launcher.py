@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import ntfy_server
@@ -104,3 +108,90 @@ def test_the_version_comes_from_the_binarys_help(tmp_path: Path) -> None:
     fake.chmod(0o755)
     assert ntfy_server._binary_version(fake) == (2, 13, 0)
     assert shutil.which("sh")
+
+
+def test_a_builds_lines_and_a_heartbeat_reach_the_progress_sink_as_they_come(
+    empty_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long silent step still says how long it has run, so a first build never looks hung."""
+    monkeypatch.setattr(ntfy_server, "HEARTBEAT_SECONDS", 0.3)
+    built = tmp_path / "ntfy"
+
+    def slow_build(workdir: Path) -> Path:
+        script = "echo 'deps downloaded after 1s'; sleep 1.2; echo 'built after 2s'"
+        ntfy_server._run_showing(["bash", "-c", script], cwd=workdir, what="build", timeout=30)
+        built.write_text("#!/bin/sh\n")
+        built.chmod(0o755)
+        return built
+
+    monkeypatch.setattr(ntfy_server, "_build_from_module", _refused)
+    monkeypatch.setattr(ntfy_server, "_build_from_kit", slow_build)
+    seen: list[tuple[float, str]] = []
+    start = time.monotonic()
+    found = ntfy_server.find_or_build_binary(progress=lambda line: seen.append((time.monotonic() - start, line)))
+    assert found == built
+    lines = [line for _, line in seen]
+    assert lines[0].startswith("ntfy_server: could not build from the Go module")
+    assert "ntfy_server: build: deps downloaded after 1s" in lines
+    assert lines[-1] == "ntfy_server: build: built after 2s"
+    heartbeats = [at for at, line in seen if line.startswith("ntfy_server: build: still running, ")]
+    assert heartbeats, lines
+    first_line_at = next(at for at, line in seen if line.endswith("deps downloaded after 1s"))
+    assert first_line_at < 1.0  # shown when printed, not when the build ends
+
+
+def test_a_failed_build_step_gives_its_exit_code_and_last_lines(tmp_path: Path) -> None:
+    with pytest.raises(ntfy_server.NtfyUnavailable, match=r"failed with exit code 3:\ngo: no gcc") as caught:
+        ntfy_server._run_showing(["bash", "-c", "echo 'go: no gcc'; exit 3"], cwd=tmp_path, what="build", timeout=30)
+    assert "bash -c" in str(caught.value)
+
+
+def test_a_process_waiting_for_another_ones_build_says_so(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = empty_cache / ntfy_server.KIT_SHA256 / "ntfy"
+
+    def build_under_lock(workdir: Path) -> Path:
+        with ntfy_server._locked(target.parent):
+            return target
+
+    monkeypatch.setattr(ntfy_server, "_build_from_module", _refused)
+    monkeypatch.setattr(ntfy_server, "_build_from_kit", build_under_lock)
+    target.parent.mkdir(parents=True)
+    seen: list[str] = []
+    with (target.parent / "build.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process's build
+        waiter = threading.Thread(target=lambda: ntfy_server.find_or_build_binary(progress=seen.append))
+        waiter.start()
+        deadline = time.monotonic() + 10
+        while not any("waiting" in line for line in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert waiter.is_alive()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(timeout=10)
+    assert not waiter.is_alive()
+    assert f"ntfy_server: another process is building ntfy into {target.parent}; waiting for it to finish" in seen
+
+
+def test_the_progress_shows_on_the_terminal_while_pytest_captures_output(tmp_path: Path) -> None:
+    """A session fixture's lines through testing/terminal.py reach pytest's own output, before the test's result."""
+    (tmp_path / "test_slow_fixture.py").write_text(
+        "import sys, pytest\n"
+        f"sys.path.insert(0, {str(ntfy_server.ROOT / 'testing')!r})\n"
+        "from terminal import on_terminal\n"
+        "@pytest.fixture(scope='session')\n"
+        "def slow(pytestconfig):\n"
+        "    on_terminal(pytestconfig)('ntfy_server: build: still running, 15 s so far')\n"
+        "    print('captured, not shown')\n"
+        "def test_it(slow):\n"
+        "    assert True\n"
+    )
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ntfy_server: build: still running, 15 s so far" in done.stdout
+    assert "captured, not shown" not in done.stdout

@@ -59,11 +59,12 @@ from caldav_mcp.errors import (
 from caldav_mcp.ical import decode_object
 from caldav_mcp.ids import Origin, canonical_path, name_in, wire_path
 from caldav_mcp.settings import CalDAVSettings
-from caldav_mcp.transport import ConfinedSession, MalformedXML, OffOrigin
 
 if TYPE_CHECKING:
     from caldav.collection import Calendar
     from caldav.davclient import DAVClient
+
+    from caldav_mcp.transport import ConfinedSession  # imported at the first request: it loads httpcore2
 
 __all__ = ["CalDAVClient", "CalendarInfo", "Component", "Deletion", "Discovery", "Resource", "translate"]
 
@@ -336,6 +337,8 @@ class CalDAVClient:
                 kwargs["headers"] = self._headers
             from caldav.davclient import DAVClient
 
+            from caldav_mcp.transport import ConfinedSession
+
             # The library gets no credentials: the confined session holds them and sends them to this origin only.
             dav = DAVClient(url=self.settings.url, enable_rfc6764=False, **kwargs)
             dav.session.close()
@@ -437,6 +440,8 @@ class CalDAVClient:
         assert self._origin is not None
         target = urljoin(base, href)
         if not self._origin.same(target):
+            from caldav_mcp.transport import OffOrigin
+
             raise OffOrigin(
                 f"the CalDAV server named a {what} on another origin; caldav-mcp sends requests and credentials "
                 f"only to {self._origin} (CALDAV_URL), so it did not follow. If that server is the right one, set "
@@ -779,6 +784,8 @@ class CalDAVClient:
             BackendError: the REPORT failed (status, or an answer that is not a
                 multistatus), or it named an entry outside ``cal``.
         """
+        from caldav_mcp.transport import MalformedXML
+
         url = self._url(cal.path)
         try:
             rows = self._report(url, component, inner, with_data=True)

@@ -9,13 +9,14 @@ import datetime as dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import icalendar
+from typing import TYPE_CHECKING, Any, Literal
 
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_when
 from caldav_mcp.rrule import rule_problem, until_problem
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = [
     "PRODID",
@@ -46,6 +47,8 @@ def new_entry(component: icalendar.Component, uid: str | None = None) -> icalend
 
 def new_calendar() -> icalendar.Calendar:
     """An empty VCALENDAR with VERSION and PRODID."""
+    import icalendar
+
     cal = icalendar.Calendar()
     cal.add("PRODID", PRODID)
     cal.add("VERSION", "2.0")
@@ -234,6 +237,8 @@ def validate_rrule(text: str, dtstart: dt.date | dt.datetime | None = None) -> i
         problem = until_problem(text, dtstart)
     if problem is not None:
         raise InvalidInput(f"rrule: {problem}")
+    import icalendar
+
     try:
         return icalendar.vRecur.from_ical(text.strip().removeprefix("RRULE:"))
     except (ValueError, TypeError):

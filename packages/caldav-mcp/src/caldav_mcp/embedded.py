@@ -59,7 +59,12 @@ USERNAME = "me"
 CALENDAR_PATH = f"/{USERNAME}/calendar/"
 _CALENDAR_NAME = "Calendar"
 _COMPONENTS = ["VEVENT", "VTODO", "VJOURNAL"]
-_EXTRA_HINT = "install the embedded extra: pip install 'caldav-mcp[embedded]' or uvx --from 'caldav-mcp[embedded]'"
+_EXTRA_HINT = (
+    "install its embedded extra, caldav-mcp[embedded]: from a clone of the repository, "
+    "`uv run --package caldav-mcp --extra embedded caldav-mcp`; from the wheels `nox -s release` builds into dist/, "
+    "`uvx --find-links dist/ --constraints dist/constraints.txt --from 'caldav-mcp[embedded]' caldav-mcp` "
+    "(see docs/clients.md)"
+)
 _SOCKET_TIMEOUT = 30.0  # seconds a connection may stay silent
 _CALDAV = "urn:ietf:params:xml:ns:caldav"
 _XML_TYPE = "application/xml; charset=utf-8"

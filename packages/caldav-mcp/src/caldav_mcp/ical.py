@@ -27,14 +27,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
-
-import icalendar
-import recurring_ical_events
 
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.rrule import rule_problem
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = [
     "MAX_EXPANSION_SECONDS",
@@ -154,6 +154,8 @@ def parse_calendar(data: str) -> icalendar.Calendar:
     Raises:
         BackendError: the server returned text that is not iCalendar.
     """
+    import icalendar
+
     try:
         return icalendar.Calendar.from_ical(data)  # pyright: ignore[reportReturnType]
     except ValueError as exc:
@@ -530,6 +532,8 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     problem = stored_rule_problem(cal, kind)
     if problem is not None:
         raise Unreadable(problem)
+    import recurring_ical_events
+
     return _bounded(
         lambda: recurring_ical_events.of(cal, components=[kind]).between(start, end),
         MAX_OCCURRENCES_PER_ITEM,
@@ -557,6 +561,8 @@ def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
         return None
     if len(rules) == 1 and "COUNT" in rules[0] and "RDATE" not in first and "EXDATE" not in first:
         return int(rules[0]["COUNT"][0])
+    import recurring_ical_events
+
     return len(
         _bounded(
             lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"

@@ -5,9 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import icalendar
 from mcp_types import CallToolResult, TextContent
 
 from caldav_mcp.ical import (
@@ -24,6 +23,9 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.models import Attendee, EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = ["event_detail", "event_list_result", "occurrence", "sort_key", "text_of", "unreadable_entry"]
 

@@ -54,7 +54,12 @@ __all__ = ["ADDRESS_BOOK_PATH", "USERNAME", "EmbeddedRadicale", "EmbeddedStartEr
 USERNAME = "me"
 ADDRESS_BOOK_PATH = f"/{USERNAME}/contacts/"
 _ADDRESS_BOOK_NAME = "Contacts"
-_INSTALL = "install the embedded extra: pip install 'carddav-mcp[embedded]' or uvx --from 'carddav-mcp[embedded]'"
+_INSTALL = (
+    "install its embedded extra, carddav-mcp[embedded]: from a clone of the repository, "
+    "`uv run --package carddav-mcp --extra embedded carddav-mcp`; from the wheels `nox -s release` builds into dist/, "
+    "`uvx --find-links dist/ --constraints dist/constraints.txt --from 'carddav-mcp[embedded]' carddav-mcp` "
+    "(see docs/clients.md)"
+)
 _IDLE_SECONDS = 30.0  # a connection that stays silent longer is closed
 
 

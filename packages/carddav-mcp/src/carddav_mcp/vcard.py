@@ -18,21 +18,38 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import quopri
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import vobject.base
-import vobject.vcard
-
-# vobject ships no type information: its content-line parser and text-value helpers, typed here.
-ParseError = cast(type[Exception], vobject.base.ParseError)  # pyright: ignore[reportUnknownMemberType]
-_parse_line = cast(Callable[[str], tuple[str, list[list[str]], str, str | None]], vobject.base.parseLine)  # pyright: ignore[reportUnknownMemberType]
-_escape = cast(Callable[[str], str], vobject.vcard.backslashEscape)  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
-_text_values = cast(Callable[..., list[str]], vobject.vcard.stringToTextValues)  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
-
 __all__ = ["Card", "Prop", "escape_text", "fold", "make_line", "split_escaped", "unescape_text"]
+
+
+@dataclass(frozen=True)
+class _Vobject:
+    """vobject's content-line parser and text-value helpers, typed here (vobject ships no type information)."""
+
+    parse_error: type[Exception]
+    parse_line: Callable[[str], tuple[str, list[list[str]], str, str | None]]
+    escape: Callable[[str], str]
+    text_values: Callable[..., list[str]]
+
+
+@functools.cache
+def _vobject() -> _Vobject:
+    """The helpers of vobject, imported when the first card is read or written (listing the tools needs none)."""
+    import vobject.base
+    import vobject.vcard
+
+    return _Vobject(
+        parse_error=cast(type[Exception], vobject.base.ParseError),  # pyright: ignore[reportUnknownMemberType]
+        parse_line=cast(Callable[[str], tuple[str, list[list[str]], str, str | None]], vobject.base.parseLine),  # pyright: ignore[reportUnknownMemberType]
+        escape=cast(Callable[[str], str], vobject.vcard.backslashEscape),  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+        text_values=cast(Callable[..., list[str]], vobject.vcard.stringToTextValues),  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+    )
+
 
 _LINE_LIMIT = 75  # octets, RFC 6350 §3.2
 # RFC 6350 §3.4 escapes (\\ \, \; \n \N), the \" vobject also reads, and "\:", which is not an RFC escape
@@ -74,7 +91,7 @@ def unescape_text(raw: str) -> str:
     newline); also ``\:``, which Google writes in URLs. An unknown escape
     such as ``\x`` is kept as written.
     """
-    return "".join(str(v) for v in _text_values(raw, listSeparator="\x00", charList=_ESCAPABLE))
+    return "".join(str(v) for v in _vobject().text_values(raw, listSeparator="\x00", charList=_ESCAPABLE))
 
 
 def _unfold(text: str) -> list[str]:
@@ -141,7 +158,7 @@ def fold(line: str) -> str:
 
 def escape_text(value: str) -> str:
     """A TEXT value escaped for a content line (RFC 6350 §3.4: backslash, comma, semicolon, newline)."""
-    return str(_escape(value))
+    return str(_vobject().escape(value))
 
 
 def make_line(name: str, value: str, params: dict[str, list[str]] | None = None) -> str:
@@ -172,9 +189,10 @@ class Prop:
     @classmethod
     def parse(cls, line: str) -> Prop:
         """Split one logical line; raises ValueError when it is not a content line."""
+        helpers = _vobject()
         try:
-            name, params, value, group = _parse_line(line)
-        except ParseError as exc:
+            name, params, value, group = helpers.parse_line(line)
+        except helpers.parse_error as exc:
             raise ValueError(f"not a vCard content line: {line[:60]!r}") from exc
         parsed: dict[str, list[str]] = {}
         for param in params:

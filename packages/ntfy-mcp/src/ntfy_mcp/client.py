@@ -108,13 +108,25 @@ class NtfyClient:
         elif settings.username and settings.password:
             pair = f"{settings.username}:{settings.password}".encode()
             header = "Basic " + base64.b64encode(pair).decode("ascii")
-        self._http = httpx2.AsyncClient(
-            headers={"User-Agent": _USER_AGENT},
-            auth=_OriginAuth(self.origin, header),
-            timeout=settings.timeout,
-            transport=transport,
-            follow_redirects=False,
-        )
+        self._auth = _OriginAuth(self.origin, header)
+        self._transport = transport
+        self._client: httpx2.AsyncClient | None = None
+
+    @property
+    def _http(self) -> httpx2.AsyncClient:
+        """The connection pool, made at the first request.
+
+        Making it loads the HTTP stack (httpcore2), which a server that only lists its tools does not need.
+        """
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                headers={"User-Agent": _USER_AGENT},
+                auth=self._auth,
+                timeout=self.settings.timeout,
+                transport=self._transport,
+                follow_redirects=False,
+            )
+        return self._client
 
     async def __aenter__(self) -> NtfyClient:
         return self
@@ -123,8 +135,10 @@ class NtfyClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._http.aclose()
+        """Close the connection pool, if a request made one."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
 
     # ------------------------------------------------------------------ the one place URLs are made
 

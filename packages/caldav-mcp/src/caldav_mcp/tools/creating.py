@@ -15,9 +15,8 @@ name made from the entry's UID, and the caller may choose that UID. Then:
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import icalendar
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -28,6 +27,9 @@ from caldav_mcp.errors import BackendError, Conflict, NotFound
 from caldav_mcp.models import Written
 from caldav_mcp.tools.common import App
 from caldav_mcp.tools.outcome import loss_of
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = ["UID_PATTERN", "NewUidArg", "create_entry"]
 

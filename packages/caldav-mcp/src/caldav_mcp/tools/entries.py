@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import icalendar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
@@ -36,6 +35,9 @@ from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.events_read import CalendarArg
 from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, remove, version_of, write_back
 from caldav_mcp.views import categories, text_of, unreadable_entry
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = ["register"]
 
@@ -246,6 +248,8 @@ def register(server: MCPServer[Any], app: App) -> None:
     ) -> Annotated[CallToolResult, Written]:
         """Create a task (VTODO), dated or not. Give a uid to make the call safe to repeat."""
         cal = await _calendar_for(app, calendar, "VTODO")
+        import icalendar
+
         todo = new_entry(icalendar.Todo(), uid)
         todo.add("STATUS", "NEEDS-ACTION")
         if start is not None or due is not None:
@@ -376,6 +380,8 @@ def register(server: MCPServer[Any], app: App) -> None:
     ) -> Annotated[CallToolResult, Written]:
         """Create a journal entry (VJOURNAL). Give a uid to make the call safe to repeat."""
         cal = await _calendar_for(app, calendar, "VJOURNAL")
+        import icalendar
+
         journal = new_entry(icalendar.Journal(), uid)
         journal.add("DTSTART", parse_when(date, "date") if date else dt.datetime.now(dt.UTC).date())
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import icalendar
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -29,6 +28,9 @@ from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = ["expand", "find_occurrence", "occurrence_of", "register"]
 

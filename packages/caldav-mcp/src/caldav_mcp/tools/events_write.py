@@ -10,10 +10,9 @@ with ``If-Match`` on the ETag they read.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
-import icalendar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
@@ -39,6 +38,9 @@ from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
 from caldav_mcp.tools.outcome import fingerprint, loss_of, unsettled
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = ["register", "remove", "write_back"]
 
@@ -121,6 +123,8 @@ def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -
         if rid_text(occurrence_start(component)) == rid:
             return component
     generated = occurrence_of(ical, rid, str(series.get("UID")))
+    import icalendar
+
     component = icalendar.Event()
     for name, value in series.property_items(recursive=False):
         if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
@@ -193,6 +197,8 @@ def register(server: MCPServer[Any], app: App) -> None:
             raise InvalidInput(f"calendar: {cal.path} does not accept events")
         if all_day is not None:
             start, end = _all_day_intent(all_day, start, end)
+        import icalendar
+
         event = new_entry(icalendar.Event(), uid)
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:

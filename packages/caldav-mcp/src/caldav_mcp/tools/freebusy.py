@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-import icalendar
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -118,6 +117,8 @@ def busy_from_events(
 def busy_from_report(text: str) -> list[Interval]:
     """BUSY periods of a VFREEBUSY (RFC 5545 §3.6.4); FREE periods are ignored."""
     found: list[Interval] = []
+    import icalendar
+
     for component in icalendar.Calendar.from_ical(text).walk("VFREEBUSY"):
         raw = component.get("FREEBUSY")
         for prop in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]

@@ -13,12 +13,14 @@ found unchanged is "not known", never "not changed" (a rule Radicale took
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2 as httpx
-import icalendar
 
 from caldav_mcp.errors import BackendError, BadCredentials, NotAllowed
+
+if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
 
 __all__ = ["Loss", "fingerprint", "loss_of", "unsettled"]
 
@@ -64,6 +66,8 @@ def fingerprint(data: str | icalendar.Calendar) -> frozenset[tuple[str, ...]]:
     Raises:
         ValueError: ``data`` is not iCalendar.
     """
+    import icalendar
+
     cal = data if isinstance(data, icalendar.Calendar) else icalendar.Calendar.from_ical(data)
     marks: set[tuple[str, ...]] = set()
     for component in cal.subcomponents:
