@@ -223,6 +223,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         assert hasattr(approval_core, name), name
     public = {n for n in vars(approval_core) if not n.startswith("_")}
     modules = {
+        "answers",
         "audit",
         "bearer",
         "binding",
@@ -232,11 +233,14 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "decisions",
         "dialog",
         "errors",
+        "fallback",
         "gate",
         "http_settings",
         "keys",
         "page",
+        "page_core",
         "page_html",
+        "page_pairing",
         "page_path",
         "page_server",
         "page_settings",

@@ -9,6 +9,7 @@ page (a passkey approves there) or falls back to a two-call confirm token.
 See docs/approval.md for the paths and what each one proves.
 """
 
+from approval_core.answers import client_can_show_form, judge_answer
 from approval_core.audit import AUDIT_LOGGER
 from approval_core.binding import Binding, canonical_json, fingerprint
 from approval_core.boundary import Translator, install_error_boundary
@@ -32,9 +33,6 @@ from approval_core.gate import (
     Decision,
     NotApproved,
     PathName,
-    client_can_show_form,
-    judge_answer,
-    share_sdk_state_keys,
 )
 from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.page import ApprovalPage
@@ -53,7 +51,7 @@ from approval_core.policy import (
     annotations,
     effects,
 )
-from approval_core.recovery import StateRecovery, install_state_recovery
+from approval_core.recovery import StateRecovery, install_state_recovery, share_sdk_state_keys
 from approval_core.redis_store import RedisStore
 from approval_core.remote import HttpSettings, serve
 from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured

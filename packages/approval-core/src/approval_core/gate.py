@@ -52,35 +52,34 @@ import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import principal_components
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
-    ClientCapabilities,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitResult,
     InputRequiredResult,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from approval_core.answers import ANSWER_TEXT, client_can_show_form, judge_answer
 from approval_core.audit import audit
 from approval_core.binding import Binding
 from approval_core.capabilities import install_one_capability_set
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
-from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Dialog
+from approval_core.dialog import Dialog
 from approval_core.errors import GuardTableError
+from approval_core.fallback import Fallback, NoAskReason
 from approval_core.keys import PAGE_PURPOSE, RECORD_NAMESPACE_PURPOSE, SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
 from approval_core.page import ApprovalPage
 from approval_core.page_path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
-from approval_core.recovery import install_state_recovery
+from approval_core.recovery import install_state_recovery, share_sdk_state_keys
 from approval_core.redis_store import RedisStore
 from approval_core.results import refusal
 from approval_core.sealing import StateSealer
 from approval_core.settings import ApprovalSettings
 from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
-from approval_core.tokens import Redemption, TokenStore
+from approval_core.tokens import TokenStore
 
 __all__ = [
     "GATE_ATTRIBUTE",
@@ -92,9 +91,6 @@ __all__ = [
     "Decision",
     "NotApproved",
     "PathName",
-    "client_can_show_form",
-    "judge_answer",
-    "share_sdk_state_keys",
 ]
 
 INPUT_KEY = "approval"
@@ -127,78 +123,6 @@ def _principal() -> tuple[str, str | None, str | None] | None:
     """Who is calling over HTTP (``(client_id, issuer, subject)`` of the bearer token), or None over stdio."""
     token = get_access_token()
     return None if token is None else principal_components(token)
-
-
-_NoAskReason = Literal["switched_off", "client_cannot_ask", "no_channel"]
-
-
-_ANSWER_TEXT = {
-    "declined": "the person declined.",
-    "cancelled": "the dialog was dismissed without an answer.",
-    "unticked": f'the dialog was submitted with "{APPROVE_TITLE}" unticked, which counts as declined.',
-    "invalid_answer": "the answer to the dialog was not one ticked box, so it counts as no approval.",
-    "client_error": "the client could not show the dialog (it answered with an error).",
-}
-_TOKEN_REFUSED_TEXT = {
-    Redemption.UNKNOWN: (
-        "it was not issued by this server (or by a replica sharing its approval store), or it was already used"
-    ),
-    Redemption.EXPIRED: "it expired",
-    Redemption.OTHER_CALL: "it was issued for a different call, and a token fits only the exact call it came with",
-}
-
-
-def share_sdk_state_keys(server: MCPServer[Any], keys: tuple[bytes, ...]) -> None:
-    """Give the SDK's request-state boundary of ``server`` the ring ``keys`` (current first).
-
-    ``MCPServer`` seals every ``requestState`` in an AES-GCM envelope
-    (``mcp.server.request_state``) under a key made per process unless it was
-    built with ``request_state_security=``. This replaces the boundary the
-    SDK installed with one under ``RequestStateSecurity(keys=keys)`` and the
-    same audience (the server's name), so every replica holding the key file
-    opens what another sealed; ``keys[0]`` seals, every key opens. A server
-    whose chain has no SDK boundary is left as it is.
-    """
-    chain = server.middleware
-    for index, layer in enumerate(chain):
-        if isinstance(layer, RequestStateBoundary):
-            chain[index] = RequestStateBoundary(RequestStateSecurity(keys=list(keys)), default_audience=server.name)
-            return
-
-
-def client_can_show_form(capabilities: ClientCapabilities | None) -> bool:
-    """Whether a client declared form-mode elicitation.
-
-    MCP 2025-11-25 §Elicitation: ``{"elicitation": {}}`` means form only;
-    a client that declared only ``url`` cannot take a form.
-    """
-    if capabilities is None or capabilities.elicitation is None:
-        return False
-    declared = capabilities.elicitation
-    return declared.form is not None or declared.url is None
-
-
-def judge_answer(answer: object) -> str:
-    """``approved`` for an accepted form with the box ticked; else why not.
-
-    Returns one of ``approved``, ``declined``, ``cancelled``, ``unticked``,
-    ``invalid_answer``.
-    """
-    if not isinstance(answer, ElicitResult):
-        return "invalid_answer"
-    if answer.action == "decline":
-        return "declined"
-    if answer.action == "cancel":
-        return "cancelled"
-    content = answer.content
-    if not isinstance(content, dict) or set(content) != {APPROVE_FIELD}:
-        return "invalid_answer"
-    ticked = content[APPROVE_FIELD]
-    if ticked is True:
-        return "approved"
-    if ticked is False:
-        return "unticked"
-    return "invalid_answer"
 
 
 class ApprovalGate:
@@ -249,6 +173,7 @@ class ApprovalGate:
             previous = tuple(rest)
         self.tokens = TokenStore(clock=clock, store=store)
         self.sealer = StateSealer(server_name, key=state_key, previous_keys=previous, clock=clock, store=store)
+        self._fallback = Fallback(server_name, self.tokens)
         self.page: ApprovalPage | None = None
         self._page_path: PagePath | None = None
         if settings.page is not None:
@@ -349,28 +274,12 @@ class ApprovalGate:
                 path = "page"
                 return await self._page_path.decide(ctx, binding, dialog, route)
             if self.strict:
-                return self._refuse(binding, route)
-            return await self._token(binding, dialog, confirm_token, route)
+                return self._fallback.refuse(binding, route)
+            return await self._fallback.token(binding, dialog, confirm_token, route)
         except StoreUnavailable as exc:
-            return self._store_unavailable(binding, path, exc)
+            return self._fallback.store_unavailable(binding, path, exc)
 
-    def _store_unavailable(self, binding: Binding, path: PathName, exc: StoreUnavailable) -> NotApproved:
-        self._audit("store_unavailable", binding, path, str(exc))
-        advice = (
-            "The store refused this server's credentials: whoever runs the server must fix APPROVAL_STORE_URL; "
-            "trying again will not help."
-            if exc.lasting
-            else "Try again in a moment."
-        )
-        text = (
-            f"{binding.tool} was not run: {self.server_name} could not reach its approval store, where every "
-            "question and confirm token is recorded so that it can be used only once, and it never approves a "
-            f"change without that record. {advice} {NOTHING_CHANGED}"
-        )
-        data = {"outcome": "store_unavailable", "path": path, "changed": False}
-        return NotApproved(path, "store_unavailable", refusal(text, data))
-
-    def _route(self, ctx: Context[Any, Any]) -> Literal["dialog", "input_required"] | _NoAskReason:
+    def _route(self, ctx: Context[Any, Any]) -> Literal["dialog", "input_required"] | NoAskReason:
         if not self.settings.elicitation:
             return "switched_off"
         if not client_can_show_form(ctx.client_capabilities):
@@ -433,62 +342,9 @@ class ApprovalGate:
         if outcome == "timed_out":
             why = f"no answer came within {self.settings.dialog_timeout:g} seconds, so the change was abandoned."
         else:
-            why = _ANSWER_TEXT[outcome]
+            why = ANSWER_TEXT[outcome]
         text = f"{binding.tool} was not run: {why} {NOTHING_CHANGED}"
         return NotApproved(path, outcome, refusal(text, {"outcome": outcome, "path": path, "changed": False}))
-
-    # ------------------------------------------------------------------ no dialog possible
-
-    def _why_nobody_asked(self, reason: _NoAskReason) -> str:
-        if reason == "switched_off":
-            return (
-                f"{self.server_name} was started with the approval dialog switched off "
-                "(ELICITATION=false), so nobody was asked."
-            )
-        if reason == "client_cannot_ask":
-            return "This client cannot ask the user directly (it declared no form elicitation), so nobody was asked."
-        return "This connection cannot carry a question to the user, so nobody was asked."
-
-    def _refuse(self, binding: Binding, reason: _NoAskReason) -> NotApproved:
-        self._audit("refused", binding, "strict", reason)
-        text = (
-            f"{binding.tool} was not run. {self._why_nobody_asked(reason)} {self.server_name} makes this change "
-            f"only after a person confirms it in a dialog, so it refuses where none can be shown. {NOTHING_CHANGED}"
-        )
-        data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
-        return NotApproved("strict", "refused", refusal(text, data))
-
-    async def _token(
-        self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: _NoAskReason
-    ) -> Decision:
-        refused = ""
-        if confirm_token is not None:
-            redemption = await self.tokens.redeem(confirm_token, binding.fingerprint)
-            if redemption is Redemption.ACCEPTED:
-                self._audit("token_redeemed", binding, "token", reason)
-                return Approved("token", binding.fingerprint)
-            self._audit("token_refused", binding, "token", redemption.value)
-            refused = f"The confirm_token given was refused: {_TOKEN_REFUSED_TEXT[redemption]}. "
-        issued = await self.tokens.issue(binding.fingerprint)
-        self._audit("token_issued", binding, "token", reason)
-        minutes = issued.ttl / 60
-        text = (
-            f"{binding.tool} was not run. {refused}{self._why_nobody_asked(reason)}\n\n"
-            f"What this call would do:\n\n{dialog.render()}\n\n"
-            f'To go ahead, repeat exactly the same call with confirm_token="{issued.token}" within '
-            f"{minutes:g} minutes. The token proves only that the call was made twice with the same "
-            f"arguments; it does not show that a person approved it. {NOTHING_CHANGED}"
-        )
-        outcome = "token_refused" if refused else "token_issued"
-        data = {
-            "outcome": outcome,
-            "path": "token",
-            "reason": reason,
-            "confirm_token": issued.token,
-            "expires_in_seconds": issued.ttl,
-            "changed": False,
-        }
-        return NotApproved("token", outcome, refusal(text, data))
 
     def _audit(self, event: str, binding: Binding, path: PathName, reason: str | None = None) -> None:
         audit(

@@ -26,12 +26,12 @@ from typing import Any, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.request_state import RequestStateBoundary
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from approval_core.audit import audit
 
-__all__ = ["StateRecovery", "install_state_recovery"]
+__all__ = ["StateRecovery", "install_state_recovery", "share_sdk_state_keys"]
 
 _STRIPPED = ("requestState", "inputResponses")
 
@@ -81,4 +81,22 @@ def install_state_recovery(server: MCPServer[Any]) -> None:
     for index, layer in enumerate(chain):
         if isinstance(layer, RequestStateBoundary):
             chain.insert(index, StateRecovery(server.name))
+            return
+
+
+def share_sdk_state_keys(server: MCPServer[Any], keys: tuple[bytes, ...]) -> None:
+    """Give the SDK's request-state boundary of ``server`` the ring ``keys`` (current first).
+
+    ``MCPServer`` seals every ``requestState`` in an AES-GCM envelope
+    (``mcp.server.request_state``) under a key made per process unless it was
+    built with ``request_state_security=``. This replaces the boundary the
+    SDK installed with one under ``RequestStateSecurity(keys=keys)`` and the
+    same audience (the server's name), so every replica holding the key file
+    opens what another sealed; ``keys[0]`` seals, every key opens. A server
+    whose chain has no SDK boundary is left as it is.
+    """
+    chain = server.middleware
+    for index, layer in enumerate(chain):
+        if isinstance(layer, RequestStateBoundary):
+            chain[index] = RequestStateBoundary(RequestStateSecurity(keys=list(keys)), default_audience=server.name)
             return

@@ -1,0 +1,53 @@
+"""What a client can show, and what its answer to the approval form means (MCP 2025-11-25, Elicitation)."""
+
+from __future__ import annotations
+
+from mcp_types import ClientCapabilities, ElicitResult
+
+from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE
+
+__all__ = ["ANSWER_TEXT", "client_can_show_form", "judge_answer"]
+
+ANSWER_TEXT = {
+    "declined": "the person declined.",
+    "cancelled": "the dialog was dismissed without an answer.",
+    "unticked": f'the dialog was submitted with "{APPROVE_TITLE}" unticked, which counts as declined.',
+    "invalid_answer": "the answer to the dialog was not one ticked box, so it counts as no approval.",
+    "client_error": "the client could not show the dialog (it answered with an error).",
+}
+"""Why a call did not run, for each answer that is not a ticked box (ends a sentence)."""
+
+
+def client_can_show_form(capabilities: ClientCapabilities | None) -> bool:
+    """Whether a client declared form-mode elicitation.
+
+    MCP 2025-11-25 §Elicitation: ``{"elicitation": {}}`` means form only;
+    a client that declared only ``url`` cannot take a form.
+    """
+    if capabilities is None or capabilities.elicitation is None:
+        return False
+    declared = capabilities.elicitation
+    return declared.form is not None or declared.url is None
+
+
+def judge_answer(answer: object) -> str:
+    """``approved`` for an accepted form with the box ticked; else why not.
+
+    Returns one of ``approved``, ``declined``, ``cancelled``, ``unticked``,
+    ``invalid_answer``.
+    """
+    if not isinstance(answer, ElicitResult):
+        return "invalid_answer"
+    if answer.action == "decline":
+        return "declined"
+    if answer.action == "cancel":
+        return "cancelled"
+    content = answer.content
+    if not isinstance(content, dict) or set(content) != {APPROVE_FIELD}:
+        return "invalid_answer"
+    ticked = content[APPROVE_FIELD]
+    if ticked is True:
+        return "approved"
+    if ticked is False:
+        return "unticked"
+    return "invalid_answer"
