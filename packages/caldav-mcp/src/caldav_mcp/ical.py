@@ -20,9 +20,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import itertools
 import re
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
@@ -35,6 +33,7 @@ import recurring_ical_events
 
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.rrule import rule_problem
+from caldav_mcp.watch import ExpansionTimeout, call_limit, time_limit
 
 __all__ = [
     "MAX_EXPANSION_SECONDS",
@@ -76,7 +75,7 @@ MAX_EXPANSION_SECONDS = 2.0
 """The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
 MAX_PLAIN_PERIODS = 20_000
 """The most rule periods (days, weeks, months or years from DTSTART to the window's end) of an entry expanded
-without the time watch of :func:`_time_limit` (see :func:`needs_watch`)."""
+without the time watch of :func:`caldav_mcp.watch.time_limit` (see :func:`needs_watch`)."""
 MAX_PLAIN_DATES = 1_000
 """The most RDATE and EXDATE values and changed occurrences of an entry expanded without the time watch."""
 _PLAIN_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
@@ -94,55 +93,6 @@ class Unreadable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-class ExpansionTimeout(Exception):
-    """Raised by :func:`_time_limit` when an expansion passes its time bound."""
-
-
-@contextlib.contextmanager
-def _watched(spent: Callable[[], bool]) -> Iterator[None]:
-    """Raise :class:`ExpansionTimeout` in this thread at the first Python call inside the block where ``spent()``.
-
-    A trace function (``sys.settrace``, this thread only) asks ``spent`` each
-    time a Python function is entered and raises there, so the interruption
-    happens at a defined point of ordinary Python code: the recurrence
-    libraries (dateutil's rrule, recurring-ical-events) are pure Python and
-    call helpers on every period they search, even when none of them matches.
-    Only ``call`` events are traced (lines are not), which keeps the cost to
-    one small function call per Python call. The thread's previous trace
-    function (a debugger, coverage) is restored on exit.
-    """
-    previous = sys.gettrace()
-
-    def tracer(frame: object, event: str, arg: object) -> None:
-        if spent():
-            raise ExpansionTimeout
-        return None
-
-    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
-
-
-def _time_limit(seconds: float) -> contextlib.AbstractContextManager[None]:
-    """:func:`_watched` until ``seconds`` have passed inside the block (monotonic clock)."""
-    deadline = time.monotonic() + seconds
-    return _watched(lambda: time.monotonic() > deadline)
-
-
-def call_limit(calls: int) -> contextlib.AbstractContextManager[None]:
-    """:func:`_watched` for at most ``calls`` Python calls inside the block.
-
-    Counting function entries instead of reading the clock makes the bound a
-    fixed amount of work, so the same rule is judged the same way on a busy
-    machine and an idle one. Used where a verdict must not depend on load (a
-    rule checked before it is written).
-    """
-    counter = itertools.count(1)
-    return _watched(lambda: next(counter) > calls)
 
 
 _RID = re.compile(r"^\d{8}(T\d{6}Z?)?$")
@@ -377,7 +327,7 @@ def _values(component: icalendar.Component, name: str) -> list[Any]:
 
 
 def needs_watch(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> bool:
-    """Whether expanding ``cal``'s ``kind`` components up to ``end`` needs the time watch (:func:`_time_limit`).
+    """Whether expanding ``cal``'s ``kind`` components up to ``end`` needs the time watch (:func:`time_limit`).
 
     The watch is a trace function: it slows the expansion it guards about
     threefold, so it is left off where the work is bounded by the entry itself.
@@ -464,7 +414,7 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, watch
         seconds = min(seconds, budget.left)
     began = time.monotonic()
     try:
-        with _time_limit(seconds) if watch else contextlib.nullcontext():
+        with time_limit(seconds) if watch else contextlib.nullcontext():
             for item in produce():
                 found.append(item)
                 if len(found) > limit:

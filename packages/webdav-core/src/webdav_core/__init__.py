@@ -4,6 +4,7 @@ A server describes itself with a :class:`Profile` and subclasses
 :class:`WebDavClient`; see ``docs/adding-a-server.md`` for where each rule lives.
 """
 
+from webdav_core.answer import Answer
 from webdav_core.client import SyncResult, WebDavClient
 from webdav_core.discovery import Discovery
 from webdav_core.errors import (
@@ -20,13 +21,13 @@ from webdav_core.errors import (
     TooLarge,
     Unauthenticated,
     Unreachable,
-    raise_for_status,
 )
 from webdav_core.origin import OriginAuth, basic_credentials, origin_of
 from webdav_core.paths import MAX_ID_LENGTH, folder, member_in, resolve_path
 from webdav_core.privileges import WRITE_PRIVILEGES, allows_write
 from webdav_core.profile import Profile
-from webdav_core.session import MAX_REDIRECTS, Answer, ConfinedSession
+from webdav_core.session import MAX_REDIRECTS, ConfinedSession
+from webdav_core.statuses import raise_for_status
 from webdav_core.xml import DavResponse, MultiStatus, norm_href, parse_multistatus
 
 __all__ = [

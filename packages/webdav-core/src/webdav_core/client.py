@@ -15,11 +15,12 @@ from dataclasses import dataclass
 import httpx2 as httpx
 
 from webdav_core import discovery, privileges, xml
+from webdav_core.answer import Answer
 from webdav_core.discovery import Discovery
 from webdav_core.origin import Origin
 from webdav_core.paths import member_in, resolved_member
 from webdav_core.profile import Profile
-from webdav_core.session import Answer, ConfinedSession
+from webdav_core.session import ConfinedSession
 from webdav_core.xml import DAV, norm_href
 
 __all__ = ["SyncResult", "WebDavClient"]

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from webdav_core import xml
-from webdav_core.errors import raise_for_status
 from webdav_core.origin import shown
 from webdav_core.paths import folder
 from webdav_core.session import ConfinedSession
+from webdav_core.statuses import raise_for_status
 from webdav_core.xml import DAV, DavResponse, norm_href
 
 __all__ = ["Discovery", "discover", "find_home"]

@@ -22,15 +22,16 @@ Its rules, each kept here and nowhere else:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import anyio
 import httpx2 as httpx
 
 from webdav_core import xml
-from webdav_core.errors import ERROR_BODY_BYTES, raise_for_status
+from webdav_core.answer import Answer
+from webdav_core.errors import ERROR_BODY_BYTES
 from webdav_core.origin import OriginAuth, origin_of, origin_text, shown
 from webdav_core.profile import Profile
+from webdav_core.statuses import raise_for_status
 
 __all__ = ["MAX_REDIRECTS", "Answer", "ConfinedSession"]
 
@@ -38,35 +39,6 @@ MAX_REDIRECTS = 5
 """Same-origin redirects followed for one request before it counts as a loop."""
 _REDIRECTS = {301, 302, 303, 307, 308}
 _XML_BODY = "application/xml; charset=utf-8"
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A whole answer, read within the size limit: status, headers and body bytes."""
-
-    status_code: int
-    headers: httpx.Headers
-    content: bytes
-    url: str = ""
-    """The URL that answered (after same-origin redirects)."""
-
-    @property
-    def media_type(self) -> str:
-        """The Content-Type without parameters, lower case ("" when absent)."""
-        return self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-
-    @property
-    def text(self) -> str:
-        """The body decoded with the Content-Type's charset (default UTF-8; undecodable bytes replaced)."""
-        charset = "utf-8"
-        for param in self.headers.get("Content-Type", "").split(";")[1:]:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "charset" and value.strip():
-                charset = value.strip().strip('"')
-        try:
-            return self.content.decode(charset, errors="replace")
-        except LookupError:
-            return self.content.decode("utf-8", errors="replace")
 
 
 class ConfinedSession:
