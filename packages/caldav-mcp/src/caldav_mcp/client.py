@@ -1,5 +1,3 @@
-# pyright: reportGeneralTypeIssues=false, reportAttributeAccessIssue=false
-# (the caldav library annotates its calls as "value or coroutine", for its sync and async clients alike)
 """The CalDAV backend: the ``caldav`` library, called from worker threads.
 
 This module is the one place where backend failures become caldav-mcp's
@@ -339,7 +337,7 @@ class CalDAVClient:
             # The library gets no credentials: the confined session holds them and sends them to this origin only.
             dav = DAVClient(url=self.settings.url, enable_rfc6764=False, **kwargs)
             dav.session.close()
-            dav.session = ConfinedSession(
+            dav.session = ConfinedSession(  # pyright: ignore[reportAttributeAccessIssue]  (typed for niquests)
                 self.settings.url,
                 username=self.settings.username,
                 password=self.settings.password,
@@ -613,7 +611,7 @@ class CalDAVClient:
 
         def read() -> list[str]:
             try:
-                addresses = self._client().principal().calendar_user_address_set()
+                addresses: list[Any] = self._client().principal().calendar_user_address_set()  # pyright: ignore[reportAssignmentType]
             except _caldav_errors().DAVError:
                 return []
             # Only mailto: addresses can match an ATTENDEE; servers also list principal URLs here.
@@ -839,7 +837,8 @@ class CalDAVClient:
 
         def run() -> str | None:
             try:
-                return str(self._calendar_object(cal).freebusy_request(start, end).data)
+                answer: Any = self._calendar_object(cal).freebusy_request(start, end)  # typed as value or coroutine
+                return str(answer.data)
             except Exception:
                 return None
 

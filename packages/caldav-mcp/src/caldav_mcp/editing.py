@@ -1,4 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
 # (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Changing parsed iCalendar entries in place, keeping every property a change does not touch."""
 
@@ -14,7 +13,7 @@ from typing import Any, Literal
 import icalendar
 
 from caldav_mcp.errors import InvalidInput
-from caldav_mcp.ical import parse_when
+from caldav_mcp.ical import parse_when, value_of
 from caldav_mcp.rrule import rule_problem, until_problem
 
 __all__ = [
@@ -183,7 +182,7 @@ def set_times(
     current_start = component.get(start_prop).dt if component.get(start_prop) is not None else None
     current_end = component.get(end_prop).dt if component.get(end_prop) is not None else None
     if current_end is None and current_start is not None and "DURATION" in component:
-        current_end = current_start + component["DURATION"].dt
+        current_end = current_start + value_of(component, "DURATION")
     final_start = new_start if new_start is not None else current_start
     final_end = new_end if new_end is not None else current_end
     if new_start is not None and new_end is None and current_start is not None and current_end is not None:

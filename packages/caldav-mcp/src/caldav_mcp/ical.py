@@ -1,4 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
 # (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """iCalendar in and out (RFC 5545): parsing, times, recurrence.
 
@@ -54,6 +53,7 @@ __all__ = [
     "parse_when",
     "rid_text",
     "times_of",
+    "value_of",
 ]
 
 MAX_OCCURRENCES_PER_ITEM = 10_000
@@ -193,6 +193,20 @@ def overrides(cal: icalendar.Calendar, kind: str) -> list[icalendar.Component]:
     return [c for c in _of_kind(cal, kind) if "RECURRENCE-ID" in c]
 
 
+def value_of(component: icalendar.Component, name: str) -> Any:
+    """The Python value (``.dt``) of a date, date-time or duration property of ``component``.
+
+    RFC 5545 §3.3.4, §3.3.5, §3.3.6: a ``date``, a ``datetime`` or a ``timedelta``.
+    icalendar types ``component[name]`` as any of its property classes; only
+    these three carry ``.dt``, which this reads for the caller.
+
+    Raises:
+        KeyError: ``component`` has no such property.
+    """
+    prop: Any = component[name]
+    return prop.dt
+
+
 def is_recurring(component: icalendar.Component) -> bool:
     """Whether the component has an RRULE or RDATE."""
     return "RRULE" in component or "RDATE" in component
@@ -240,7 +254,7 @@ def times_of(component: icalendar.Component, start_prop: str = "DTSTART", end_pr
     start = start_p.dt if start_p is not None else None
     end = end_p.dt if end_p is not None else None
     if end is None and start is not None and "DURATION" in component:
-        end = start + component["DURATION"].dt
+        end = start + value_of(component, "DURATION")
     if end is None and isinstance(start, dt.date) and not isinstance(start, dt.datetime) and start_prop == "DTSTART":
         end = start + dt.timedelta(days=1)
     anchor = start if start is not None else end

@@ -1,4 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
 # (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Tasks (VTODO) and journal entries (VJOURNAL): list, get, create, update, complete, delete."""
 

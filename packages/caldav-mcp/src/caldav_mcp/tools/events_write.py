@@ -1,4 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
 # (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Changing events: create_event, update_event, delete_event, move_event, respond_to_event.
 
@@ -32,6 +31,7 @@ from caldav_mcp.ical import (
     occurrence_start,
     overrides,
     rid_text,
+    value_of,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
 from caldav_mcp.rrule import first_occurrence_problem, until_problem
@@ -125,9 +125,9 @@ def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -
     for name, value in series.property_items(recursive=False):
         if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
             component.add(name, value)
-    component.add("DTSTART", generated["DTSTART"].dt)
+    component.add("DTSTART", value_of(generated, "DTSTART"))
     if "DTEND" in generated:
-        component.add("DTEND", generated["DTEND"].dt)
+        component.add("DTEND", value_of(generated, "DTEND"))
     component.add("RECURRENCE-ID", occurrence_start(generated))
     for sub in series.subcomponents:
         component.add_component(sub)
@@ -196,13 +196,13 @@ def register(server: MCPServer[Any], app: App) -> None:
         event = new_entry(icalendar.Event(), uid)
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:
-            begin: Any = event["DTSTART"].dt
+            begin: Any = value_of(event, "DTSTART")
             event.add(
                 "DTEND", begin + (dt.timedelta(hours=1) if isinstance(begin, dt.datetime) else dt.timedelta(days=1))
             )
         apply_text(event, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if rrule is not None:
-            begin = event["DTSTART"].dt
+            begin = value_of(event, "DTSTART")
             event.add("RRULE", validate_rrule(rrule, begin))
             never = await anyio.to_thread.run_sync(first_occurrence_problem, rrule, begin)
             if never is not None:
@@ -582,7 +582,7 @@ def _check_until(series: icalendar.Component) -> None:
         InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
     """
     raw: Any = series.get("RRULE")
-    begin: Any = series["DTSTART"].dt
+    begin: Any = value_of(series, "DTSTART")
     for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
         problem = until_problem(rule.to_ical().decode(), begin)
         if problem is not None:
