@@ -1,4 +1,3 @@
-# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Changing parsed iCalendar entries in place, keeping every property a change does not touch."""
 
 from __future__ import annotations
