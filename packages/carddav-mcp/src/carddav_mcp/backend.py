@@ -28,10 +28,9 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import quote
 
-import anyio
-
-from carddav_mcp.client import PROFILE, BookInfo, CardData, CardDavClient
+from carddav_mcp.client import PROFILE, BookInfo, CardDavClient
 from carddav_mcp.davxml import norm_href
+from carddav_mcp.entries import PARSE_IN_THREAD_CHARS, Entry, cards_with_uid, parse_card
 from carddav_mcp.errors import (
     AuthenticationFailed,
     BackendError,
@@ -44,7 +43,6 @@ from carddav_mcp.errors import (
 )
 from carddav_mcp.search import TEXT_PROPERTIES, server_needle
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
-from carddav_mcp.vcard import Card
 from webdav_core import paths
 from webdav_core.paths import folder as _folder
 
@@ -81,19 +79,6 @@ class _Scope:
 
     def admits(self, book: str) -> bool:
         return book in self.books or any(book.startswith(root) for root in self.roots)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A card with its parsed form: ``data.href`` is the contact id.
-
-    ``partial`` is True when only some properties were asked for (a listing);
-    a server may still have sent the whole card.
-    """
-
-    data: CardData
-    card: Card
-    partial: bool = False
 
 
 class Backend:
@@ -388,33 +373,5 @@ class Backend:
             raise BackendError(f"{field}: the card at {href} is not a readable vCard ({exc}).") from exc
 
     async def hrefs_with_uid(self, book: str, uid: str) -> list[str]:
-        """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query); unreadable cards are left out, logged."""
-        hrefs: list[str] = []
-        for data in await self.client().query(book, [("UID", uid)]):
-            try:
-                card = await parse_card(data.text)
-            except ValueError as exc:
-                log.warning("skipping an unreadable card at %s: %s", data.href, exc)
-                continue
-            if card.uid == uid:
-                hrefs.append(data.href)
-        return hrefs
-
-
-PARSE_IN_THREAD_CHARS = 64_000
-"""Cards longer than this (characters) are parsed in a worker thread, not on the event loop."""
-
-
-async def parse_card(text: str) -> Card:
-    """:meth:`Card.parse` of a card a server sent, off the event loop when it is large.
-
-    Parsing is linear in the card's size, but a card near
-    ``CARDDAV_MAX_RESPONSE_BYTES`` still takes a noticeable time; in a worker
-    thread (``anyio.to_thread``) it does not hold up the server's other calls.
-
-    Raises:
-        ValueError: not a vCard (as :meth:`Card.parse`).
-    """
-    if len(text) <= PARSE_IN_THREAD_CHARS:
-        return Card.parse(text)
-    return await anyio.to_thread.run_sync(Card.parse, text)
+        """Cards of ``book`` whose UID is exactly ``uid`` (see :func:`carddav_mcp.entries.cards_with_uid`)."""
+        return await cards_with_uid(self.client(), book, uid)

@@ -15,6 +15,7 @@ Faults no real server can be made to produce on demand (a redirect
 elsewhere, a dripping answer, an entity bomb) come from stand-in transports
 (``httpx.MockTransport``, a double of the network only); discovery and
 privileges are checked against a real Radicale (``testing/dav_servers.py``).
+Importing this module needs pytest (the workspace's ``test`` group).
 """
 
 from __future__ import annotations
