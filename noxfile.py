@@ -9,6 +9,7 @@ from __future__ import annotations
 import email.message
 import email.parser
 import os
+import re
 import shlex
 import shutil
 import tomllib
@@ -212,6 +213,8 @@ def docs(session: nox.Session) -> None:
 TOOL_COUNTS = {"caldav-mcp": 22, "carddav-mcp": 17, "ntfy-mcp": 13}
 DIST = ROOT / "dist"
 CORE = "approval-core"
+LIBRARIES = (CORE, "webdav-core")
+"""The packages that are libraries of the servers (no console script); every other package is a server."""
 
 
 def wheel_metadata(wheel: Path) -> tuple[email.message.Message, str]:
@@ -243,9 +246,13 @@ def check_release(session: nox.Session) -> dict[str, Path]:
             problems.append(f"{name}: wheel names itself {meta['Name']!r}")
         if meta["Version"] != version:
             problems.append(f"{name}: version {meta['Version']} is not the family's {version}")
-        if name == CORE:
-            continue
         requires = [r.replace(" ", "") for r in meta.get_all("Requires-Dist") or []]
+        for library in LIBRARIES:
+            pinned = [r for r in requires if re.match(rf"{library}\b(?!-)", r)]
+            if any(r != f"{library}=={version}" for r in pinned):
+                problems.append(f"{name}: requires {library} other than =={version} (has {requires})")
+        if name in LIBRARIES:
+            continue
         if f"{CORE}=={version}" not in requires:
             problems.append(f"{name}: does not require {CORE}=={version} (has {requires})")
         script = f"{name} = {IMPORT_NAMES[name]}.server:main"
@@ -285,7 +292,7 @@ def release(session: nox.Session) -> None:
         "--no-header", "--no-dev", "--all-extras", "--output-file", str(constraints), external=True,
     )  # fmt: skip
     for name in PACKAGES:
-        if name == CORE:
+        if name in LIBRARIES:
             continue
         venv = tmp / f"venv-{name}"
         shutil.rmtree(venv, ignore_errors=True)
@@ -293,7 +300,7 @@ def release(session: nox.Session) -> None:
         python = venv / "bin" / "python"
         session.run(
             "uv", "pip", "install", "--quiet", "--python", str(python), "--constraints", str(constraints),
-            str(wheels[CORE]), str(wheels[name]), external=True,
+            *(str(wheels[library]) for library in LIBRARIES), str(wheels[name]), external=True,
         )  # fmt: skip
         script = venv / "bin" / name
         session.run("python", str(ROOT / "testing" / "list_tools.py"), str(script), str(TOOL_COUNTS[name]))

@@ -1,5 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
-# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Changing parsed iCalendar entries in place, keeping every property a change does not touch."""
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from caldav_mcp.errors import InvalidInput
-from caldav_mcp.ical import parse_when
+from caldav_mcp.ical import parse_when, value_of
 from caldav_mcp.rrule import rule_problem, until_problem
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -186,7 +184,7 @@ def set_times(
     current_start = component.get(start_prop).dt if component.get(start_prop) is not None else None
     current_end = component.get(end_prop).dt if component.get(end_prop) is not None else None
     if current_end is None and current_start is not None and "DURATION" in component:
-        current_end = current_start + component["DURATION"].dt
+        current_end = current_start + value_of(component, "DURATION")
     final_start = new_start if new_start is not None else current_start
     final_end = new_end if new_end is not None else current_end
     if new_start is not None and new_end is None and current_start is not None and current_end is not None:

@@ -172,7 +172,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
 
     The rule is expanded from ``dtstart`` (dateutil, RFC 5545 §3.3.10) up to
     FIRST_OCCURRENCE_YEARS years later, its COUNT ignored and its UNTIL kept,
-    within FIRST_OCCURRENCE_CALLS Python calls (``caldav_mcp.ical.call_limit``: a fixed
+    within FIRST_OCCURRENCE_CALLS Python calls (``caldav_mcp.watch.call_limit``: a fixed
     amount of work, so the verdict does not depend on the machine's load).
     A rule whose BYxxx parts exclude every instant (``FREQ=DAILY;BYMONTH=2;
     BYMONTHDAY=31`` in a form the static check does not see) never occurs: a
@@ -188,7 +188,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
     """
     from dateutil.rrule import rrulestr
 
-    from caldav_mcp.ical import ExpansionTimeout, call_limit
+    from caldav_mcp.watch import ExpansionTimeout, call_limit
 
     parts, problem = _parts(text)
     if problem is not None:

@@ -20,7 +20,7 @@ without a size limit, and its timeout bounds each read, not the answer.
   the status line and headers (however slowly they drip, and however many
   ``100 Continue`` come first), the body, its redirects and its authentication
   round trips share one deadline. Each socket operation waits at most what is
-  left of it (:class:`_DeadlineBackend`), so a slow server cannot reset it.
+  left of it (:mod:`caldav_mcp.deadline`), so a slow server cannot reset it.
   An answer may be ``CALDAV_MAX_RESPONSE_BYTES`` long after decompression.
 * An answer that declares a DTD (``<!DOCTYPE``, hence entities) is refused
   before any XML parser builds a tree (the billion-laughs family). The
@@ -42,18 +42,17 @@ names what failed; :mod:`caldav_mcp.client` adds what was being done.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import xml.parsers.expat
-from collections.abc import Generator, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
-import httpcore2
 import httpx2 as httpx
 
+from caldav_mcp.deadline import deadline_at, deadline_of, deadline_transport
 from caldav_mcp.errors import BackendError
 from caldav_mcp.ids import Origin
+from caldav_mcp.negotiated_auth import NegotiatedAuth
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -102,96 +101,6 @@ class MalformedXML(BadAnswer):
 
 def _mib(count: int) -> str:
     return f"{count / (1024 * 1024):g} MiB"
-
-
-_deadline = threading.local()
-
-
-@contextmanager
-def _deadline_of(seconds: float) -> Iterator[None]:
-    """Let every socket operation of this thread, until the block ends, finish within ``seconds`` from now."""
-    outer = getattr(_deadline, "at", None)
-    _deadline.at = time.monotonic() + seconds if outer is None else min(outer, time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        _deadline.at = outer
-
-
-def _left(timeout: float | None, error: type[Exception]) -> float | None:
-    """``timeout`` cut to what is left of this thread's deadline; ``error`` when nothing is left."""
-    at: float | None = getattr(_deadline, "at", None)
-    if at is None:
-        return timeout
-    left = at - time.monotonic()
-    if left <= 0:
-        raise error("the deadline of this request has passed")
-    return left if timeout is None else min(timeout, left)
-
-
-class _DeadlineStream(httpcore2.NetworkStream):
-    """A socket stream whose every read and write waits at most what is left of the request's deadline."""
-
-    def __init__(self, inner: httpcore2.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout, httpcore2.WriteTimeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
-        return _DeadlineStream(
-            self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore2.ConnectTimeout))
-        )
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _DeadlineBackend(httpcore2.NetworkBackend):
-    """httpcore's socket backend, with connects and streams bounded by the request's deadline."""
-
-    def __init__(self) -> None:
-        self._inner = httpcore2.SyncBackend()
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore2.NetworkStream:
-        stream = self._inner.connect_tcp(
-            host, port, _left(timeout, httpcore2.ConnectTimeout), local_address, socket_options
-        )
-        return _DeadlineStream(stream)
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore2.NetworkStream:  # pragma: no cover - never configured
-        raise httpcore2.ConnectError("caldav-mcp connects over TCP only")
-
-    def sleep(self, seconds: float) -> None:  # pragma: no cover - retries are off
-        time.sleep(seconds)
-
-
-def _deadline_transport() -> httpx.HTTPTransport:
-    """Httpx's own transport over :class:`_DeadlineBackend` (its connection pool, its exception mapping)."""
-    transport = httpx.HTTPTransport()
-    transport._pool = httpcore2.ConnectionPool(
-        ssl_context=httpx.create_ssl_context(),
-        max_connections=100,
-        max_keepalive_connections=20,
-        keepalive_expiry=5.0,
-        network_backend=_DeadlineBackend(),
-    )
-    return transport
 
 
 class Answer:
@@ -278,56 +187,6 @@ def screen_xml(body: bytes, *, what: str, whole: bool) -> str | None:
     return root[0] if root else None
 
 
-class _Negotiated(httpx.Auth):
-    """Sends the first request bare, then answers the server's challenge with Digest (preferred) or Basic.
-
-    Once chosen, the scheme is used up front on every later request. Only
-    ever attached to requests for the configured origin (the session refuses
-    any other before sending).
-    """
-
-    def __init__(self, username: str, password: str) -> None:
-        self._username = username
-        self._password = password
-        self._chosen: httpx.Auth | None = None
-
-    @property
-    def chosen(self) -> bool:
-        """True once a challenge has named the scheme (Digest or Basic)."""
-        return self._chosen is not None
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        challenge: httpx.Response | None = None
-        if self._chosen is None:
-            response = yield request
-            offered = response.headers.get("WWW-Authenticate", "").lower()
-            if response.status_code != 401:
-                return
-            if "digest" in offered:
-                self._chosen = httpx.DigestAuth(self._username, self._password)
-                # Hand the Digest flow only its own challenge (a server may list several schemes in one header).
-                value = next(v for v in response.headers.get_list("WWW-Authenticate") if "digest" in v.lower())
-                digest = value[value.lower().index("digest") :]
-                challenge = httpx.Response(401, headers={"WWW-Authenticate": digest}, request=request)
-            elif "basic" in offered:
-                self._chosen = httpx.BasicAuth(self._username, self._password)
-            else:
-                return
-        flow = self._chosen.auth_flow(request)
-        try:
-            outgoing = next(flow)
-            if challenge is not None:
-                outgoing = flow.send(challenge)
-        except StopIteration:
-            return  # a challenge the flow cannot answer: the 401 stands
-        while True:
-            response = yield outgoing
-            try:
-                outgoing = flow.send(response)
-            except StopIteration:
-                return
-
-
 class ConfinedSession:
     """A drop-in for ``DAVClient.session`` that keeps every request on one origin (see the module docstring).
 
@@ -354,13 +213,13 @@ class ConfinedSession:
         self.origin = Origin(url)
         self.timeout = timeout
         self.max_bytes = max_bytes
-        auth = _Negotiated(username, password) if username and password else None
+        auth = NegotiatedAuth(username, password) if username and password else None
         self._auth = auth
         self._http = httpx.Client(
             auth=auth,
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
-            transport=transport if transport is not None else _deadline_transport(),
+            transport=transport if transport is not None else deadline_transport(),
         )
 
     @property
@@ -391,7 +250,7 @@ class ConfinedSession:
         """
         body = data.encode() if isinstance(data, str) else data
         sent = {k: v for k, v in (headers or {}).items() if k.lower() not in {"authorization", "host"}}
-        with _deadline_of(self.timeout):
+        with deadline_of(self.timeout):
             return self._follow(method, url, body, sent)
 
     def _follow(self, method: str, url: str, body: bytes | None, sent: dict[str, str]) -> Answer:
@@ -433,7 +292,7 @@ class ConfinedSession:
     def _exchange(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]) -> Answer:
         path = httpx.URL(url).raw_path.decode("ascii", errors="replace")
         what = f"{method} {path[:200]}"
-        deadline = getattr(_deadline, "at", None) or time.monotonic() + self.timeout
+        deadline = deadline_at() or time.monotonic() + self.timeout
         try:
             with self._http.stream(method, url, content=body, headers=headers) as response:
                 declared = response.headers.get("Content-Length", "")

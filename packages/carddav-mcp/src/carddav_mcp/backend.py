@@ -25,14 +25,12 @@ with its ETag.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
-import anyio
-
-from carddav_mcp.client import BookInfo, CardData, CardDavClient
-from carddav_mcp.davxml import HREF_SAFE, norm_href
+from carddav_mcp.client import PROFILE, BookInfo, CardDavClient
+from carddav_mcp.davxml import norm_href
+from carddav_mcp.entries import PARSE_IN_THREAD_CHARS, Entry, cards_with_uid, parse_card
 from carddav_mcp.errors import (
     AuthenticationFailed,
     BackendError,
@@ -45,65 +43,27 @@ from carddav_mcp.errors import (
 )
 from carddav_mcp.search import TEXT_PROPERTIES, server_needle
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
-from carddav_mcp.vcard import Card
+from webdav_core import paths
+from webdav_core.paths import folder as _folder
 
 __all__ = ["MAX_ID_LENGTH", "PARSE_IN_THREAD_CHARS", "Backend", "Entry", "parse_card", "resolve_path"]
 
 log = logging.getLogger("carddav_mcp")
 
-MAX_ID_LENGTH = 1000
+MAX_ID_LENGTH = paths.MAX_ID_LENGTH
 """Characters in an id, as the tools' input schemas also say."""
-_ENCODED = re.compile("%[0-9A-Fa-f]{2}")
-_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
 def resolve_path(field: str, value: str, rule: str) -> str:
     """An id decoded into the one canonical, percent-encoded server path it names.
 
-    The value must be an absolute path (``/user/book/card.vcf``) as this
-    server hands ids out. It is percent-decoded (RFC 3986 §2.1) and refused
-    when it has a ``?`` or ``#`` (a query or fragment), when the decoded
-    path starts with ``//`` or has an empty segment, a ``.`` or ``..``
-    segment (so there is nothing for dot-segment removal, RFC 3986 §5.2.4,
-    to change), a backslash or a control character, when a ``%2F`` encodes
-    a slash (it would move a segment boundary), or when it still holds a
-    percent-escape after decoding (a double encoding). An encoded ``%3F`` or
-    ``%23`` is kept, re-encoded, as part of a name. The result is re-encoded with :func:`norm_href`'s rule.
-
-    Args:
-        field: The argument's name, for the error.
-        value: The id as given.
-        rule: What the field must be, for the error (``"a contact id ..."``).
+    The rules are the WebDAV layer's (:func:`webdav_core.resolve_path`: one
+    decoding, no dot segments, no encoded slash, no second encoding, no host).
 
     Raises:
-        InvalidInput: any of the above, naming ``field``.
+        InvalidInput: the id breaks one of them, naming ``field``.
     """
-
-    def refuse(why: str) -> InvalidInput:
-        return InvalidInput(field, f"must be {rule}; {why}")
-
-    if len(value) > MAX_ID_LENGTH:
-        raise refuse(f"this one is longer than {MAX_ID_LENGTH} characters")
-    if not value.startswith("/") or value.startswith("//"):
-        raise refuse("ids are paths on the configured server starting with a single '/', never a URL or a host")
-    try:
-        decoded = unquote(value, errors="strict")
-    except UnicodeDecodeError:
-        raise refuse("its percent-escapes do not decode to UTF-8") from None
-    if decoded.count("/") != value.count("/"):
-        raise refuse("an encoded slash (%2F) is not allowed")
-    if "?" in value or "#" in value:
-        raise refuse("a query ('?') or fragment ('#') is not allowed")
-    if _FORBIDDEN.search(decoded):
-        raise refuse("backslashes and control characters are not allowed")
-    if _ENCODED.search(decoded):
-        raise refuse("it is percent-encoded twice")
-    segments = decoded.split("/")[1:]
-    if any(s in {".", ".."} for s in segments):
-        raise refuse("'.' and '..' segments are not allowed")
-    if any(s == "" for s in segments[:-1]):
-        raise refuse("empty segments ('//') are not allowed")
-    return quote(decoded, safe=HREF_SAFE)
+    return paths.resolve_path(field, value, rule, PROFILE.errors)
 
 
 _BOOK_RULE = "an address book's id (its path) as list_address_books returns it, e.g. /user/work/"
@@ -119,19 +79,6 @@ class _Scope:
 
     def admits(self, book: str) -> bool:
         return book in self.books or any(book.startswith(root) for root in self.roots)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A card with its parsed form: ``data.href`` is the contact id.
-
-    ``partial`` is True when only some properties were asked for (a listing);
-    a server may still have sent the whole card.
-    """
-
-    data: CardData
-    card: Card
-    partial: bool = False
 
 
 class Backend:
@@ -426,37 +373,5 @@ class Backend:
             raise BackendError(f"{field}: the card at {href} is not a readable vCard ({exc}).") from exc
 
     async def hrefs_with_uid(self, book: str, uid: str) -> list[str]:
-        """Cards of ``book`` whose UID is exactly ``uid`` (addressbook-query); unreadable cards are left out, logged."""
-        hrefs: list[str] = []
-        for data in await self.client().query(book, [("UID", uid)]):
-            try:
-                card = await parse_card(data.text)
-            except ValueError as exc:
-                log.warning("skipping an unreadable card at %s: %s", data.href, exc)
-                continue
-            if card.uid == uid:
-                hrefs.append(data.href)
-        return hrefs
-
-
-def _folder(path: str) -> str:
-    return path if path.endswith("/") else path + "/"
-
-
-PARSE_IN_THREAD_CHARS = 64_000
-"""Cards longer than this (characters) are parsed in a worker thread, not on the event loop."""
-
-
-async def parse_card(text: str) -> Card:
-    """:meth:`Card.parse` of a card a server sent, off the event loop when it is large.
-
-    Parsing is linear in the card's size, but a card near
-    ``CARDDAV_MAX_RESPONSE_BYTES`` still takes a noticeable time; in a worker
-    thread (``anyio.to_thread``) it does not hold up the server's other calls.
-
-    Raises:
-        ValueError: not a vCard (as :meth:`Card.parse`).
-    """
-    if len(text) <= PARSE_IN_THREAD_CHARS:
-        return Card.parse(text)
-    return await anyio.to_thread.run_sync(Card.parse, text)
+        """Cards of ``book`` whose UID is exactly ``uid`` (see :func:`carddav_mcp.entries.cards_with_uid`)."""
+        return await cards_with_uid(self.client(), book, uid)

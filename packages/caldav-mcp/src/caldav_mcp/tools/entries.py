@@ -1,10 +1,7 @@
-# pyright: reportAttributeAccessIssue=false
-# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Tasks (VTODO) and journal entries (VJOURNAL): list, get, create, update, complete, delete."""
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -17,8 +14,8 @@ from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
-from caldav_mcp.ical import calendar_of, master, parse_when, times_of
-from caldav_mcp.models import Attachment, Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
+from caldav_mcp.ical import calendar_of, master, parse_when
+from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools.common import (
     ADD,
@@ -32,12 +29,13 @@ from caldav_mcp.tools.common import (
     window,
 )
 from caldav_mcp.tools.creating import NewUidArg, create_entry
+from caldav_mcp.tools.entry_details import journal_detail, related, task_detail
 from caldav_mcp.tools.events_read import CalendarArg
 from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, remove, version_of, write_back
-from caldav_mcp.views import categories, text_of, unreadable_entry
+from caldav_mcp.views import unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
-    import icalendar
+    pass
 
 __all__ = ["register"]
 
@@ -53,89 +51,6 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, BackendError):
         return str(exc)
     return f"a stored property has a value this server cannot read ({type(exc).__name__})"
-
-
-def _all(component: icalendar.Component, name: str) -> list[Any]:
-    """Every value of a property that may occur more than once."""
-    raw: Any = component.get(name)
-    return raw if isinstance(raw, list) else [raw] if raw is not None else []  # pyright: ignore[reportUnknownVariableType]
-
-
-def _related(component: icalendar.Component, reltype: str) -> list[str]:
-    """RELATED-TO values of one RELTYPE (PARENT is the default, RFC 5545 §3.2.15)."""
-    return [
-        str(rel)
-        for rel in _all(component, "RELATED-TO")
-        if str(getattr(rel, "params", {}).get("RELTYPE", "PARENT")).upper() == reltype
-    ]
-
-
-def _task(calendar: str, component: icalendar.Component, etag: str | None, children: list[str]) -> TaskDetail:
-    times = times_of(component, "DTSTART", "DUE")
-    parents = _related(component, "PARENT")
-    parent = parents[-1] if parents else None
-    children = sorted(set(children) | set(_related(component, "CHILD")))
-    completed = component.get("COMPLETED")
-    return TaskDetail(
-        calendar=calendar,
-        uid=str(component.get("UID")),
-        summary=text_of(component, "SUMMARY"),
-        description=text_of(component, "DESCRIPTION"),
-        status=text_of(component, "STATUS") or "NEEDS-ACTION",
-        priority=int(str(component["PRIORITY"])) if "PRIORITY" in component else None,
-        percent_complete=int(str(component["PERCENT-COMPLETE"])) if "PERCENT-COMPLETE" in component else None,
-        start=times.start if "DTSTART" in component else None,
-        due=times.end if "DUE" in component else None,
-        completed=completed.dt.isoformat() if completed is not None else None,
-        parent=parent,
-        children=children,
-        etag=etag,
-    )
-
-
-def _attachment(value: Any) -> Attachment:
-    params: Any = getattr(value, "params", {})
-    fmttype = params.get("FMTTYPE")
-    if str(params.get("VALUE", "")).upper() == "BINARY" or str(params.get("ENCODING", "")).upper() == "BASE64":
-        raw = getattr(value, "bytes", None)
-        size = len(raw) if isinstance(raw, bytes) else len(base64.b64decode(str(value), validate=False))
-        return Attachment(fmttype=fmttype, inline_bytes=size)
-    return Attachment(uri=str(value), fmttype=fmttype)
-
-
-def _stamp(component: icalendar.Component, name: str) -> str | None:
-    value: Any = component.get(name)
-    return value.dt.isoformat() if value is not None else None
-
-
-def _journal(calendar: str, component: icalendar.Component, etag: str | None) -> JournalDetail:
-    times = times_of(component, "DTSTART", "DTEND")
-    descriptions = [str(d) for d in _all(component, "DESCRIPTION")]
-    rrule: Any = component.get("RRULE")
-    return JournalDetail(
-        calendar=calendar,
-        uid=str(component.get("UID")),
-        summary=text_of(component, "SUMMARY"),
-        description=descriptions[0] if descriptions else None,
-        descriptions=descriptions,
-        date=times.start,
-        all_day=times.all_day,
-        status=text_of(component, "STATUS"),
-        classification=text_of(component, "CLASS"),
-        url=text_of(component, "URL"),
-        categories=categories(component),
-        attachments=[_attachment(a) for a in _all(component, "ATTACH")],
-        comments=[str(c) for c in _all(component, "COMMENT")],
-        contacts=[str(c) for c in _all(component, "CONTACT")],
-        related_to=[str(r) for r in _all(component, "RELATED-TO")],
-        organizer=text_of(component, "ORGANIZER"),
-        attendees=[str(a) for a in _all(component, "ATTENDEE")],
-        rrule=rrule.to_ical().decode() if rrule is not None and hasattr(rrule, "to_ical") else None,
-        sequence=int(str(component["SEQUENCE"])) if "SEQUENCE" in component else None,
-        created=_stamp(component, "CREATED"),
-        last_modified=_stamp(component, "LAST-MODIFIED"),
-        etag=etag,
-    )
 
 
 async def _calendar_for(app: App, calendar: str, kind: Component) -> CalendarInfo:
@@ -185,7 +100,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         unreadable: list[UnreadableOut] = []
         for resource in await app.client.query(cal, "VTODO"):
             try:
-                tasks.append(_task(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, []))
+                tasks.append(task_detail(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, []))
             except _UNREADABLE as exc:
                 unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         children: dict[str, list[str]] = {}
@@ -213,7 +128,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await _calendar_for(app, calendar, "VTODO")
         resource = await app.client.find(cal, "VTODO", uid)
         return structured(
-            _task(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, await _children(cal, uid))
+            task_detail(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, await _children(cal, uid))
         )
 
     async def _children(cal: CalendarInfo, uid: str) -> list[str]:
@@ -228,7 +143,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 todo = master(calendar_of(resource), "VTODO")
             except _UNREADABLE:
                 continue  # listed under unreadable by list_tasks; not a child this call can name
-            if uid in _related(todo, "PARENT"):
+            if uid in related(todo, "PARENT"):
                 found.append(str(todo.get("UID")))
         return found
 
@@ -343,7 +258,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         unreadable: list[UnreadableOut] = []
         for resource in await app.client.query(cal, "VJOURNAL"):
             try:
-                entries.append(_journal(cal.path, master(calendar_of(resource), "VJOURNAL"), resource.etag))
+                entries.append(journal_detail(cal.path, master(calendar_of(resource), "VJOURNAL"), resource.etag))
             except _UNREADABLE as exc:
                 unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         if bounds is not None:
@@ -368,7 +283,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         """One journal entry with its whole text."""
         cal = await _calendar_for(app, calendar, "VJOURNAL")
         resource = await app.client.find(cal, "VJOURNAL", uid)
-        return structured(_journal(cal.path, master(calendar_of(resource), "VJOURNAL"), resource.etag))
+        return structured(journal_detail(cal.path, master(calendar_of(resource), "VJOURNAL"), resource.etag))
 
     @server.tool(annotations=ADD)
     async def create_journal(

@@ -1,6 +1,7 @@
-# pyright: reportAttributeAccessIssue=false
-# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """Changing events: create_event, update_event, delete_event, move_event, respond_to_event.
+
+What they work out before asking is in :mod:`caldav_mcp.tools.event_edits`; writes whose
+answer may be lost are in :mod:`caldav_mcp.tools.write_back`.
 
 The guarded ones read the entry first, validate everything they can, build
 the dialog from their own counts and the caller's values, ask, and then write
@@ -19,32 +20,42 @@ from pydantic import Field
 
 from approval_core import NotApproved, annotations, structured
 from caldav_mcp import dialogs
-from caldav_mcp.client import CalendarInfo, Component, Resource
-from caldav_mcp.editing import apply_text, bump, new_entry, serialise, set_times, validate_rrule
-from caldav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound
+from caldav_mcp.editing import apply_text, bump, new_entry, set_times, validate_rrule
+from caldav_mcp.errors import Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
-    Unreadable,
     calendar_of,
-    count_occurrences,
     is_recurring,
     master,
     occurrence_start,
     overrides,
     rid_text,
+    value_of,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
 from caldav_mcp.rrule import first_occurrence_problem, until_problem
 from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
+from caldav_mcp.tools.event_edits import (
+    ALL_DAY,
+    Scope,
+    all_day_intent,
+    count_of,
+    override_of,
+    scope_of,
+    version_of,
+)
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
-from caldav_mcp.tools.outcome import fingerprint, loss_of, unsettled
+from caldav_mcp.tools.write_back import (
+    move_entry,
+    remove,
+    write_back,
+)
 
-if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
+if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["register", "remove", "write_back"]
+__all__ = ["register", "remove", "version_of", "write_back"]
 
-Scope = Literal["occurrence", "series"]
 IdArg = Annotated[str, Field(description="Event id from list_events: a UID, or UID#RECURRENCE-ID.", min_length=1)]
 ScopeArg = Annotated[
     Scope | None,
@@ -63,106 +74,6 @@ TimeArg = Annotated[
 ]
 TzidArg = Annotated[str | None, Field(description="IANA zone for date-times given without offset, e.g. Europe/Berlin.")]
 RESPOND = annotations(read_only=False, destructive=False, idempotent=True, open_world=True)
-
-
-ALL_DAY = (
-    "Whether the event is all-day (VALUE=DATE, RFC 5545 §3.6.1). Omitted: decided by start (a date is all-day, a "
-    "date-time is timed). true: start and end must be dates (YYYY-MM-DD) or date-times at exactly midnight "
-    "(2026-12-01T00:00:00, any offset), read as the date written; end is exclusive (the day after the last day). "
-    "false: start must be a date-time."
-)
-
-
-def _all_day_intent(all_day: bool, start: str, end: str | None) -> tuple[str, str | None]:
-    """``start``/``end`` as dates for an all-day event (midnight date-times → their date), or refuse.
-
-    Raises:
-        InvalidInput: all_day=true with a time other than midnight, or all_day=false with a date.
-    """
-    if not all_day:
-        if len(start) == 10:
-            raise InvalidInput(
-                f"start: all_day is false but {start!r} is a date; give a date-time (2026-12-01T09:00:00 with tzid, "
-                "or with an offset), or leave all_day out for an all-day event"
-            )
-        return start, end
-
-    def as_date(text: str, field: str) -> str:
-        if len(text) == 10:
-            return text
-        try:
-            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-        except ValueError:
-            value = None
-        if value is None or value.time() != dt.time():
-            extra = " (the day after the last day, as all-day ends are exclusive)" if field == "end" else ""
-            raise InvalidInput(
-                f"{field}: all_day is true, so give a date (YYYY-MM-DD){extra} or a date-time at exactly midnight "
-                f"such as {text[:10] if len(text) >= 10 else '2026-12-01'}T00:00:00; got {text!r}"
-            )
-        return value.date().isoformat()
-
-    return as_date(start, "start"), as_date(end, "end") if end is not None else None
-
-
-def _scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal["entry", "occurrence", "series"]:
-    if not recurring:
-        if scope == "occurrence" or rid is not None:
-            raise InvalidInput("scope: this event does not repeat; give its UID without scope='occurrence'")
-        return "entry"
-    if scope is None:
-        raise InvalidInput("scope: this event repeats; say 'occurrence' (with an occurrence id) or 'series'")
-    if scope == "occurrence" and rid is None:
-        raise InvalidInput("id: scope='occurrence' needs an occurrence id (UID#RECURRENCE-ID) from list_events")
-    return scope
-
-
-def _override(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -> icalendar.Component:
-    """The override component for ``rid``, created from the series if there is none yet."""
-    for component in overrides(ical, "VEVENT"):
-        if rid_text(occurrence_start(component)) == rid:
-            return component
-    generated = occurrence_of(ical, rid, str(series.get("UID")))
-    import icalendar
-
-    component = icalendar.Event()
-    for name, value in series.property_items(recursive=False):
-        if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
-            component.add(name, value)
-    component.add("DTSTART", generated["DTSTART"].dt)
-    if "DTEND" in generated:
-        component.add("DTEND", generated["DTEND"].dt)
-    component.add("RECURRENCE-ID", occurrence_start(generated))
-    for sub in series.subcomponents:
-        component.add_component(sub)
-    ical.add_component(component)
-    return component
-
-
-def version_of(resource: Resource, field: str = "id") -> str:
-    """The ETag a guarded tool binds its approval to, and its write then carries as If-Match.
-
-    :meth:`caldav_mcp.client.CalDAVClient.find` already re-reads an entry by
-    GET when the REPORT gave no ETag; a server that sends none even then gives
-    nothing to bind an approval to, so the tool refuses before asking.
-
-    Raises:
-        BackendError: the server gave no ETag for the entry.
-    """
-    if not resource.etag:
-        raise BackendError(
-            f"{field}: the CalDAV server sent no ETag for this entry (not even on a GET), so a change could not be "
-            "tied to the version a person approves. Nothing was asked and nothing was changed."
-        )
-    return resource.etag
-
-
-def count_of(ical: icalendar.Calendar) -> dialogs.Count:
-    """A series' occurrences for a dialog: a number, None (never ends) or ``"uncountable"``."""
-    try:
-        return count_occurrences(ical, "VEVENT")
-    except Unreadable:
-        return "uncountable"
 
 
 def register(server: MCPServer[Any], app: App) -> None:
@@ -196,19 +107,19 @@ def register(server: MCPServer[Any], app: App) -> None:
         if "VEVENT" not in cal.components:
             raise InvalidInput(f"calendar: {cal.path} does not accept events")
         if all_day is not None:
-            start, end = _all_day_intent(all_day, start, end)
+            start, end = all_day_intent(all_day, start, end)
         import icalendar
 
         event = new_entry(icalendar.Event(), uid)
         set_times(event, start=start, end=end, tzid=tzid)
         if end is None:
-            begin: Any = event["DTSTART"].dt
+            begin: Any = value_of(event, "DTSTART")
             event.add(
                 "DTEND", begin + (dt.timedelta(hours=1) if isinstance(begin, dt.datetime) else dt.timedelta(days=1))
             )
         apply_text(event, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if rrule is not None:
-            begin = event["DTSTART"].dt
+            begin = value_of(event, "DTSTART")
             event.add("RRULE", validate_rrule(rrule, begin))
             never = await anyio.to_thread.run_sync(first_occurrence_problem, rrule, begin)
             if never is not None:
@@ -255,14 +166,14 @@ def register(server: MCPServer[Any], app: App) -> None:
         ical = calendar_of(resource)
         series = master(ical, "VEVENT")
         recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
-        effective = _scope_of(recurring, scope, rid)
+        effective = scope_of(recurring, scope, rid)
         moves_series = effective == "series" and ("start" in changes or "end" in changes)
         if moves_series and (overrides(ical, "VEVENT") or "EXDATE" in series):
             raise InvalidInput(
                 "start: this series has changed or removed occurrences that are tied to its current times; "
                 "change those occurrences one by one instead"
             )
-        target_component = _override(ical, series, rid) if effective == "occurrence" and rid else series
+        target_component = override_of(ical, series, rid) if effective == "occurrence" and rid else series
         fields = sorted(changes)
         asks = effective == "series" and recurring
         count = count_of(ical) if asks else 1
@@ -311,7 +222,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
         ical = calendar_of(resource)
         series = master(ical, "VEVENT")
-        effective = _scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
+        effective = scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
         occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
         count = count_of(ical) if effective == "series" else 1
         await app.client.require_write(cal.path)
@@ -395,7 +306,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        note = await _move(app, cal, uid, resource, target)
+        note = await move_entry(app, cal, uid, resource, target)
         return structured(Moved(uid=uid, source=cal.path, destination=target.path, note=note))
 
     @server.tool(annotations=RESPOND)
@@ -465,122 +376,6 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
 
 
-_CHECK = "read it again with get_event"
-_LOST = "The server's answer to the write was lost ({failure}); reading back showed {what}."
-
-
-def _unchecked(failure: BackendError, check: BackendError) -> BackendError:
-    return BackendError(
-        f"{failure} Whether the change happened could not be checked either ({check}): NOT KNOWN. Before "
-        f"repeating the call, {_CHECK}."
-    )
-
-
-async def write_back(
-    app: App, cal: CalendarInfo, uid: str, resource: Resource, ical: icalendar.Calendar, kind: Component = "VEVENT"
-) -> tuple[Resource, str | None]:
-    """PUT the changed entry (If-Match); when the answer is lost, read back and say whether it changed.
-
-    Returns:
-        The written resource and None, or (answer lost, change found) the stored resource and a note.
-
-    Raises:
-        BackendError: the server answered no, or (answer lost) the change is not there: "NOT changed" when the
-            request never left, else "NOT KNOWN" with how to check (:mod:`caldav_mcp.tools.outcome`).
-    """
-    text = serialise(ical)
-    try:
-        return await app.client.replace(resource, text), None
-    except BackendError as failure:
-        loss = loss_of(failure)
-        if loss is None:
-            raise
-        try:
-            now = await app.client.find(cal, kind, uid)
-        except NotFound:
-            raise unsettled(failure, loss, "the entry is no longer there (deleted meanwhile)", _CHECK) from None
-        except BackendError as check:
-            raise _unchecked(failure, check) from None
-        if _same_version(now.data, text):
-            return now, _LOST.format(failure=failure, what="the change was made")
-        if now.etag is not None and now.etag == resource.etag:
-            raise unsettled(failure, loss, "the entry still has the ETag it was read with", _CHECK) from None
-        raise unsettled(
-            failure, loss, "the entry has changed, but not to what was written (someone else changed it)", _CHECK
-        ) from None
-
-
-def _same_version(stored: str, written: str) -> bool:
-    try:
-        return fingerprint(stored) == fingerprint(written)
-    except ValueError:
-        return False
-
-
-async def remove(
-    app: App, cal: CalendarInfo, uid: str, resource: Resource, kind: Component = "VEVENT"
-) -> tuple[bool, str | None]:
-    """DELETE (If-Match); when the answer is lost, read back: gone is "deleted", still there is not.
-
-    Returns:
-        (already gone, note): the note is set when the answer was lost and the entry was found gone.
-    """
-    try:
-        return await app.client.delete(resource) == "already gone", None
-    except BackendError as failure:
-        loss = loss_of(failure)
-        if loss is None:
-            raise
-        try:
-            now = await app.client.find(cal, kind, uid)
-        except NotFound:
-            return False, _LOST.format(failure=failure, what="the entry is gone: it was deleted")
-        except BackendError as check:
-            raise _unchecked(failure, check) from None
-        found = (
-            "the entry is still there, with the ETag it was read with"
-            if now.etag == resource.etag
-            else "the entry is still there, changed by someone else meanwhile"
-        )
-        raise unsettled(failure, loss, found, _CHECK) from None
-
-
-async def _move(app: App, cal: CalendarInfo, uid: str, resource: Resource, target: CalendarInfo) -> str | None:
-    """MOVE; when the answer is lost, read both calendars back: only in the destination is "moved".
-
-    Returns:
-        None, or (answer lost, the event found in the destination only) a note.
-    """
-    try:
-        await app.client.move(resource, target)
-        return None
-    except BackendError as failure:
-        loss = loss_of(failure)
-        if loss is None:
-            raise
-        try:
-            there = await _holds(app, target, uid)
-            here = await _holds(app, cal, uid)
-        except BackendError as check:
-            raise _unchecked(failure, check) from None
-        if there and not here:
-            return _LOST.format(failure=failure, what=f"the event is in {target.path} and no longer in {cal.path}")
-        where = (
-            f"the event is still in {cal.path} and not in {target.path}"
-            if here and not there
-            else f"the event is {'in both calendars' if here else 'in neither calendar'}"
-        )
-        raise unsettled(failure, loss, where, f"look for it with get_event in {cal.path} and {target.path}") from None
-
-
-async def _holds(app: App, cal: CalendarInfo, uid: str) -> bool:
-    try:
-        await app.client.find(cal, "VEVENT", uid)
-    except NotFound:
-        return False
-    return True
-
-
 def _check_until(series: icalendar.Component) -> None:
     """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
 
@@ -588,7 +383,7 @@ def _check_until(series: icalendar.Component) -> None:
         InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
     """
     raw: Any = series.get("RRULE")
-    begin: Any = series["DTSTART"].dt
+    begin: Any = value_of(series, "DTSTART")
     for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
         problem = until_problem(rule.to_ical().decode(), begin)
         if problem is not None:

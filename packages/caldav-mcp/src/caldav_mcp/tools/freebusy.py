@@ -1,5 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
-# (icalendar types a property lookup as the union of every value type, so ``.dt`` reads as unknown.)
 """get_free_busy: merged busy time across calendars, and the free slots between."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# pyright: reportAttributeAccessIssue=false
 """What a write whose answer was lost did: read back and say "changed", "not changed" or "not known".
 
 A write (PUT, DELETE, MOVE) can fail in two ways that differ in what they

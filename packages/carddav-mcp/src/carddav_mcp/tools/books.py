@@ -9,8 +9,8 @@ from mcp.server.mcpserver import MCPServer
 
 from approval_core import ApprovalGate, annotations, structured
 from carddav_mcp.backend import Backend
+from carddav_mcp.book_models import AddressBook, AddressBooks, DiscoveryOut, ServerInfo
 from carddav_mcp.davxml import norm_href
-from carddav_mcp.models import AddressBook, AddressBooks, DiscoveryOut, ServerInfo
 
 __all__ = ["register"]
 

@@ -1,0 +1,131 @@
+"""What the event tools work out before they ask: all-day intent, the scope of a change, overrides, versions, counts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Literal
+
+from caldav_mcp import dialogs
+from caldav_mcp.client import Resource
+from caldav_mcp.errors import BackendError, InvalidInput
+from caldav_mcp.ical import (
+    Unreadable,
+    count_occurrences,
+    occurrence_start,
+    overrides,
+    rid_text,
+    value_of,
+)
+from caldav_mcp.tools.events_read import occurrence_of
+
+if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
+
+__all__ = ["ALL_DAY", "Scope", "all_day_intent", "count_of", "override_of", "scope_of", "version_of"]
+
+Scope = Literal["occurrence", "series"]
+"""What a change to a recurring event applies to."""
+
+ALL_DAY = (
+    "Whether the event is all-day (VALUE=DATE, RFC 5545 §3.6.1). Omitted: decided by start (a date is all-day, a "
+    "date-time is timed). true: start and end must be dates (YYYY-MM-DD) or date-times at exactly midnight "
+    "(2026-12-01T00:00:00, any offset), read as the date written; end is exclusive (the day after the last day). "
+    "false: start must be a date-time."
+)
+
+
+def all_day_intent(all_day: bool, start: str, end: str | None) -> tuple[str, str | None]:
+    """``start``/``end`` as dates for an all-day event (midnight date-times → their date), or refuse.
+
+    Raises:
+        InvalidInput: all_day=true with a time other than midnight, or all_day=false with a date.
+    """
+    if not all_day:
+        if len(start) == 10:
+            raise InvalidInput(
+                f"start: all_day is false but {start!r} is a date; give a date-time (2026-12-01T09:00:00 with tzid, "
+                "or with an offset), or leave all_day out for an all-day event"
+            )
+        return start, end
+
+    def as_date(text: str, field: str) -> str:
+        if len(text) == 10:
+            return text
+        try:
+            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        except ValueError:
+            value = None
+        if value is None or value.time() != dt.time():
+            extra = " (the day after the last day, as all-day ends are exclusive)" if field == "end" else ""
+            raise InvalidInput(
+                f"{field}: all_day is true, so give a date (YYYY-MM-DD){extra} or a date-time at exactly midnight "
+                f"such as {text[:10] if len(text) >= 10 else '2026-12-01'}T00:00:00; got {text!r}"
+            )
+        return value.date().isoformat()
+
+    return as_date(start, "start"), as_date(end, "end") if end is not None else None
+
+
+def scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal["entry", "occurrence", "series"]:
+    """What a change applies to: the whole entry (it does not repeat), one occurrence, or the series.
+
+    Raises:
+        InvalidInput: an occurrence of an entry that does not repeat, or a recurring event without a scope.
+    """
+    if not recurring:
+        if scope == "occurrence" or rid is not None:
+            raise InvalidInput("scope: this event does not repeat; give its UID without scope='occurrence'")
+        return "entry"
+    if scope is None:
+        raise InvalidInput("scope: this event repeats; say 'occurrence' (with an occurrence id) or 'series'")
+    if scope == "occurrence" and rid is None:
+        raise InvalidInput("id: scope='occurrence' needs an occurrence id (UID#RECURRENCE-ID) from list_events")
+    return scope
+
+
+def override_of(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -> icalendar.Component:
+    """The override component for ``rid``, created from the series if there is none yet."""
+    for component in overrides(ical, "VEVENT"):
+        if rid_text(occurrence_start(component)) == rid:
+            return component
+    generated = occurrence_of(ical, rid, str(series.get("UID")))
+    import icalendar
+
+    component = icalendar.Event()
+    for name, value in series.property_items(recursive=False):
+        if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
+            component.add(name, value)
+    component.add("DTSTART", value_of(generated, "DTSTART"))
+    if "DTEND" in generated:
+        component.add("DTEND", value_of(generated, "DTEND"))
+    component.add("RECURRENCE-ID", occurrence_start(generated))
+    for sub in series.subcomponents:
+        component.add_component(sub)
+    ical.add_component(component)
+    return component
+
+
+def version_of(resource: Resource, field: str = "id") -> str:
+    """The ETag a guarded tool binds its approval to, and its write then carries as If-Match.
+
+    :meth:`caldav_mcp.client.CalDAVClient.find` already re-reads an entry by
+    GET when the REPORT gave no ETag; a server that sends none even then gives
+    nothing to bind an approval to, so the tool refuses before asking.
+
+    Raises:
+        BackendError: the server gave no ETag for the entry.
+    """
+    if not resource.etag:
+        raise BackendError(
+            f"{field}: the CalDAV server sent no ETag for this entry (not even on a GET), so a change could not be "
+            "tied to the version a person approves. Nothing was asked and nothing was changed."
+        )
+    return resource.etag
+
+
+def count_of(ical: icalendar.Calendar) -> dialogs.Count:
+    """A series' occurrences for a dialog: a number, None (never ends) or ``"uncountable"``."""
+    try:
+        return count_occurrences(ical, "VEVENT")
+    except Unreadable:
+        return "uncountable"

@@ -1,0 +1,150 @@
+"""RFC 6764 discovery: from the configured URL to the current user's principal and home set.
+
+1. PROPFIND the configured URL: a ``current-user-principal`` (RFC 5397) there leads on (``principal``).
+2. Otherwise (an error status such as DAViCal's 405 on ``/``, or no principal
+   named), PROPFIND the well-known path (RFC 6764 §5, ``/.well-known/carddav``),
+   following its redirects on the same origin only (``well-known``).
+3. Otherwise the configured URL itself is used (``given URL``).
+
+The principal's home-set property (``Profile.home_set``: RFC 6352 §7.1.1,
+RFC 4791 §6.2.1) is the home. A principal or home named on another origin is
+ignored (logged), never reduced to its path.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from webdav_core import xml
+from webdav_core.origin import shown
+from webdav_core.paths import folder
+from webdav_core.session import ConfinedSession
+from webdav_core.statuses import raise_for_status
+from webdav_core.xml import DAV, DavResponse, norm_href
+
+__all__ = ["Discovery", "discover", "find_home"]
+
+log = logging.getLogger("webdav_core")
+
+Method = Literal["given URL", "principal", "well-known"]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """How the collections were found from the configured URL (RFC 6764 §6, RFC 5397).
+
+    Attributes:
+        method: ``principal`` (the configured URL named the current-user-principal),
+            ``well-known`` (it did not; the well-known path did), or
+            ``given URL`` (no principal anywhere: the configured URL is the collection or the home).
+        url: The path of the configured URL.
+        well_known: Where the well-known path led (after same-origin redirects), when it was used.
+        principal: The principal's path, when one was named.
+        home: The home-set path, when one was named.
+    """
+
+    method: Method
+    url: str
+    well_known: str | None
+    principal: str | None
+    home: str | None
+
+
+def _discovery_props(session: ConfinedSession) -> list[tuple[str, str]]:
+    return [(DAV, "resourcetype"), (DAV, "current-user-principal"), session.profile.home_set]
+
+
+async def probe(session: ConfinedSession, path: str) -> tuple[int, str, DavResponse | None]:
+    """PROPFIND Depth 0 at ``path`` for the discovery properties: (status, path that answered, response).
+
+    An error status is returned, not raised (discovery goes on elsewhere), except 401.
+
+    Raises:
+        unauthenticated: 401.
+        off_origin / backend: a redirect off the origin or a loop; unreachable, too_large.
+    """
+    what = f"discovery (PROPFIND {path})"
+    answer = await session.exchange(
+        "PROPFIND", path, body=xml.propfind(_discovery_props(session)), headers={"Depth": "0"}, what=what
+    )
+    answered = norm_href(answer.url) or "/"
+    if answer.status_code == 401:
+        raise_for_status(answer, what, session.profile)
+    if answer.status_code != 207:
+        return answer.status_code, answered, None
+    ms = session.parsed(answer, what)
+    return answer.status_code, answered, (ms.responses[0] if ms.responses else None)
+
+
+def discovered_path(session: ConfinedSession, name: str, raw: str) -> str | None:
+    """A discovered principal or home href as a path, or None (logged) when it points off the configured origin.
+
+    An absolute URL or a scheme-relative ``//host/`` on another server must
+    not be reduced to its path: that would widen the scope to whatever path
+    it names on this server (``/``). The caller then falls back to the path
+    of the configured URL.
+    """
+    try:
+        session.url(raw)
+    except session.profile.errors.off_origin:
+        log.warning("ignored the %s %s: it is not on %s", name, shown(raw), session.origin_text)
+        return None
+    return norm_href(raw)
+
+
+def _principals(session: ConfinedSession, response: DavResponse | None) -> list[str]:
+    """The ``current-user-principal`` of a discovery answer, as a path on this origin (or none)."""
+    raw = response.raw_hrefs(DAV, "current-user-principal") if response else []
+    return [p for p in (discovered_path(session, "current-user-principal", href) for href in raw[:1]) if p]
+
+
+async def find_home(session: ConfinedSession, principal: str) -> str | None:
+    """The principal's home set (``Profile.home_set``, RFC 6352 §7.1.1 / RFC 4791 §6.2.1), or None."""
+    namespace, name = session.profile.home_set
+    ms = await session.multistatus("PROPFIND", principal, xml.propfind([(namespace, name)]), "0", "find the home")
+    for response in ms.responses:
+        hrefs = response.raw_hrefs(namespace, name)
+        if hrefs:
+            found = discovered_path(session, name, hrefs[0])
+            return folder(found) if found else None
+    return None
+
+
+async def discover(session: ConfinedSession) -> Discovery:
+    """Find the principal and home from the configured URL (see the module docstring).
+
+    Raises:
+        unauthenticated: 401 anywhere.
+        backend: nothing answered with WebDAV properties (the message says what answered what),
+            or a redirect left the origin.
+    """
+    p = session.profile
+    namespace, name = p.home_set
+    given = norm_href(session.base_url) or "/"
+    status, answered, response = await probe(session, given)
+    method: Method = "principal"
+    well_known: str | None = None
+    principal = _principals(session, response)
+    if not principal:
+        wk_status, wk_answered, wk_response = await probe(session, p.well_known)
+        wk_principal = _principals(session, wk_response)
+        if wk_principal:
+            method, well_known, principal = "well-known", wk_answered, wk_principal
+            answered, response = wk_answered, wk_response
+        elif response is not None:
+            return Discovery("given URL", given, None, None, None)
+        else:
+            moved = f" at {wk_answered}" if wk_answered != p.well_known else ""
+            raise p.errors.backend(
+                f"no {p.collections} could be found from {p.url_setting} (PROPFIND {given} answered {status}; "
+                f"PROPFIND {p.well_known} answered {wk_status}{moved}; no current-user-principal was named, "
+                f"RFC 6764 §6). Set {p.url_setting} to your principal or {p.home_name} URL.",
+                status,
+            )
+    found = folder(principal[0])
+    raw_homes = response.raw_hrefs(namespace, name) if response and found == answered else []
+    homes = [h for h in (discovered_path(session, name, raw) for raw in raw_homes[:1]) if h]
+    home = folder(homes[0]) if homes else await find_home(session, found)
+    return Discovery(method, given, well_known, found, home)
