@@ -237,6 +237,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "gate",
         "http_settings",
         "keys",
+        "listeners",
         "page",
         "page_core",
         "page_html",
@@ -249,6 +250,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "pending",
         "policy",
         "push",
+        "recorders",
         "recovery",
         "redis_store",
         "remote",
@@ -258,6 +260,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "startup",
         "store",
         "tokens",
+        "workers",
         "testing",
     }
     assert public - modules == set(names)

@@ -43,9 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import sys
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -76,6 +73,7 @@ from approval_core.console import exit_on_bad_setting, say
 from approval_core.errors import SettingsError
 from approval_core.http_settings import HttpSettings
 from approval_core.page import ApprovalPage
+from approval_core.workers import serve_workers
 
 if TYPE_CHECKING:
     import uvicorn
@@ -275,7 +273,7 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     if settings.workers == 1:
         http.run()
     else:
-        _serve_workers(http, settings.workers)
+        serve_workers(http, settings.workers)
 
 
 def _page_of(server: MCPServer[Any]) -> ApprovalPage | None:
@@ -379,41 +377,3 @@ def http_server(
         http=_headers_deadline_protocol(),
     )
     return uvicorn.Server(config)
-
-
-def _serve_workers(http: uvicorn.Server, count: int) -> None:  # pragma: no cover - forks; not measurable in-process
-    """Bind once, fork ``count`` children serving the one socket, forward SIGTERM/SIGINT, exit 1 if a child failed.
-
-    Forked rather than spawned: the children inherit the built server
-    (uvicorn's own ``workers=`` needs an import string to rebuild it).
-    """
-    sock = http.config.bind_socket()
-    children: list[int] = []
-    for _ in range(count):
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                http.run(sockets=[sock])
-            except BaseException:
-                code = 1
-            os._exit(code)
-        children.append(pid)
-    sock.close()
-
-    def stop(_signum: int, _frame: object) -> None:
-        for child in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    failed = False
-    for child in children:
-        try:
-            _, status = os.waitpid(child, 0)
-        except ChildProcessError:
-            continue
-        failed = failed or os.waitstatus_to_exitcode(status) != 0
-    if failed:
-        sys.exit(1)
