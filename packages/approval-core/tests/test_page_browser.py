@@ -25,7 +25,7 @@ import pytest
 from browser import Browser, browser
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from approval_core import ApprovalSettings, approval_outcome, running_page
+from approval_core import ApprovalPage, ApprovalSettings, approval_outcome, running_page
 from approval_core.page_settings import PageSettings
 from approval_core.testing import connect
 from example_server import Example
@@ -78,6 +78,15 @@ async def pair(
             process.terminate()  # the link stays open for another try until it expires; end the wait here
             await process.wait()
     return state
+
+
+async def paired_example(person: Browser, tmp_path: Path) -> tuple[Example, ApprovalPage]:
+    """The example server with its page on, and ``person``'s passkey paired through the pairing command."""
+    passkeys = tmp_path / "passkeys.json"
+    await pair(person, passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    assert example.gate.page is not None
+    return example, example.gate.page
 
 
 @pytest.fixture
@@ -147,11 +156,7 @@ async def test_over_stdio_a_client_without_elicitation_gets_the_link_and_the_pas
 
 async def test_without_user_verification_the_passkey_approves_nothing(people: list[Browser], tmp_path: Path) -> None:
     person, _ = people
-    passkeys = tmp_path / "passkeys.json"
-    await pair(person, passkeys)
-    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
-    page = example.gate.page
-    assert page is not None
+    example, page = await paired_example(person, tmp_path)
     async with running_page(page), connect(example.server, revision="2026-07-28") as client:
         url, _ = _link(await client.call_tool("delete_items", DELETE))
         await person.set_user_verified(False)
@@ -167,11 +172,7 @@ async def test_without_user_verification_the_passkey_approves_nothing(people: li
 async def test_a_script_in_the_page_cannot_approve_without_the_passkey(people: list[Browser], tmp_path: Path) -> None:
     """A model driving the person's own browser can read the page and post, but cannot make the passkey sign."""
     person, _ = people
-    passkeys = tmp_path / "passkeys.json"
-    await pair(person, passkeys)
-    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
-    page = example.gate.page
-    assert page is not None
+    example, page = await paired_example(person, tmp_path)
     async with running_page(page), connect(example.server, revision="2026-07-28") as client:
         url, _ = _link(await client.call_tool("delete_items", DELETE))
         pid = url.rsplit("/", 1)[1]
@@ -224,11 +225,7 @@ async def test_the_link_without_the_terminals_code_pairs_nothing(people: list[Br
 
 async def test_deny_in_the_browser_changes_nothing(people: list[Browser], tmp_path: Path) -> None:
     person, _ = people
-    passkeys = tmp_path / "passkeys.json"
-    await pair(person, passkeys)
-    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
-    page = example.gate.page
-    assert page is not None
+    example, page = await paired_example(person, tmp_path)
     async with running_page(page), connect(example.server, revision="2025-11-25") as client:
         url, code = _link(await client.call_tool("delete_items", DELETE))
         await person.open(url)
@@ -243,11 +240,7 @@ async def test_url_mode_opens_the_page_and_the_person_approves_there(
     people: list[Browser], tmp_path: Path, revision: str
 ) -> None:
     person, _ = people
-    passkeys = tmp_path / "passkeys.json"
-    await pair(person, passkeys)
-    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
-    page = example.gate.page
-    assert page is not None
+    example, page = await paired_example(person, tmp_path)
     opened: list[str] = []
 
     async def client_opens_the_link(_: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
@@ -271,11 +264,7 @@ async def test_url_mode_opens_the_page_and_the_person_approves_there(
 async def test_an_approve_pressed_as_the_page_appears_is_ignored(people: list[Browser], tmp_path: Path) -> None:
     """A page that swaps the approval page in under the pointer cannot borrow the person's next click."""
     person, _ = people
-    passkeys = tmp_path / "passkeys.json"
-    await pair(person, passkeys)
-    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
-    page = example.gate.page
-    assert page is not None
+    example, page = await paired_example(person, tmp_path)
     async with running_page(page), connect(example.server, revision="2026-07-28") as client:
         url, _ = _link(await client.call_tool("delete_items", DELETE))
         await person.page.goto(url)
