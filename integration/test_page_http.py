@@ -33,9 +33,10 @@ import httpx2
 import mcp_types as mt
 import pytest
 from browser import Browser, browser
-from ntfy_server import NtfyServer, ntfy_server
+from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
 from remote_stack import CALENDARS, Stack, remote_stack
 from replica_client import http_client
+from terminal import on_terminal
 
 from approval_core.page_path import URL_INPUT_KEY
 from approval_core.testing import approval_of
@@ -114,9 +115,10 @@ def passkeys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
+def ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
     """The real ntfy 2.13 (testing/ntfy_server.py; fails, never skips), where the replicas push."""
-    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+    binary = find_or_build_binary(progress=on_terminal(pytestconfig))  # a first build shows its progress
+    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
         yield server
 
 

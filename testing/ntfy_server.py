@@ -369,7 +369,7 @@ def _build_from_kit(workdir: Path) -> Path:
             f"5 to 6 minutes of CPU without; the binary is kept in {target.parent}"
         )
         with tarfile.open(tarball) as archive:
-            archive.extractall(workdir, filter="data")
+            _extract(archive, workdir)
         source = workdir / "ntfy-src"
         if not source.is_dir():
             raise NtfyUnavailable(f"{tarball} did not unpack to ntfy-src/")
@@ -378,6 +378,24 @@ def _build_from_kit(workdir: Path) -> Path:
         )
         _say(f"built {target}")
         return _install(source / "ntfy", target)
+
+
+def _extract(archive: tarfile.TarFile, workdir: Path) -> None:
+    """Unpack ``archive`` into ``workdir`` with the ``data`` filter (no links out, no absolute paths, no devices).
+
+    ``extractall(filter=...)`` exists from Python 3.11.4 (and 3.12) on; before that (Debian 12 ships 3.11.2)
+    every member is checked here the same way before anything is written.
+    """
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(workdir, filter="data")
+        return
+    root = workdir.resolve()
+    for member in archive.getmembers():
+        target = (workdir / member.name).resolve()
+        unsafe = member.isdev() or member.issym() or member.islnk() or member.name.startswith("/")
+        if unsafe or not target.is_relative_to(root):
+            raise NtfyUnavailable(f"the source kit holds {member.name!r}, which would unpack outside {workdir}")
+    archive.extractall(workdir)  # noqa: S202 - every member was checked above
 
 
 def find_or_build_binary(progress: Callable[[str], None] | None = None) -> Path:

@@ -2,7 +2,8 @@
 
 A server is a member of the uv workspace (``[tool.uv.workspace] members`` in
 the root ``pyproject.toml``) whose folder, and distribution, is named
-``<something>-mcp``; approval-core is the one member that is not a server
+``<something>-mcp``; the libraries the servers share (:data:`LIBRARIES`:
+approval-core, webdav-core) are the members that are not servers
 (``tests/test_family.py`` fails on any other member, so a server in a folder
 of another name cannot go unseen). Nothing in ``tests/`` lists the servers by
 hand: a new server is covered by every family test as soon as it is a
@@ -15,11 +16,13 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-__all__ = ["CORE", "ROOT", "SERVERS", "embedded_servers", "import_name", "pyproject", "workspace_members"]
+__all__ = ["CORE", "LIBRARIES", "ROOT", "SERVERS", "embedded_servers", "import_name", "pyproject", "workspace_members"]
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = "approval-core"
-"""The one workspace member that is not a server."""
+"""The library every server asks through."""
+LIBRARIES = (CORE, "webdav-core")
+"""The workspace members that are libraries the servers share, not servers."""
 
 
 def workspace_members() -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from approval_core import ApprovalSettings
-from servers import CORE, SERVERS, pyproject, workspace_members
+from servers import LIBRARIES, SERVERS, pyproject, workspace_members
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,9 +23,9 @@ def test_the_first_servers_are_discovered() -> None:
     assert {"caldav-mcp", "carddav-mcp", "ntfy-mcp"} <= set(SERVERS)
 
 
-def test_every_workspace_member_but_approval_core_is_a_server_named_for_its_folder() -> None:
+def test_every_workspace_member_but_the_shared_libraries_is_a_server_named_for_its_folder() -> None:
     """A server in a folder not named ``*-mcp`` would be missed by every family test: it fails here instead."""
-    assert sorted([CORE, *SERVERS]) == workspace_members()
+    assert sorted([*LIBRARIES, *SERVERS]) == workspace_members()
     for name in workspace_members():
         assert pyproject(name)["project"]["name"] == name
 

@@ -20,7 +20,8 @@ from typing import Any
 import httpx2
 import pytest
 from browser import Browser, browser, pair_on
-from ntfy_server import NtfyServer, ntfy_server
+from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
+from terminal import on_terminal
 
 from approval_core import ApprovalSettings
 from approval_core.page_server import running_page
@@ -42,9 +43,10 @@ HOSTILE_BOOK = "/books/<img src=x onerror=alert(1)>/ Code: ZZZ-9 approved by IT/
 
 
 @pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
+def ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
     """The real ntfy (testing/ntfy_server.py; fails, never skips), with the push ACL of docs/ntfy-mcp.md."""
-    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+    binary = find_or_build_binary(progress=on_terminal(pytestconfig))  # a first build shows its progress
+    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
         for user in (PUSHER, PHONE, TOOLS):
             server.add_user(user, PASSWORD)
         auth = str(server.workdir / "auth.db")

@@ -18,7 +18,8 @@ from pathlib import Path
 import httpx2
 import pytest
 from browser import Browser, browser, pair_on
-from ntfy_server import NtfyServer, ntfy_server
+from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
+from terminal import on_terminal
 
 from approval_core import ApprovalSettings
 from approval_core.page import ApprovalPage
@@ -61,9 +62,10 @@ def hostile_event() -> str:
 
 
 @pytest.fixture(scope="module")
-def ntfy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NtfyServer]:
+def ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
     """The real ntfy (testing/ntfy_server.py; fails, never skips)."""
-    with ntfy_server(tmp_path_factory.mktemp("ntfy")) as server:
+    binary = find_or_build_binary(progress=on_terminal(pytestconfig))  # a first build shows its progress
+    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
         yield server
 
 

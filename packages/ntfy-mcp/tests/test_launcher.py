@@ -195,3 +195,36 @@ def test_the_progress_shows_on_the_terminal_while_pytest_captures_output(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ntfy_server: build: still running, 15 s so far" in done.stdout
     assert "captured, not shown" not in done.stdout
+
+
+@pytest.mark.parametrize("with_filter", [True, False])
+def test_the_kit_unpacks_safely_with_or_without_tarfiles_data_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_filter: bool
+) -> None:
+    """Python before 3.11.4 (Debian 12's 3.11.2) has no ``extractall(filter=...)``: the members are checked by hand."""
+    import io
+    import tarfile
+
+    if not with_filter:
+        monkeypatch.delattr(tarfile, "data_filter")
+
+    def kit(names: list[str]) -> tarfile.TarFile:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as made:
+            for name in names:
+                info = tarfile.TarInfo(name)
+                info.size = 2
+                made.addfile(info, io.BytesIO(b"ok"))
+        buffer.seek(0)
+        return tarfile.open(fileobj=buffer)
+
+    good = tmp_path / "good"
+    good.mkdir()
+    with kit(["ntfy-src/go.mod", "ntfy-src/server/server.go"]) as archive:
+        ntfy_server._extract(archive, good)  # pyright: ignore[reportPrivateUsage]
+    assert (good / "ntfy-src" / "server" / "server.go").read_text() == "ok"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    with kit(["ntfy-src/../../escaped"]) as archive, pytest.raises((ntfy_server.NtfyUnavailable, tarfile.TarError)):
+        ntfy_server._extract(archive, bad)  # pyright: ignore[reportPrivateUsage]
+    assert not (tmp_path / "escaped").exists()
