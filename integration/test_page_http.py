@@ -33,10 +33,10 @@ import httpx2
 import mcp_types as mt
 import pytest
 from browser import Browser, browser
-from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
+from ntfy_server import NtfyServer
+from page_push import pushed, real_ntfy
 from remote_stack import CALENDARS, Stack, remote_stack
 from replica_client import http_client
-from terminal import on_terminal
 
 from approval_core.page_path import URL_INPUT_KEY
 from approval_core.testing import approval_of
@@ -117,8 +117,7 @@ def passkeys_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
     """The real ntfy 2.13 (testing/ntfy_server.py; fails, never skips), where the replicas push."""
-    binary = find_or_build_binary(progress=on_terminal(pytestconfig))  # a first build shows its progress
-    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
+    with real_ntfy(tmp_path_factory.mktemp("ntfy"), pytestconfig) as server:
         yield server
 
 
@@ -223,12 +222,9 @@ def wait_up(stack: Stack, seconds: float = 30.0) -> None:
 
 def pushed_codes(ntfy: NtfyServer) -> list[str]:
     """The code of every pending approval pushed so far, oldest first (ntfy's poll API, as the phone reads it)."""
-    polled = httpx2.get(
-        f"{ntfy.url}/{PUSH_TOPIC}/json", params={"poll": "1", "since": "all"}, headers=ntfy.admin_headers()
-    )
-    assert polled.status_code == 200, polled.text
-    messages = [json.loads(line) for line in polled.text.splitlines() if line.strip()]
-    ours = [m["message"] for m in messages if m.get("title") == "caldav-mcp asks for your approval"]
+    ours = [
+        str(m["message"]) for m in pushed(ntfy, PUSH_TOPIC) if m.get("title") == "caldav-mcp asks for your approval"
+    ]
     return [found.group(1) for text in ours if (found := re.search(r"\(code ([A-Z0-9]{3}-[0-9])\)$", text))]
 
 

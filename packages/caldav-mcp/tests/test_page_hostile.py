@@ -15,16 +15,14 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 from browser import Browser, browser, pair_on
-from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
-from terminal import on_terminal
+from ntfy_server import NtfyServer
+from page_push import push_settings, pushed, real_ntfy
 
 from approval_core import ApprovalSettings
 from approval_core.page import ApprovalPage
 from approval_core.page_server import running_page
-from approval_core.page_settings import PageSettings
 from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, vevent
 
@@ -64,24 +62,8 @@ def hostile_event() -> str:
 @pytest.fixture(scope="module")
 def ntfy(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[NtfyServer]:
     """The real ntfy (testing/ntfy_server.py; fails, never skips)."""
-    binary = find_or_build_binary(progress=on_terminal(pytestconfig))  # a first build shows its progress
-    with ntfy_server(tmp_path_factory.mktemp("ntfy"), binary) as server:
+    with real_ntfy(tmp_path_factory.mktemp("ntfy"), pytestconfig) as server:
         yield server
-
-
-def page_settings(ntfy: NtfyServer, folder: Path) -> PageSettings:
-    made = httpx2.post(f"{ntfy.url}/v1/account/token", json={"label": "push"}, headers=ntfy.admin_headers())
-    assert made.status_code == 200, made.text
-    token = folder / "push.token"
-    token.write_text(made.json()["token"])
-    token.chmod(0o600)
-    return PageSettings(passkeys_file=folder / "passkeys.json", push_url=f"{ntfy.url}/{TOPIC}", push_token_file=token)
-
-
-def pushed(ntfy: NtfyServer) -> list[dict[str, object]]:
-    polled = httpx2.get(f"{ntfy.url}/{TOPIC}/json", params={"poll": "1", "since": "all"}, headers=ntfy.admin_headers())
-    assert polled.status_code == 200, polled.text
-    return [json.loads(line) for line in polled.text.splitlines() if line.strip()]
 
 
 async def pair(page: ApprovalPage, person: Browser) -> None:
@@ -94,11 +76,11 @@ async def test_a_hostile_event_never_reaches_the_page_or_the_push(
     account, ntfy: NtfyServer, tmp_path: Path, revision: str
 ) -> None:
     account.put(account.work, "hostile.ics", hostile_event())
-    server = account.build(ApprovalSettings(page=page_settings(ntfy, tmp_path)))
+    server = account.build(ApprovalSettings(page=push_settings(ntfy, tmp_path, TOPIC)))
     page = server.approval_gate.page
     assert isinstance(page, ApprovalPage)
     arguments = {"calendar": account.work, "id": UID}
-    before = len(pushed(ntfy))
+    before = len(pushed(ntfy, TOPIC))
     async with running_page(page), browser(1) as (person,):
         await pair(page, person)
         async with connect(server, revision=revision) as client:  # declares no elicitation: the page's link
@@ -115,7 +97,7 @@ async def test_a_hostile_event_never_reaches_the_page_or_the_push(
     assert pending["code"] in shown
     assert "Delete" in shown  # the operation in the server's own words
     assert account.work in shown  # the caller's value, under the caller heading
-    messages = pushed(ntfy)[before:]
+    messages = pushed(ntfy, TOPIC)[before:]
     assert [m["message"] for m in messages if m.get("title") == "caldav-mcp asks for your approval"] == [
         f"Delete an event (code {pending['code']})"
     ]
