@@ -50,6 +50,21 @@ def _lineage(server: object, replication: object) -> str | None:
     return f"{run}/{term}"
 
 
+async def _lineage_now(r: aioredis.Redis) -> str | None:
+    """The lineage of the Redis answering ``r`` now (see :func:`_lineage`)."""
+    return _lineage(await r.info("server"), await r.info("replication"))  # pyright: ignore[reportUnknownMemberType]
+
+
+async def _with_lineage(r: aioredis.Redis, command: str, key: str) -> tuple[str | None, Any]:
+    """``(lineage, answer)`` of one ``command key`` (``GET`` or ``GETDEL``), read in the same ``MULTI``/``EXEC``."""
+    async with r.pipeline(transaction=True) as pipe:
+        pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
+        pipe.info("replication")  # pyright: ignore[reportUnknownMemberType]
+        getattr(pipe, command)(key)
+        server, replication, raw = await pipe.execute()
+    return _lineage(server, replication), raw
+
+
 _WRITE_IF_NO_LIVE_NOTE = """
 local found = redis.call('GET', KEYS[1])
 if found then
@@ -149,12 +164,12 @@ class RedisStore:
             raise StoreUnavailable(f"the approval store could not {what}: {type(exc).__name__}") from None
 
     async def put(self, space: Space, secret: str, fingerprint: str, ttl: float) -> None:
-        """See :meth:`RecordStore.put` (``INFO server`` for the ``run_id``, then ``SET key value NX PX ttl+grace``)."""
+        """See :meth:`RecordStore.put` (the lineage from ``INFO``, then ``SET key value NX PX ttl+grace``)."""
         lifetime_ms = math.ceil((ttl + EXPIRY_GRACE) * 1000)
         key = self.key(space, secret)
 
         async def record(r: aioredis.Redis) -> Any:
-            run = _lineage(await r.info("server"), await r.info("replication"))  # pyright: ignore[reportUnknownMemberType]
+            run = await _lineage_now(r)
             value = json.dumps({"fp": fingerprint, "exp": self._clock() + ttl, "run": run}, separators=(",", ":"))
             return await r.set(key, value, nx=True, px=lifetime_ms)
 
@@ -163,7 +178,7 @@ class RedisStore:
             raise StoreUnavailable(f"a {space} record under this secret exists already")
 
     async def take(self, space: Space, secret: str) -> tuple[str, bool] | None:
-        """See :meth:`RecordStore.take` (``MULTI; INFO server; GETDEL key; EXEC``).
+        """See :meth:`RecordStore.take` (``MULTI; INFO server; INFO replication; GETDEL key; EXEC``).
 
         A record written by another Redis process than the one answering now
         (a restart restored it from a snapshot, or a failover promoted a
@@ -171,14 +186,7 @@ class RedisStore:
         """
         key = self.key(space, secret)
 
-        async def spend(r: aioredis.Redis) -> Any:
-            async with r.pipeline(transaction=True) as pipe:
-                pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
-                pipe.info("replication")  # pyright: ignore[reportUnknownMemberType]
-                pipe.getdel(key)
-                return await pipe.execute()
-
-        server, replication, raw = await self._run("spend a " + space, spend)
+        lineage, raw = await self._run("spend a " + space, lambda r: _with_lineage(r, "getdel", key))
         if not isinstance(raw, str):
             return None
         try:
@@ -188,12 +196,12 @@ class RedisStore:
             return None
         if not isinstance(fingerprint, str) or not isinstance(expires_at, int | float):
             return None
-        if run is None or run != _lineage(server, replication):
+        if run is None or run != lineage:
             return None
         return fingerprint, expires_at <= self._clock()
 
     async def write(self, space: NoteSpace, key: str, value: str, ttl: float, *, only_new: bool) -> bool:
-        """See :meth:`RecordStore.write` (``INFO server`` for the ``run_id``, then ``SET key value PX ttl``).
+        """See :meth:`RecordStore.write` (the lineage from ``INFO``, then ``SET key value PX ttl``).
 
         With ``only_new``, the ``SET`` runs in a script (:data:`_WRITE_IF_NO_LIVE_NOTE`) that writes where
         no note is, or where the note there was written by another Redis run (restored from a snapshot,
@@ -203,7 +211,7 @@ class RedisStore:
         lifetime_ms = max(1, math.ceil(ttl * 1000))
 
         async def note(r: aioredis.Redis) -> Any:
-            run = _lineage(await r.info("server"), await r.info("replication"))  # pyright: ignore[reportUnknownMemberType]
+            run = await _lineage_now(r)
             body = json.dumps({"v": value, "run": run}, separators=(",", ":"))
             if only_new:
                 return await r.eval(_WRITE_IF_NO_LIVE_NOTE, 1, name, body, str(run), str(lifetime_ms))  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType, reportGeneralTypeIssues]
@@ -212,7 +220,7 @@ class RedisStore:
         return bool(await self._run("write a " + space, note))
 
     async def read(self, space: NoteSpace, key: str) -> str | None:
-        """See :meth:`RecordStore.read` (``MULTI; INFO server; GET key; EXEC``).
+        """See :meth:`RecordStore.read` (``MULTI; INFO server; INFO replication; GET key; EXEC``).
 
         A note written by another Redis process than the one answering (a
         restart from a snapshot, a promoted replica) reads as absent, so a
@@ -220,14 +228,7 @@ class RedisStore:
         """
         name = self.key(space, key)
 
-        async def get(r: aioredis.Redis) -> Any:
-            async with r.pipeline(transaction=True) as pipe:
-                pipe.info("server")  # pyright: ignore[reportUnknownMemberType]
-                pipe.info("replication")  # pyright: ignore[reportUnknownMemberType]
-                pipe.get(name)
-                return await pipe.execute()
-
-        server, replication, raw = await self._run("read a " + space, get)
+        lineage, raw = await self._run("read a " + space, lambda r: _with_lineage(r, "get", name))
         if not isinstance(raw, str):
             return None
         try:
@@ -237,7 +238,7 @@ class RedisStore:
             return None
         if not isinstance(value, str) or run is None:
             return None
-        return value if run == _lineage(server, replication) else None
+        return value if run == lineage else None
 
     async def aclose(self) -> None:
         """Close the client's connections (if a client was made in this loop)."""
