@@ -256,6 +256,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "remote",
         "results",
         "sealing",
+        "seconds",
         "settings",
         "startup",
         "store",

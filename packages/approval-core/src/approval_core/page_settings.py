@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
 from approval_core.pending import DEFAULT_PENDING_TTL
+from approval_core.seconds import seconds_in_range
 
 __all__ = [
     "PAGE_ENV",
@@ -122,18 +122,8 @@ def _port(raw: str | None) -> int:
 
 
 def _ttl(raw: str | None) -> float:
-    if raw is None:
-        return DEFAULT_PENDING_TTL
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (MIN_PAGE_TTL <= value <= MAX_PAGE_TTL):
-        raise SettingsError(
-            f"{PAGE_TTL_ENV}={raw!r} is not valid: give the seconds a pending approval waits, "
-            f"from {MIN_PAGE_TTL:g} to {MAX_PAGE_TTL:g} (default {DEFAULT_PENDING_TTL:g})"
-        )
-    return value
+    what = "the seconds a pending approval waits"
+    return seconds_in_range(PAGE_TTL_ENV, raw, what, MIN_PAGE_TTL, MAX_PAGE_TTL, DEFAULT_PENDING_TTL)
 
 
 def _push_url(raw: str | None) -> str | None:

@@ -33,7 +33,6 @@ family in the same environment:
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from urllib.parse import urlsplit
 from approval_core.errors import SettingsError
 from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.page_settings import PageSettings
+from approval_core.seconds import seconds_in_range
 
 __all__ = [
     "DEFAULT_DIALOG_TIMEOUT",
@@ -152,15 +152,5 @@ def _parse_flag(raw: str | None) -> bool:
 
 
 def _parse_timeout(raw: str | None) -> float:
-    if raw is None:
-        return DEFAULT_DIALOG_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (MIN_DIALOG_TIMEOUT <= value <= MAX_DIALOG_TIMEOUT):
-        raise SettingsError(
-            f"{TIMEOUT_ENV}={raw!r} is not valid: give the seconds a dialog may wait for an answer, "
-            f"a number from {MIN_DIALOG_TIMEOUT:g} to {MAX_DIALOG_TIMEOUT:g} (default {DEFAULT_DIALOG_TIMEOUT:g})"
-        )
-    return value
+    what = "the seconds a dialog may wait for an answer"
+    return seconds_in_range(TIMEOUT_ENV, raw, what, MIN_DIALOG_TIMEOUT, MAX_DIALOG_TIMEOUT, DEFAULT_DIALOG_TIMEOUT)
