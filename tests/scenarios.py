@@ -38,6 +38,7 @@ from dav_servers import DavServer
 from ntfy_server import NtfyServer
 
 from approval_core import ApprovalSettings
+from approval_core.settings import Profile
 from approval_core.testing import FolderRecorder, HttpRecorder, Recorder, connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,11 +119,13 @@ def put(server: DavServer, path: str, text: str, content_type: str) -> None:
         assert response.status_code in {201, 204}, response.text
 
 
-def caldav_server(dav: DavServer, elicitation: bool = True) -> Any:
+def caldav_server(dav: DavServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
     from caldav_mcp.server import build_server
     from caldav_mcp.settings import CalDAVSettings
 
-    return build_server(ApprovalSettings(elicitation=elicitation), CalDAVSettings(dav.url, USER, PASSWORD))
+    return build_server(
+        ApprovalSettings(elicitation=elicitation, profile=profile), CalDAVSettings(dav.url, USER, PASSWORD)
+    )
 
 
 async def caldav_scenario(d: Driver, dav: DavServer) -> None:
@@ -196,12 +199,12 @@ def make_book(server: DavServer, name: str) -> str:
     return path
 
 
-def carddav_server(dav: DavServer, elicitation: bool = True) -> Any:
+def carddav_server(dav: DavServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
     from carddav_mcp.server import build_server
     from carddav_mcp.settings import CardDavSettings
 
     settings = CardDavSettings(url=f"{dav.url}{USER}/", username=USER, password=PASSWORD)
-    return build_server(ApprovalSettings(elicitation=elicitation), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile), settings)
 
 
 async def carddav_scenario(d: Driver, dav: DavServer) -> None:
@@ -286,16 +289,18 @@ class StandIn:
     transport: httpx2.AsyncBaseTransport
 
 
-def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True) -> Any:
+def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
     """ntfy-mcp against the stand-in (:class:`StandIn`) or the real ntfy (as its admin)."""
     from ntfy_mcp import build_server
     from ntfy_mcp.settings import NtfySettings
 
     if isinstance(backend, StandIn):
         settings = NtfySettings(url="http://standin.invalid", token="tk_standin", timeout=2)
-        return build_server(ApprovalSettings(elicitation=elicitation), settings, transport=backend.transport)
+        return build_server(
+            ApprovalSettings(elicitation=elicitation, profile=profile), settings, transport=backend.transport
+        )
     settings = NtfySettings(url=backend.url, username=backend.admin_user, password=backend.admin_password)
-    return build_server(ApprovalSettings(elicitation=elicitation), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile), settings)
 
 
 @contextmanager
@@ -341,7 +346,8 @@ class Scenario:
 
     Attributes:
         backend: The name of the pytest fixture that gives the real backend (``tests/conftest.py``).
-        make: ``make(backend, elicitation)`` -> the server, built against that backend.
+        make: ``make(backend, elicitation, profile)`` -> the server, built against that backend (``profile``:
+            ``APPROVAL_PROFILE``, default ``guarded``).
         drive: Calls every tool at least once through the :class:`Driver` (each call must succeed, so each
             changing call really changes something); a guarded tool is reached with arguments that make it ask.
         refusal: Prepares one guarded call and returns its (tool, arguments).

@@ -118,3 +118,35 @@ def test_backend_settings_are_returned_or_the_server_stops_with_the_problem() ->
     assert stream.getvalue() == "demo-mcp: DEMO_URL: an http(s) URL is needed, not 'ftp://x'\n"
     with pytest.raises(KeyError):
         backend_settings_or_exit("demo-mcp", lambda: {}["missing"], SettingsError)
+
+
+@pytest.mark.parametrize(
+    ("raw", "profile"), [(None, "guarded"), ("guarded", "guarded"), ("every-write", "every-write")]
+)
+def test_the_profile_has_two_values_and_guarded_is_the_default(raw, profile) -> None:
+    env = {} if raw is None else {"APPROVAL_PROFILE": raw}
+    assert ApprovalSettings.from_env(env).profile == profile
+
+
+@pytest.mark.parametrize("raw", ["", "every_write", "Every-Write", "strict", "guarded "])
+def test_any_other_profile_stops_the_server_naming_the_two_values(raw) -> None:
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as stopped:
+        load_settings_or_exit("demo-mcp", {"APPROVAL_PROFILE": raw}, err)
+    assert stopped.value.code == 1
+    assert "APPROVAL_PROFILE" in err.getvalue()
+    assert "'guarded'" in err.getvalue()
+    assert "'every-write'" in err.getvalue()
+
+
+def test_the_startup_line_names_the_every_write_profile() -> None:
+    on = ApprovalSettings(profile="every-write")
+    assert startup_line("demo-mcp", on) == (
+        "demo-mcp: APPROVAL_PROFILE=every-write — every tool that changes data asks first; "
+        "a client that cannot show a form is refused"
+    )
+    off = ApprovalSettings(profile="every-write", elicitation=False)
+    assert startup_line("demo-mcp", off) == (
+        "demo-mcp: APPROVAL_PROFILE=every-write — every tool that changes data asks first; "
+        "ELICITATION=false, so every change is refused"
+    )

@@ -233,6 +233,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "decisions",
         "dialog",
         "errors",
+        "every_write",
         "fallback",
         "gate",
         "http_settings",
@@ -262,6 +263,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "store",
         "tokens",
         "workers",
+        "write_dialog",
         "testing",
     }
     assert public - modules == set(names)

@@ -25,6 +25,14 @@ from approval_core.dialog import (
     operation,
 )
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
+from approval_core.every_write import (
+    before_send,
+    expect_writes,
+    install_every_write,
+    origin_text,
+    plan_writes,
+    stable,
+)
 from approval_core.gate import (
     INPUT_KEY,
     VERSION_KEY,
@@ -59,6 +67,7 @@ from approval_core.sealing import STATE_TTL, StateSealer
 from approval_core.settings import (
     DEFAULT_DIALOG_TIMEOUT,
     ELICITATION_ENV,
+    PROFILE_ENV,
     STORE_URL_ENV,
     TIMEOUT_ENV,
     ApprovalSettings,
@@ -74,6 +83,7 @@ from approval_core.startup import (
 )
 from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
+from approval_core.write_dialog import RequestLine, WriteDialog
 
 __all__ = [
     "APPROVAL_META_KEY",
@@ -87,6 +97,7 @@ __all__ = [
     "INPUT_KEY",
     "KEY_FILE_ENV",
     "PAGE_ENV",
+    "PROFILE_ENV",
     "STATE_TTL",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
@@ -124,34 +135,42 @@ __all__ = [
     "RecordStore",
     "Redemption",
     "RedisStore",
+    "RequestLine",
     "SettingsError",
     "StateRecovery",
     "StateSealer",
     "StoreUnavailable",
     "TokenStore",
     "Translator",
+    "WriteDialog",
     "annotations",
     "announce",
     "approval_outcome",
     "backend_settings_or_exit",
+    "before_send",
     "canonical_json",
     "client_can_show_form",
     "configure_logging",
     "effects",
     "exit_on_bad_setting",
+    "expect_writes",
     "fingerprint",
     "install_error_boundary",
+    "install_every_write",
     "install_one_capability_set",
     "install_state_recovery",
     "judge_answer",
     "load_settings_or_exit",
     "operation",
+    "origin_text",
+    "plan_writes",
     "read_key_file",
     "refusal",
     "running_page",
     "say",
     "serve",
     "share_sdk_state_keys",
+    "stable",
     "startup_line",
     "structured",
 ]

@@ -9,8 +9,9 @@ from mcp_types import CallToolResult, InputRequiredResult
 
 __all__ = ["NOTHING_CHANGED", "Approved", "Decision", "NotApproved", "PathName"]
 
-PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict", "page"]
-"""How a decision was reached; ``page`` is the approval page (:mod:`approval_core.page`)."""
+PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict", "page", "every_write"]
+"""How a decision was reached; ``page`` is the approval page (:mod:`approval_core.page`); ``every_write``: the
+every-write profile asks at the call's first changing request instead (:mod:`approval_core.every_write`)."""
 
 NOTHING_CHANGED = "Nothing was changed."
 

@@ -35,7 +35,7 @@ import string
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, LiteralString
+from typing import Any, LiteralString, Protocol
 
 from approval_core.errors import DialogError
 
@@ -49,7 +49,9 @@ __all__ = [
     "CallerValue",
     "Dialog",
     "Operation",
+    "Question",
     "operation",
+    "shown_value",
 ]
 
 CALLER_VALUES_HEADING = "Values below are supplied by the caller, not by this server:"
@@ -200,6 +202,44 @@ def _shown(value: str, limit: int, identifier: bool = False) -> str:
         return _escape(value, identifier)
     hidden = len(value) - limit
     return f"{_escape(value[:limit], identifier)}… ({hidden:,} more characters not shown)"
+
+
+class Question(Protocol):
+    """What every path of the gate asks.
+
+    A :class:`Dialog`, or the every-write profile's :class:`~approval_core.write_dialog.WriteDialog`.
+    """
+
+    @property
+    def consequence(self) -> str:
+        """The text between the headline and the caller's values."""
+        ...
+
+    def headline(self) -> str:
+        """The first line (a push notification's title, the page's heading)."""
+        ...
+
+    def shown_values(self) -> tuple[tuple[str, str], ...]:
+        """The caller's values as shown: ``(label, value)`` pairs."""
+        ...
+
+    def render(self) -> str:
+        """The whole text of the form dialog."""
+        ...
+
+    @staticmethod
+    def schema() -> dict[str, Any]:
+        """The form's requested schema."""
+        ...
+
+
+def shown_value(value: str, limit: int = DEFAULT_VALUE_LIMIT, identifier: bool = False) -> str:
+    """``value`` as a dialog shows a caller value.
+
+    Escaped as the module docstring says, cut after ``limit`` characters with the count of those not shown;
+    ``identifier`` escapes every non-ASCII character too.
+    """
+    return _shown(value, limit, identifier)
 
 
 @dataclass(frozen=True, slots=True)

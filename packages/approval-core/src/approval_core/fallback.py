@@ -15,7 +15,7 @@ from typing import Literal
 from approval_core.audit import audit
 from approval_core.binding import Binding
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
-from approval_core.dialog import Dialog
+from approval_core.dialog import Question
 from approval_core.results import refusal
 from approval_core.store import StoreUnavailable
 from approval_core.tokens import Redemption, TokenStore
@@ -84,7 +84,9 @@ class Fallback:
         data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
         return NotApproved("strict", "refused", refusal(text, data))
 
-    async def token(self, binding: Binding, dialog: Dialog, confirm_token: str | None, reason: NoAskReason) -> Decision:
+    async def token(
+        self, binding: Binding, dialog: Question, confirm_token: str | None, reason: NoAskReason
+    ) -> Decision:
         """Redeem ``confirm_token`` for this call, or refuse and issue a new token.
 
         Raises:

@@ -44,6 +44,7 @@ accepted and no question is asked or answered without its record.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
@@ -66,10 +67,17 @@ from approval_core.audit import audit
 from approval_core.binding import Binding
 from approval_core.capabilities import install_one_capability_set
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
-from approval_core.dialog import Dialog
+from approval_core.dialog import Dialog, Question
 from approval_core.errors import GuardTableError
+from approval_core.every_write import EveryWrite, current_call
 from approval_core.fallback import Fallback, NoAskReason
-from approval_core.keys import PAGE_PURPOSE, RECORD_NAMESPACE_PURPOSE, SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE
+from approval_core.keys import (
+    BODY_DIGEST_PURPOSE,
+    PAGE_PURPOSE,
+    RECORD_NAMESPACE_PURPOSE,
+    SDK_STATE_PURPOSE,
+    STATE_SEAL_PURPOSE,
+)
 from approval_core.page import ApprovalPage
 from approval_core.page_path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
@@ -159,7 +167,11 @@ class ApprovalGate:
         self.server_name = server_name
         self.guards = guards
         self.settings = settings
-        self.strict = strict
+        self.strict = strict or settings.every_write
+        self.every_write: EveryWrite | None = None
+        self.body_key = (
+            secrets.token_bytes(32) if settings.key_ring is None else settings.key_ring.derive(BODY_DIGEST_PURPOSE)[0]
+        )
         if store is None:
             store = (
                 MemoryStore(clock=clock)
@@ -250,6 +262,11 @@ class ApprovalGate:
             BindingError: ``target`` has no canonical form.
         """
         guard = self.guards.guard(tool)
+        call = current_call() if self.every_write is not None else None
+        if call is not None and call.tool == tool:
+            # The every-write profile asks at the first changing request, with this dialog's words in it.
+            call.guarded = (dialog, target, version)
+            return Approved("every_write", "")
         if not guard.asks(GuardedCall(tool, arguments or {}, facts or {})):
             return Approved("not_guarded", "")
         if version is None and tool not in self.guards.unversioned:
@@ -263,6 +280,31 @@ class ApprovalGate:
         if principal is not None:
             target = {**target, PRINCIPAL_KEY: principal}
         binding = Binding(self.server_name, tool, target, frozenset(exclude))
+        return await self._decide(ctx, binding, dialog, confirm_token)
+
+    async def decide_write(
+        self,
+        ctx: Context[Any, Any],
+        tool: str,
+        target: Mapping[str, Any],
+        dialog: Question,
+        *,
+        version: str | None,
+    ) -> Decision:
+        """Ask for one call's requests under the every-write profile (:mod:`approval_core.every_write`).
+
+        As :meth:`check` past the guard, with no token: ``target``, ``version`` and the principal are bound.
+        """
+        if version is not None:
+            target = {**target, VERSION_KEY: version}
+        principal = _principal()
+        if principal is not None:
+            target = {**target, PRINCIPAL_KEY: principal}
+        return await self._decide(ctx, Binding(self.server_name, tool, target), dialog, None)
+
+    async def _decide(
+        self, ctx: Context[Any, Any], binding: Binding, dialog: Question, confirm_token: str | None
+    ) -> Decision:
         route = self._route(ctx)
         if route == "dialog":
             return await self._push(ctx, binding, dialog)
@@ -292,7 +334,7 @@ class ApprovalGate:
 
     # ------------------------------------------------------------------ 2025-11-25: push
 
-    async def _push(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
+    async def _push(self, ctx: Context[Any, Any], binding: Binding, dialog: Question) -> Decision:
         self._audit("asked", binding, "dialog")
         answer: object = None
         outcome = "timed_out"
@@ -310,7 +352,7 @@ class ApprovalGate:
 
     # ------------------------------------------------------------------ 2026-07-28: input_required
 
-    async def _input_required(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
+    async def _input_required(self, ctx: Context[Any, Any], binding: Binding, dialog: Question) -> Decision:
         state = ctx.request_state
         responses = ctx.input_responses or {}
         if state is None:
@@ -326,8 +368,9 @@ class ApprovalGate:
             return await self._question(binding, dialog)
         return self._conclude(binding, "input_required", judge_answer(responses[INPUT_KEY]))
 
-    async def _question(self, binding: Binding, dialog: Dialog) -> NotApproved:
-        state = await self.sealer.seal(binding.tool, binding.fingerprint)
+    async def _question(self, binding: Binding, dialog: Question) -> NotApproved:
+        call = current_call()
+        state = await self.sealer.seal(binding.tool, binding.fingerprint, None if call is None else call.memo)
         self._audit("asked", binding, "input_required")
         question = ElicitRequest(
             params=ElicitRequestFormParams(message=dialog.render(), requested_schema=dialog.schema())

@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from approval_core.errors import SettingsError
 
 __all__ = [
+    "BODY_DIGEST_PURPOSE",
     "KEY_FILE_ENV",
     "MIN_KEY_BYTES",
     "PAGE_PURPOSE",
@@ -60,6 +61,7 @@ STATE_SEAL_PURPOSE = b"approval-core/v1/state-hmac"
 SDK_STATE_PURPOSE = b"approval-core/v1/mcp-request-state"
 PAGE_PURPOSE = b"approval-core/v1/approval-page"
 RECORD_NAMESPACE_PURPOSE = b"approval-core/v1/record-namespace"
+BODY_DIGEST_PURPOSE = b"approval-core/v1/every-write-body"
 """Derives the deployment's identity in the shared store's keys, so two deployments sharing one Redis are apart."""
 """Derives the approval page's key (its CSRF tokens), so every replica checks what another issued."""
 """HKDF label of the secret handed to the MCP SDK's ``RequestStateSecurity(keys=...)``."""

@@ -38,7 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from approval_core.audit import audit
 from approval_core.binding import Binding
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved
-from approval_core.dialog import Dialog
+from approval_core.dialog import Question
 from approval_core.page import ApprovalPage
 from approval_core.pending import PendingApproval
 from approval_core.results import refusal
@@ -76,7 +76,7 @@ class PagePath:
         self.sealer = sealer
         self.dialog_timeout = dialog_timeout
 
-    async def decide(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog, reason: Reason) -> Decision:
+    async def decide(self, ctx: Context[Any, Any], binding: Binding, dialog: Question, reason: Reason) -> Decision:
         """Approve from a standing decision, or ask through the page; see the module docstring.
 
         Raises:
@@ -100,7 +100,7 @@ class PagePath:
             return await self._push_url(ctx, binding, record)
         return self._pending(binding, record, fresh)
 
-    async def _open(self, binding: Binding, dialog: Dialog) -> PendingApproval:
+    async def _open(self, binding: Binding, dialog: Question) -> PendingApproval:
         record = await self.page.book.open(binding, dialog)
         self._audit("page_opened", binding, record.code)
         if self.page.push is not None:

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from approval_core.binding import Binding
-from approval_core.dialog import Dialog
+from approval_core.dialog import Question
 from approval_core.store import RecordStore
 
 __all__ = [
@@ -151,7 +151,7 @@ class PendingBook:
         """The book's wall-clock seconds."""
         return self._clock()
 
-    async def open(self, binding: Binding, dialog: Dialog) -> PendingApproval:
+    async def open(self, binding: Binding, dialog: Question) -> PendingApproval:
         """Record a new pending approval for ``binding`` and make it the one the next identical call finds."""
         now = self._clock()
         record = PendingApproval(

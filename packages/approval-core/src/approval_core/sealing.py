@@ -30,7 +30,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,15 +116,18 @@ class StateSealer:
         mac.update(message)
         return mac.finalize()
 
-    async def seal(self, tool: str, fingerprint: str) -> str:
+    async def seal(self, tool: str, fingerprint: str, memo: Mapping[str, str] | None = None) -> str:
         """Mint a state for ``tool`` and the call ``fingerprint``.
+
+        ``memo`` (small ``name -> text`` values a call made up, such as a new UID) is sealed in with it and
+        read back on the retry by :meth:`memo`, so the retry builds the same request.
 
         Raises:
             StoreUnavailable: the nonce cannot be recorded (no state is handed out).
         """
         nonce = secrets.token_urlsafe(18)
         await self._unspent.put("state", nonce, fingerprint, self._ttl)
-        claims = {
+        claims: dict[str, Any] = {
             "v": _VERSION,
             "srv": self._server,
             "tool": tool,
@@ -132,6 +135,8 @@ class StateSealer:
             "n": nonce,
             "exp": int(self._clock() + self._ttl),
         }
+        if memo:
+            claims["memo"] = dict(memo)
         body = _b64(json.dumps(claims, separators=(",", ":"), ensure_ascii=True).encode("ascii"))
         return f"{_PREFIX}{body}.{_b64(self._tag((_PREFIX + body).encode('ascii')))}"
 
@@ -164,6 +169,15 @@ class StateSealer:
             if not passed:
                 return Opened(False, reason)
         return Opened(True)
+
+    def memo(self, state: str, tool: str) -> dict[str, str]:
+        """The memo sealed into ``state`` for ``tool`` by this server, unexpired; ``{}`` otherwise (nothing spent)."""
+        claims = self._verified_claims(state) or {}
+        memo = claims.get("memo")
+        fresh = isinstance(claims.get("exp"), int) and self._clock() < claims["exp"]
+        if claims.get("srv") != self._server or claims.get("tool") != tool or not fresh or not isinstance(memo, dict):
+            return {}
+        return {str(k): str(v) for k, v in memo.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
     def _verified_claims(self, state: str) -> dict[str, Any] | None:
         """Claims of a state whose seal opens; ``{}`` for a bad seal; None if malformed."""

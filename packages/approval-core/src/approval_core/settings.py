@@ -19,6 +19,14 @@ family in the same environment:
     idle limit that common load balancers and gateways apply to a quiet
     connection, so an answer can never arrive after the caller was cut off.
 
+``APPROVAL_PROFILE``
+    Unset or ``guarded``: each server's guard table says which tools ask
+    (the default). ``every-write``: every tool that changes data asks first,
+    the dialog lists the exact requests the call will send, and a client that
+    cannot show a form is refused outright, never given a confirm token
+    (seed 004; :mod:`approval_core.every_write`). Anything else is an error
+    naming the two values.
+
 ``APPROVAL_STORE_URL``
     Unset: single-use records (confirm tokens, state nonces) live in this
     process. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
@@ -36,6 +44,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
@@ -47,6 +56,8 @@ __all__ = [
     "DEFAULT_DIALOG_TIMEOUT",
     "ELICITATION_ENV",
     "KEY_FILE_ENV",
+    "PROFILES",
+    "PROFILE_ENV",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
     "ApprovalSettings",
@@ -55,6 +66,10 @@ __all__ = [
 ELICITATION_ENV = "ELICITATION"
 TIMEOUT_ENV = "ELICITATION_TIMEOUT"
 STORE_URL_ENV = "APPROVAL_STORE_URL"
+PROFILE_ENV = "APPROVAL_PROFILE"
+PROFILES = ("guarded", "every-write")
+"""The values of ``APPROVAL_PROFILE``; the first is the default."""
+Profile = Literal["guarded", "every-write"]
 STORE_SCHEMES = ("redis", "rediss")
 DEFAULT_DIALOG_TIMEOUT = 90.0
 MIN_DIALOG_TIMEOUT = 5.0
@@ -75,6 +90,8 @@ class ApprovalSettings:
             per-process keys.
         page: The approval page's settings (``APPROVAL_PAGE=true``), or None
             for no page (:mod:`approval_core.page_settings`).
+        profile: ``guarded`` (the guard tables decide) or ``every-write``
+            (every tool that changes data asks; seed 004).
     """
 
     elicitation: bool = True
@@ -82,13 +99,20 @@ class ApprovalSettings:
     store_url: str | None = None
     key_ring: KeyRing | None = None
     page: PageSettings | None = None
+    profile: Profile = "guarded"
+
+    @property
+    def every_write(self) -> bool:
+        """True under ``APPROVAL_PROFILE=every-write``."""
+        return self.profile == "every-write"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ApprovalSettings:
         """Read the settings from ``environ`` (default: ``os.environ``).
 
         Raises:
-            SettingsError: ``ELICITATION`` is set to anything but ``true`` or
+            SettingsError: ``APPROVAL_PROFILE`` is neither ``guarded`` nor
+                ``every-write``; ``ELICITATION`` is set to anything but ``true`` or
                 ``false``, or ``ELICITATION_TIMEOUT`` is not a number of
                 seconds in range; ``APPROVAL_STORE_URL`` is not a
                 ``redis://`` or ``rediss://`` URL with a host, or is set
@@ -113,6 +137,7 @@ class ApprovalSettings:
             store_url=store_url,
             key_ring=None if key_file is None else read_key_file(key_file),
             page=PageSettings.from_env(env),
+            profile=_parse_profile(env.get(PROFILE_ENV)),
         )
 
 
@@ -138,6 +163,17 @@ def _parse_store_url(raw: str | None) -> str | None:
     if database and not database.isdigit():
         raise SettingsError(f"{STORE_URL_ENV} names database {database!r}, not a number: {rule}")
     return raw
+
+
+def _parse_profile(raw: str | None) -> Profile:
+    if raw is None or raw == "guarded":
+        return "guarded"
+    if raw == "every-write":
+        return "every-write"
+    raise SettingsError(
+        f"{PROFILE_ENV}={raw!r} is not a valid value: use exactly 'guarded' (each server's guard table decides "
+        "which tools ask, the default) or 'every-write' (every tool that changes data asks first)"
+    )
 
 
 def _parse_flag(raw: str | None) -> bool:

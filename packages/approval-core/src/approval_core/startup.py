@@ -31,10 +31,19 @@ T = TypeVar("T")
 def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
     """The one line a server prints at startup about approval, or None.
 
-    Only a server started with ``ELICITATION=false`` has something to say:
+    Under the default profile only a server started with ``ELICITATION=false`` has something to say:
     ``<server-name>: ELICITATION=false — guarded tools fall back to the two-call token``, or, with the
     approval page set up (``APPROVAL_PAGE=true``), ``... — guarded tools ask on the approval page``.
+    Under ``APPROVAL_PROFILE=every-write`` the line always names the profile and where a person is asked
+    (``<server-name>: APPROVAL_PROFILE=every-write — every tool that changes data asks first, ...``).
     """
+    if settings.every_write:
+        head = f"{server_name}: APPROVAL_PROFILE=every-write — every tool that changes data asks first"
+        if settings.page is not None:
+            return f"{head}; without a form dialog, on the approval page"
+        if not settings.elicitation:
+            return f"{head}; ELICITATION=false, so every change is refused"
+        return f"{head}; a client that cannot show a form is refused"
     if settings.elicitation:
         return None
     if settings.page is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import httpx2 as httpx
 
+from approval_core import before_send
 from carddav_mcp import davxml
 from carddav_mcp.davxml import CARDDAV, DAV, DavResponse, norm_href
 from carddav_mcp.errors import (
@@ -78,6 +79,7 @@ PROFILE = Profile(
     home_name="address-book home",
     home_set=(CARDDAV, "addressbook-home-set"),
     well_known="/.well-known/carddav",
+    before_send=before_send,  # APPROVAL_PROFILE=every-write asks before each changing request
     errors=Errors(
         invalid_id=InvalidInput,
         off_origin=OffOrigin,

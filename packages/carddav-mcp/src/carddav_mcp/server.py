@@ -25,14 +25,16 @@ from approval_core import (
     configure_logging,
     exit_on_bad_setting,
     install_error_boundary,
+    install_every_write,
     load_settings_or_exit,
+    origin_text,
     say,
     serve,
 )
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import CardDavError, NotConfigured
-from carddav_mcp.guards import GUARDS
+from carddav_mcp.guards import EFFECTS, GUARDS
 from carddav_mcp.settings import CardDavSettings
 from carddav_mcp.tools import books, grouping, reading, writing
 
@@ -70,6 +72,10 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, CardDavError)
+    account = backend.settings.username
+    install_every_write(
+        server, gate, backend=lambda: (origin_text(backend.settings.url or ""), account), effects=EFFECTS
+    )
     for module in (books, reading, writing, grouping):
         module.register(server, backend, gate)
     return server

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from approval_core import plan_writes
 from carddav_mcp.backend import Backend, parse_card
 from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, NotFound, PreconditionFailed, Unreachable
@@ -167,6 +168,8 @@ async def write_each(what: str, writes: Sequence[Write]) -> list[str]:
             it belongs, or named as not known when even that read fails: a
             write that landed is never reported as only "could not reach".
     """
+    if len(writes) > 1:
+        await plan_writes([write.run for write in writes])  # APPROVAL_PROFILE=every-write: one question for all
     done: list[str] = []
     for index, write in enumerate(writes):
         try:

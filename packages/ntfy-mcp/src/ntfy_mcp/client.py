@@ -1,7 +1,6 @@
 """The ntfy HTTP client: the one place where URLs are made and where ntfy's replies become this package's errors.
 
-Built on httpx2 (the maintained httpx line the MCP SDK itself uses).
-
+Built on httpx2 (as the MCP SDK); with APPROVAL_PROFILE=every-write each request passes ``before_send`` first.
 Where requests go (:meth:`NtfyClient.url`): every path argument (a topic, a
 sequence id) is checked against ntfy's own rule for it, after any decoding,
 and joined under ``NTFY_URL``; the resulting URL must have ``NTFY_URL``'s
@@ -41,6 +40,7 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import httpx2
 
+from approval_core.every_write import before_send
 from ntfy_mcp.errors import InputError, NtfyRejected, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 
@@ -197,6 +197,7 @@ class NtfyClient:
             method, url, content=None if body is None else json.dumps(body), headers=sent or None,
             params=dict(params or {}),
         )  # fmt: skip
+        await before_send(method, str(request.url), request.content, request.headers)
         try:
             with anyio.fail_after(self.settings.timeout):
                 status, content = await self._exchange(request, lines)

@@ -24,13 +24,15 @@ from approval_core import (
     configure_logging,
     exit_on_bad_setting,
     install_error_boundary,
+    install_every_write,
     load_settings_or_exit,
+    origin_text,
     say,
     serve,
 )
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import ConfigError, NtfyMcpError, NtfyUnavailable
-from ntfy_mcp.guards import GUARDS
+from ntfy_mcp.guards import EFFECTS, GUARDS
 from ntfy_mcp.settings import NtfySettings, refuse_the_approval_topic
 from ntfy_mcp.tools import admin, info, messages, revise
 
@@ -74,6 +76,8 @@ def build_server(
     install_error_boundary(server, NtfyMcpError, translate=_translate)
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
+    install_every_write(server, gate, backend=lambda: (origin_text(app.settings.url), app.settings.username),
+                        effects=EFFECTS)  # fmt: skip
     for module in (messages, revise, admin, info):
         module.register(server, app)
     return server

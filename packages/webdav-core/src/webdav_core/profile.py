@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from webdav_core.errors import Errors
 
-__all__ = ["Profile"]
+__all__ = ["BeforeSend", "Profile"]
+
+BeforeSend = Callable[[str, str, "bytes | str | None", Mapping[str, str]], Awaitable[None]]
+"""``(method, url, body, headers)`` of a request about to be sent; may raise to stop it (the family's
+``approval_core.before_send``: APPROVAL_PROFILE=every-write asks before a changing request)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,8 @@ class Profile:
             (RFC 6352 §7.1.1 ``addressbook-home-set``, RFC 4791 §6.2.1 ``calendar-home-set``).
         well_known: The RFC 6764 §5 well-known path (``/.well-known/carddav``).
         errors: The exception classes to raise.
+        before_send: Awaited with each request before it is sent, before its deadline starts, and again
+            for each redirect it follows; None for none.
     """
 
     server: str
@@ -49,3 +56,4 @@ class Profile:
     home_set: tuple[str, str]
     well_known: str
     errors: Errors = field(default_factory=Errors)
+    before_send: BeforeSend | None = None

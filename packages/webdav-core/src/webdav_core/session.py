@@ -154,6 +154,8 @@ class ConfinedSession:
             sent["Content-Type"] = _XML_BODY
         url = self.url(path)
         p = self.profile
+        if p.before_send is not None:
+            await p.before_send(method, str(url), body, sent)
         try:
             with anyio.fail_after(self.timeout):
                 return await self._follow(method, url, body, sent, what)
@@ -182,6 +184,8 @@ class ConfinedSession:
                 location = response.headers.get("Location")
                 if response.status_code in _REDIRECTS and location:
                     url = self._redirect_target(url, location, what)
+                    if self.profile.before_send is not None:  # a redirected request is another request
+                        await self.profile.before_send(method, str(url), body, headers)
                     continue
                 limit = self.max_bytes if response.status_code < 300 else ERROR_BODY_BYTES
                 content = await self._read(response, limit, what)

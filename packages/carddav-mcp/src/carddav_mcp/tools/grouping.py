@@ -25,7 +25,7 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, Approved, Dialog, NotApproved, annotations, structured
+from approval_core import ApprovalGate, Approved, Dialog, NotApproved, annotations, stable, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.errors import Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
@@ -265,7 +265,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             await relabel("create_group", book, [(chosen[href], None, name) for href in sorted(chosen)])
             group, _ = await load(category_group_id(book, name))
             return structured(CreatedGroup(**_as_model(group).model_dump(), outcome="created"))
-        uid = uid or str(uuid.uuid4())
+        uid = uid or stable("uid", lambda: str(uuid.uuid4()))  # the same on an input_required retry
         refs = [make_line(_MEMBER_NAMES[convention], member_ref(e.card.uid or "")) for e in chosen.values()]
         if convention == "kind":
             head = ["VERSION:4.0", "KIND:group"]

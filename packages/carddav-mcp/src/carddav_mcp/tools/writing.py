@@ -21,7 +21,7 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, Dialog, NotApproved, annotations, structured
+from approval_core import ApprovalGate, Dialog, NotApproved, annotations, stable, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -67,7 +67,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             raise InvalidInput("fields.fn", "a new contact needs a formatted name (FN)")
         info = await backend.writable_book("address_book", address_book)
         version = await _version_of(backend, info.path)
-        uid = uid or str(uuid.uuid4())
+        uid = uid or stable("uid", lambda: str(uuid.uuid4()))  # the same on an input_required retry
         actions, _, lines = changed_lines(fields, version, creating=True)
         head = [f"VERSION:{version}", make_line("UID", escape_text(uid))]
         if version != "4.0" and "n" not in actions:

@@ -15,7 +15,7 @@ import mcp_types as mt
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from approval_core import annotations, structured
+from approval_core import annotations, plan_writes, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import BackendError, InputError, NtfyUnavailable
 from ntfy_mcp.models import Priority, priority_number
@@ -170,6 +170,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         body = content.to_ntfy()
         now = time.time()
         results: list[PublishResult] = []
+        await plan_writes([lambda t=t: app.client.publish(t, body) for t in chosen])  # APPROVAL_PROFILE=every-write
         for topic in chosen:
             note = None
             try:
@@ -187,7 +188,9 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                     f"ntfy's answer was lost ({exc}); reading the topic back found the message delivered "
                     f"(id {found.get('id')})."
                 )
-            sent = message_from_ntfy(stored, now, shorten=True)
+            sent = message_from_ntfy(
+                stored, time.time(), shorten=True
+            )  # "now" after the answer: scheduled = in the future
             results.append(
                 PublishResult(
                     topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
@@ -269,6 +272,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         ids = app.check_sequence_ids(sequence_ids)
         await app.require_sequences("mark_messages_read", topic)
         results: list[IdResult] = []
+        await plan_writes([lambda s=s: app.client.clear(topic, s) for s in ids])
         for sid in ids:
             try:
                 await app.client.clear(topic, sid)

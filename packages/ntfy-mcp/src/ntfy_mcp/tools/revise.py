@@ -16,7 +16,7 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import NotApproved, annotations, structured
+from approval_core import NotApproved, annotations, plan_writes, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import delete_messages_dialog, update_dialog
 from ntfy_mcp.errors import BackendError, ChangedMeanwhile, InputError
@@ -190,6 +190,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             return decision.result
         await _unchanged(app, topic, versions)
         results: list[IdResult] = []
+        await plan_writes([lambda s=s: app.client.delete(topic, s) for s in ids])  # APPROVAL_PROFILE=every-write
         for sid in ids:
             try:
                 await app.client.delete(topic, sid)
