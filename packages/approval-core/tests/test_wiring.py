@@ -224,6 +224,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
     public = {n for n in vars(approval_core) if not n.startswith("_")}
     modules = {
         "answers",
+        "arguments",
         "audit",
         "bearer",
         "binding",

@@ -35,7 +35,7 @@ def id_calls(dav: Dav, card: str, escape: str) -> list[tuple[str, dict[str, Any]
         ("get_contact_photo", {"contact_id": escape}, "contact_id"),
         ("export_contacts", {"address_book": escape}, "address_book"),
         ("list_changes", {"address_book": escape}, "address_book"),
-        ("create_contact", {"address_book": escape, "contact": {"formatted_name": "Eve"}}, "address_book"),
+        ("create_contact", {"address_book": escape, "fields": {"fn": "Eve"}}, "address_book"),
         ("update_contact", {"contact_id": escape, "changes": {"title": "Dr"}}, "contact_id"),
         ("delete_contact", {"contact_ids": [escape]}, "contact_ids"),
         ("move_contact", {"contact_id": escape, "destination": dav.other}, "contact_id"),
@@ -68,7 +68,7 @@ async def test_no_id_of_any_tool_reaches_another_port(dav: Dav) -> None:
                     assert result.is_error, where
                     assert "unexpected internal error" not in text, where
                     clear = field.split("[")[0] in text or "not found" in text or "no card at" in text
-                    assert clear or "validation error" in text, where
+                    assert clear, where
         assert listener.received == []
     # Every tool that takes an id is in the table (the two without arguments take none).
     assert tools - covered == {"list_address_books", "get_server_info"}

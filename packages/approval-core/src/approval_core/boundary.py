@@ -15,6 +15,10 @@ translator for library exceptions it knows. Then:
   kind of error, and that whether the backend changed is unknown; the
   traceback goes to the log once, at ERROR.
 
+* arguments that break the tool's input schema are refused in the server's
+  words: each field's path, the value sent and what the field allows
+  (:func:`approval_core.arguments.explain`), instead of pydantic's dump.
+
 ``MCPError`` (a protocol-level error) passes through unchanged.
 """
 
@@ -27,6 +31,9 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+
+from approval_core.arguments import explain
 
 __all__ = ["Translator", "install_error_boundary"]
 
@@ -64,6 +71,7 @@ def install_error_boundary(
     if getattr(server, _MARK, False):
         return
     original = server.call_tool
+    schemas: dict[str, dict[str, Any]] = {}
 
     async def call_tool(
         name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -83,6 +91,11 @@ def install_error_boundary(
             logger.error("%s stopped on an unexpected error", name, exc_info=cause)
             raise _unexpected(name, cause) from cause
         except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                if not schemas:
+                    schemas.update({tool.name: dict(tool.input_schema) for tool in await server.list_tools()})
+                logger.info("%s refused its arguments", name)
+                raise ToolError(explain(name, exc.__cause__, schemas.get(name, {}))) from exc.__cause__
             # The SDK puts "Error executing tool <name>: " before a ToolError's own text; the message is
             # already written for the caller, so it goes out as it was raised.
             prefix = f"Error executing tool {name}: "
