@@ -25,14 +25,7 @@ from approval_core.dialog import (
     operation,
 )
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
-from approval_core.every_write import (
-    before_send,
-    expect_writes,
-    install_every_write,
-    origin_text,
-    plan_writes,
-    stable,
-)
+from approval_core.every_write import install_every_write
 from approval_core.gate import (
     INPUT_KEY,
     VERSION_KEY,
@@ -59,6 +52,7 @@ from approval_core.policy import (
     annotations,
     effects,
 )
+from approval_core.progress import report_progress
 from approval_core.recovery import StateRecovery, install_state_recovery, share_sdk_state_keys
 from approval_core.redis_store import RedisStore
 from approval_core.remote import HttpSettings, serve
@@ -84,6 +78,7 @@ from approval_core.startup import (
 from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
 from approval_core.write_dialog import RequestLine, WriteDialog
+from approval_core.write_scope import before_send, chosen_by_server, expect_writes, origin_text, plan_writes, stable
 
 __all__ = [
     "APPROVAL_META_KEY",
@@ -149,6 +144,7 @@ __all__ = [
     "backend_settings_or_exit",
     "before_send",
     "canonical_json",
+    "chosen_by_server",
     "client_can_show_form",
     "configure_logging",
     "effects",
@@ -166,6 +162,7 @@ __all__ = [
     "plan_writes",
     "read_key_file",
     "refusal",
+    "report_progress",
     "running_page",
     "say",
     "serve",

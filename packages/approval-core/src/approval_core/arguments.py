@@ -99,27 +99,42 @@ def allowed(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
     return "; ".join(part for part in (description, shape) if part) or "see the tool's input schema"
 
 
-def _walk(schema: Mapping[str, Any], defs: Mapping[str, Any], loc: tuple[int | str, ...]) -> tuple[str, Any]:
-    """The field path a pydantic ``loc`` names (union and validator tags dropped) and that field's schema."""
+def _choices(node: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``node`` and, for a union (``anyOf`` / ``oneOf``), each of its branches, resolved."""
+    node = _resolve(node, defs)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if not isinstance(branches, list):
+        return [node]
+    return [node, *(_resolve(cast(Mapping[str, Any], b), defs) for b in cast(list[Any], branches))]
+
+
+def _walk(
+    schema: Mapping[str, Any], defs: Mapping[str, Any], loc: tuple[int | str, ...], extra: bool
+) -> tuple[str, Any]:
+    """The field path a pydantic ``loc`` names and that field's schema.
+
+    A step that is no field of the schema there is a union's tag (``int``, ``literal[...]``, a
+    discriminator's value such as ``http``) and is passed over, except the last step of an ``extra``
+    error, which names the field the object does not have.
+    """
     path: list[str] = []
     current: Mapping[str, Any] | None = schema
-    for step in loc:
+    for index, step in enumerate(loc):
         if current is None:
             break
-        node = _resolve(current, defs)
-        branches = node.get("anyOf") or node.get("oneOf")
-        if isinstance(branches, list):  # the step may name the branch: follow the first that fits
-            fitting = [_resolve(cast(Mapping[str, Any], b), defs) for b in cast(list[Any], branches)]
-            node = next((b for b in fitting if "properties" in b or "items" in b), node)
-        properties = cast(Mapping[str, Any], node.get("properties") or {})
-        if isinstance(step, str) and step in properties:
+        choices = _choices(current, defs)
+        if isinstance(step, int):
+            holder = next((c for c in choices if isinstance(c.get("items"), Mapping)), None)
+            if holder is not None:
+                path.append(f"[{step}]")
+                current = cast(Mapping[str, Any], holder["items"])
+            continue
+        holder = next((c for c in choices if step in cast(Mapping[str, Any], c.get("properties") or {})), None)
+        if holder is not None:
             path.append(step)
-            current = cast(Mapping[str, Any], properties[step])
-        elif isinstance(step, int) and isinstance(node.get("items"), Mapping):
-            path.append(f"[{step}]")
-            current = cast(Mapping[str, Any], node["items"])
-        elif isinstance(step, str) and "properties" in node and not any(ch in step for ch in "[(-"):
-            path.append(step)  # a name the object does not have (an extra field)
+            current = cast(Mapping[str, Any], cast(Mapping[str, Any], holder["properties"])[step])
+        elif extra and index == len(loc) - 1:
+            path.append(step)
             current = None
     return ".".join(path).replace(".[", "["), current
 
@@ -141,7 +156,7 @@ def explain(tool: str, error: ValidationError, schema: Mapping[str, Any]) -> str
     grouped: dict[str, list[Any]] = defaultdict(list)
     fields: dict[str, Any] = {}
     for item in error.errors(include_url=False):
-        path, field = _walk(schema, defs, tuple(item["loc"]))
+        path, field = _walk(schema, defs, tuple(item["loc"]), item["type"] == "extra_forbidden")
         grouped[path or "arguments"].append(item)
         fields.setdefault(path or "arguments", field)
     lines: list[str] = []

@@ -33,11 +33,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import principal_components
 from pydantic import BaseModel
 
 from approval_core.errors import BindingError
 
-__all__ = ["Binding", "canonical_json", "fingerprint"]
+__all__ = ["Binding", "canonical_json", "fingerprint", "principal"]
 
 _SHORT = 12
 
@@ -144,3 +146,13 @@ class Binding:
     def short(self) -> str:
         """The first 12 hex digits: enough to correlate audit lines, too short to matter."""
         return self.fingerprint[:_SHORT]
+
+
+def principal() -> tuple[str, str | None, str | None] | None:
+    """Who is calling over HTTP: ``(client_id, issuer, subject)`` of the bearer token; None over stdio.
+
+    Bound into every approval's fingerprint (the gate's ``@principal``), so one caller's yes never
+    approves another's call.
+    """
+    token = get_access_token()
+    return None if token is None else principal_components(token)

@@ -34,6 +34,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from approval_core.arguments import explain
+from approval_core.progress import bind_call, unbind_call
 
 __all__ = ["Translator", "install_error_boundary"]
 
@@ -76,6 +77,7 @@ def install_error_boundary(
     async def call_tool(
         name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        bound = bind_call(context)  # for report_progress, anywhere below the tool
         try:
             return await original(name, arguments, context)
         except UnexpectedToolError as wrapper:
@@ -103,6 +105,8 @@ def install_error_boundary(
             if not text.startswith(prefix):
                 raise
             raise ToolError(text[len(prefix) :]) from (exc.__cause__ or exc)
+        finally:
+            unbind_call(bound)
 
     server.call_tool = call_tool  # type: ignore[method-assign]
     setattr(server, _MARK, True)

@@ -16,6 +16,12 @@ session, ntfy-mcp's client), before the request's deadline starts. There:
   on the paths the gate knows (a pushed form on 2025-11-25, ``input_required``
   on 2026-07-28, the approval page); a client that can show none of them is
   refused, and no confirm token is ever issued;
+* a yes given while the call waited (a pushed dialog, the approval page) runs
+  the tool again from the top: everything it reads and checks "after the
+  answer" is read and checked again, and only if it then builds the very
+  requests that were approved (same fingerprint) do they go out; otherwise
+  the person is asked again (at most :data:`RERUNS` times). On 2026-07-28 the
+  retry is that second run already;
 * after a yes, the call sends exactly the listed requests in order; any other
   changing request (another URL, body or version, a redirect) is refused
   before it is sent, and the call ends saying what was and was not sent;
@@ -29,194 +35,62 @@ does not swallow it.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, Protocol, cast
-from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 
+from approval_core.binding import canonical_json, principal
 from approval_core.decisions import Decision, NotApproved
-from approval_core.dialog import CallerValue, Dialog
+from approval_core.dialog import CallerValue
 from approval_core.policy import CHANGES, Effect
 from approval_core.results import refusal
 from approval_core.sealing import StateSealer
 from approval_core.settings import ApprovalSettings
-from approval_core.write_dialog import SAFE_METHODS, RequestLine, WriteDialog
+from approval_core.store import RecordStore
+from approval_core.write_dialog import RequestLine, WriteDialog
+from approval_core.write_scope import RERUNS, Rerun, WriteCall, WriteStop, enter, leave
 
-__all__ = [
-    "HIDDEN_ARGUMENTS",
-    "WriteCall",
-    "WriteStop",
-    "before_send",
-    "expect_writes",
-    "install_every_write",
-    "origin_text",
-    "plan_writes",
-    "stable",
-]
+__all__ = ["HIDDEN_ARGUMENTS", "Asker", "EveryWrite", "install_every_write"]
 
 HIDDEN_ARGUMENTS: tuple[str, ...] = ("password", "secret", "confirm_token", "token")
 """Argument names (or name endings) never shown in a dialog nor bound as such (a body digest binds them)."""
 
-_IDENTIFIER_ENDINGS = ("id", "ids", "topic", "topics", "username", "calendar", "book", "href", "url", "path")
+_IDENTIFIER_ENDINGS = (
+    *("id", "ids", "topic", "topics", "username", "calendar", "book", "href", "url", "uri", "path"),
+    *("destination", "click", "icon", "attach"),
+)
 
-_CALL: ContextVar[WriteCall | None] = ContextVar("approval_core_write_call", default=None)
+
+_MEMO_TTL = 3600.0
+"""Seconds a waiting call's made-up values are kept for its repeat (an approval page TTL is at most this)."""
 
 
 class Asker(Protocol):
     """What the profile needs of :class:`~approval_core.ApprovalGate`."""
 
     settings: ApprovalSettings
+    store: RecordStore
     body_key: bytes
     every_write: EveryWrite | None
     sealer: StateSealer
 
     async def decide_write(
-        self, ctx: Context[Any, Any], tool: str, target: Mapping[str, Any], dialog: WriteDialog, *, version: str | None
+        self,
+        ctx: Context[Any, Any],
+        tool: str,
+        target: Mapping[str, Any],
+        dialog: WriteDialog,
+        *,
+        version: str | None,
+        preapproved: str | None = None,
     ) -> Decision:
         """Ask for one call's requests (:meth:`ApprovalGate.decide_write`)."""
         ...
-
-
-class _Planned(BaseException):
-    """Ends one attempt of :func:`plan_writes` at its changing request, which was noted and not sent."""
-
-
-class WriteStop(BaseException):
-    """Ends a tool call from inside its client: ``result`` is what the call returns (nothing more is sent)."""
-
-    def __init__(self, result: CallToolResult | InputRequiredResult) -> None:
-        super().__init__("the every-write profile stopped this call")
-        self.result = result
-
-
-@dataclass(slots=True)
-class WriteCall:
-    """One tool call under the every-write profile.
-
-    Attributes:
-        owner: The profile's state for this server.
-        ctx: The call's MCP context (where the person is asked).
-        tool: The tool's name.
-        arguments: The call's arguments as the caller sent them.
-        guarded: What the tool's own :meth:`ApprovalGate.check` gave: ``(dialog, target, version)``, or None.
-        planned: The requests the tool announced (:func:`expect_writes`, :func:`plan_writes`), or None.
-        planning: True while :func:`plan_writes` runs an attempt (its changing request is noted, not sent).
-        approved: The requests still to be sent under the yes (None until asked).
-        sent: The changing requests sent so far.
-        memo: Values the call made up (:func:`stable`), sealed into an ``input_required`` state and read back
-            on the retry, so the retry builds the same requests.
-    """
-
-    owner: EveryWrite
-    ctx: Context[Any, Any]
-    tool: str
-    arguments: Mapping[str, Any]
-    guarded: tuple[Dialog, Mapping[str, Any], str | None] | None = None
-    planned: list[RequestLine] | None = None
-    planning: bool = False
-    approved: list[RequestLine] | None = None
-    sent: list[RequestLine] = field(default_factory=lambda: [])
-    memo: dict[str, str] = field(default_factory=lambda: {})
-
-
-def current_call() -> WriteCall | None:
-    """The every-write scope of the running tool call, or None (profile ``guarded``, or outside a call)."""
-    return _CALL.get()
-
-
-async def before_send(method: str, url: str, body: bytes | str | None, headers: Mapping[str, str]) -> None:
-    """Check one request before it is sent (see the module docstring); a no-op outside the profile.
-
-    Args:
-        method: The request's method.
-        url: Its absolute URL, as it will be sent.
-        body: Its body (bytes, or text sent as UTF-8), or None.
-        headers: Its headers (only :data:`~approval_core.write_dialog.BOUND_HEADERS` are read).
-
-    Raises:
-        WriteStop: the person did not approve (yet), or the request is not one that was approved.
-    """
-    if method.upper() in SAFE_METHODS:
-        return
-    call = _CALL.get()
-    if call is None:
-        return
-    line = RequestLine.of(method, url, body, headers, call.owner.key)
-    if call.planning:
-        call.planned = [*(call.planned or []), line]
-        raise _Planned
-    await call.owner.check(call, line)
-
-
-def expect_writes(requests: Sequence[tuple[str, str, bytes | str | None, Mapping[str, str]]]) -> None:
-    """Announce every changing request a call will send, before the first of them.
-
-    Each is ``(method, url, body, headers)`` as :func:`before_send` will see it, so that one question lists
-    them all. A no-op outside the every-write profile. A tool that sends more than one changing request must
-    call it; otherwise the second request is refused as one the dialog did not show.
-    """
-    call = _CALL.get()
-    if call is not None and call.approved is None:
-        key = call.owner.key
-        call.planned = [RequestLine.of(m, u, b, h, key) for m, u, b, h in requests]
-
-
-MEMO_LIMIT = 8
-"""Values one call may make up with :func:`stable` (each cut to 200 characters)."""
-
-
-def stable(name: str, make: Callable[[], str]) -> str:
-    """A value the call makes up (a new UID, a timestamp), the same on an ``input_required`` retry.
-
-    Under the every-write profile the approval binds the exact request, so a create whose body holds a fresh
-    UID would build another request on the 2026-07-28 retry and be asked again without end. The value made
-    on the first round is sealed into the question's state and given back here on the retry. Outside the
-    profile, or beyond :data:`MEMO_LIMIT` names, it is ``make()``.
-    """
-    call = _CALL.get()
-    if call is None:
-        return make()
-    if name not in call.memo:
-        if len(call.memo) >= MEMO_LIMIT:
-            return make()
-        call.memo[name] = make()[:200]
-    return call.memo[name]
-
-
-def origin_text(url: str) -> str:
-    """The origin of a configured URL as a dialog's heading shows it: ``scheme://host[:port]`` (RFC 6454)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{'' if parts.port is None else f':{parts.port}'}"
-
-
-async def plan_writes(attempts: Sequence[Callable[[], Awaitable[object]]]) -> None:
-    """Announce the changing requests of a call that sends several, by building each without sending it.
-
-    Each attempt is one step of the call's loop (``lambda: client.delete(topic, sid)``): it runs until its
-    first changing request, which is noted and not sent (:func:`before_send` ends the attempt there; reads
-    before it are sent). Then the first real request asks once for all of them, and the call may send
-    exactly those, in that order. A no-op under the ``guarded`` profile (nothing is run).
-
-    Raises:
-        Whatever an attempt raises before its changing request (a bad argument, a failed read).
-    """
-    call = _CALL.get()
-    if call is None or call.approved is not None:
-        return
-    call.planned = []
-    for attempt in attempts:
-        call.planning = True
-        try:
-            await attempt()
-        except _Planned:
-            pass
-        finally:
-            call.planning = False
 
 
 def _hidden(name: str) -> bool:
@@ -265,10 +139,17 @@ class EveryWrite:
         plan = call.planned or [line]
         if plan[0] != line:
             raise WriteStop(self._unlisted(call, line))
+        version = None if call.guarded is None else call.guarded[2]
         decision = await self.gate.decide_write(call.ctx, call.tool, self._target(call, plan), self._dialog(call, plan),
-                                                version=None if call.guarded is None else call.guarded[2])  # fmt: skip
+                                                version=version, preapproved=call.preapproved)  # fmt: skip
         if isinstance(decision, NotApproved):
+            if decision.path == "page" and call.memo:  # the repeated call must build the same requests
+                await self.gate.store.write(
+                    "memo", self._memo_key(call), json.dumps(call.memo), _MEMO_TTL, only_new=False
+                )
             raise WriteStop(decision.result)
+        if decision.path in ("dialog", "page"):  # time passed while asking: read and check everything again
+            raise Rerun(decision.fingerprint)
         call.approved = plan[1:]
         call.sent.append(line)
 
@@ -278,6 +159,23 @@ class EveryWrite:
         if call.guarded is not None:
             target["guarded"] = call.guarded[1]
         return target
+
+    def _memo_key(self, call: WriteCall) -> str:
+        """The record of a call's made-up values while its question waits on the approval page.
+
+        Keyed by the tool, the caller's arguments and (over HTTP) the principal, under the body key: the
+        same call made again finds them, so it builds the requests the person approves there.
+        """
+        shown = {k: v for k, v in call.arguments.items() if not _hidden(k)}
+        text = canonical_json({"tool": call.tool, "arguments": shown, "principal": principal()})
+        return hmac.new(self.key, text.encode("ascii"), hashlib.sha256).hexdigest()
+
+    async def _page_memo(self, call: WriteCall) -> dict[str, str]:
+        found = await self.gate.store.read("memo", self._memo_key(call))
+        loaded: object = json.loads(found) if found else {}
+        if not isinstance(loaded, dict):
+            return {}
+        return {str(k): str(v) for k, v in cast(dict[str, Any], loaded).items()}
 
     def _dialog(self, call: WriteCall, plan: Sequence[RequestLine]) -> WriteDialog:
         description, known = self._tools.get(call.tool, ("", frozenset[str]()))
@@ -291,10 +189,11 @@ class EveryWrite:
                 continue
             label = cast(LiteralString, name)  # a name from the tool's own input schema
             text = "(not shown)" if _hidden(name) else value if isinstance(value, str) else json.dumps(value)
-            values.append(CallerValue(label, text, identifier=name.endswith(_IDENTIFIER_ENDINGS)))
-        edits = Effect.REPLACES in self.effects.get(call.tool, frozenset())
+            identifier = name.endswith(_IDENTIFIER_ENDINGS) or "://" in text  # a look-alike host stays visible
+            values.append(CallerValue(label, text, identifier=identifier))
         origin, account = self.backend()
-        return WriteDialog(origin, operation, effect, tuple(plan), account, edits, tuple(values))
+        again = call.preapproved is not None
+        return WriteDialog(origin, operation, effect, tuple(plan), account, tuple(values), tuple(call.chosen), again)
 
     def _unlisted(self, call: WriteCall, line: RequestLine, read_only: bool = False) -> CallToolResult:
         changed = bool(call.sent)
@@ -325,31 +224,43 @@ class EveryWrite:
                 for tool in await server.list_tools():
                     properties = cast(dict[str, Any], tool.input_schema.get("properties") or {})
                     self._tools[tool.name] = (tool.description or "", frozenset(properties))
-            call = WriteCall(self, context, name, dict(arguments))
-            if context.request_state:
-                call.memo = self.gate.sealer.memo(context.request_state, name)
-            scope = _CALL.set(call)
-            try:
-                return await original(name, arguments, context)
-            except WriteStop as stop:
-                return stop.result
-            except BaseExceptionGroup as group:  # raised inside a tool's task group
-                stop = _stop_in(group)
-                if stop is None:
-                    raise
-                return stop.result
-            finally:
-                _CALL.reset(scope)
+            memo = self.gate.sealer.memo(context.request_state, name) if context.request_state else {}
+            if not memo and self.gate.settings.page is not None:
+                memo = await self._page_memo(WriteCall(self, context, name, dict(arguments)))
+            preapproved: str | None = None
+            for _ in range(RERUNS + 1):
+                call = WriteCall(self, context, name, dict(arguments), memo=memo, preapproved=preapproved)
+                scope = enter(call)
+                try:
+                    return await original(name, arguments, context)
+                except WriteStop as stop:
+                    return stop.result
+                except Rerun as rerun:
+                    preapproved, memo = rerun.fingerprint, call.memo
+                except BaseExceptionGroup as group:  # raised inside a tool's task group
+                    signal = _signal_in(group)
+                    if signal is None:
+                        raise
+                    if isinstance(signal, WriteStop):
+                        return signal.result
+                    preapproved, memo = signal.fingerprint, call.memo
+                finally:
+                    leave(scope)
+            text = (
+                f"{name} was not run: what it would send kept changing between the question and the answer "
+                f"({RERUNS} times), so each yes no longer matched. Nothing was sent."
+            )
+            return refusal(text, {"outcome": "kept_changing", "path": "every_write", "changed": False})
 
         server.call_tool = call_tool  # type: ignore[method-assign]
 
 
-def _stop_in(group: BaseExceptionGroup[BaseException]) -> WriteStop | None:
+def _signal_in(group: BaseExceptionGroup[BaseException]) -> WriteStop | Rerun | None:
     for exc in group.exceptions:
-        if isinstance(exc, WriteStop):
+        if isinstance(exc, WriteStop | Rerun):
             return exc
         if isinstance(exc, BaseExceptionGroup):
-            found = _stop_in(cast(BaseExceptionGroup[BaseException], exc))
+            found = _signal_in(cast(BaseExceptionGroup[BaseException], exc))
             if found is not None:
                 return found
     return None

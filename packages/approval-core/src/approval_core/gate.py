@@ -26,9 +26,9 @@ The gate picks one path per call (see docs/approval.md):
 5. otherwise → the two-call confirm token, the text saying why nobody was
    asked (or, in the strict profile, a refusal).
 
-Over HTTP the authenticated principal (the bearer token's client id, issuer
-and subject) is bound into every fingerprint, so a question, token or page
-decision of one caller never approves another's call.
+Over HTTP the principal (client id, issuer, subject) is bound into every fingerprint. Under
+``APPROVAL_PROFILE=every-write`` a guarded call's :meth:`check` only notes its dialog; the question
+is asked at the call's first changing request (:mod:`approval_core.every_write`).
 
 Only a ticked box on an accepted form approves. Decline, cancel, an unticked
 box, content that does not validate, a client error and a timeout all end the
@@ -50,8 +50,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import anyio
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import principal_components
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -64,19 +62,19 @@ from pydantic import ValidationError
 
 from approval_core.answers import ANSWER_TEXT, client_can_show_form, judge_answer
 from approval_core.audit import audit
-from approval_core.binding import Binding
+from approval_core.binding import Binding, principal
 from approval_core.capabilities import install_one_capability_set
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
 from approval_core.dialog import Dialog, Question
 from approval_core.errors import GuardTableError
-from approval_core.every_write import EveryWrite, current_call
+from approval_core.every_write import EveryWrite
 from approval_core.fallback import Fallback, NoAskReason
 from approval_core.keys import (
     BODY_DIGEST_PURPOSE,
     PAGE_PURPOSE,
-    RECORD_NAMESPACE_PURPOSE,
     SDK_STATE_PURPOSE,
     STATE_SEAL_PURPOSE,
+    record_namespace,
 )
 from approval_core.page import ApprovalPage
 from approval_core.page_path import PagePath
@@ -88,6 +86,7 @@ from approval_core.sealing import StateSealer
 from approval_core.settings import ApprovalSettings
 from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import TokenStore
+from approval_core.write_scope import current_call
 
 __all__ = [
     "GATE_ATTRIBUTE",
@@ -114,23 +113,11 @@ GATE_ATTRIBUTE = "approval_gate"
 """The attribute of an ``MCPServer`` under which :meth:`ApprovalGate.attach` leaves its gate (for :func:`serve`)."""
 
 
-def _namespace(server_name: str, settings: ApprovalSettings) -> str:
-    """``<server name>:<deployment id>``: the shared store's namespace of one deployment of a server.
-
-    The deployment id is 12 hex digits derived from the current key of
-    ``APPROVAL_KEY_FILE``, so two deployments sharing one Redis, each with its
-    own key file, never see each other's records. A key rotation starts a new
-    namespace: questions and tokens in flight are then asked again or refused.
-    """
-    if settings.key_ring is None:
-        return server_name
-    return f"{server_name}:{settings.key_ring.derive(RECORD_NAMESPACE_PURPOSE)[0][:6].hex()}"
-
-
-def _principal() -> tuple[str, str | None, str | None] | None:
-    """Who is calling over HTTP (``(client_id, issuer, subject)`` of the bearer token), or None over stdio."""
-    token = get_access_token()
-    return None if token is None else principal_components(token)
+def _bound(target: Mapping[str, Any], version: str | None) -> Mapping[str, Any]:
+    """``target`` with the version read (:data:`VERSION_KEY`) and, over HTTP, the principal added."""
+    caller = principal()
+    out = dict(target) if version is None else {**target, VERSION_KEY: version}
+    return out if caller is None else {**out, PRINCIPAL_KEY: caller}
 
 
 class ApprovalGate:
@@ -176,7 +163,7 @@ class ApprovalGate:
             store = (
                 MemoryStore(clock=clock)
                 if settings.store_url is None
-                else RedisStore(settings.store_url, _namespace(server_name, settings), clock=clock)
+                else RedisStore(settings.store_url, record_namespace(server_name, settings.key_ring), clock=clock)
             )
         self.store: RecordStore = store
         previous: tuple[bytes, ...] = ()
@@ -274,12 +261,7 @@ class ApprovalGate:
                 f"{tool} asks but binds no version of what it read; pass version= (an ETag) or list it, "
                 "with the reason, in the guard table's unversioned"
             )
-        if version is not None:
-            target = {**target, VERSION_KEY: version}
-        principal = _principal()
-        if principal is not None:
-            target = {**target, PRINCIPAL_KEY: principal}
-        binding = Binding(self.server_name, tool, target, frozenset(exclude))
+        binding = Binding(self.server_name, tool, _bound(target, version), frozenset(exclude))
         return await self._decide(ctx, binding, dialog, confirm_token)
 
     async def decide_write(
@@ -290,17 +272,16 @@ class ApprovalGate:
         dialog: Question,
         *,
         version: str | None,
+        preapproved: str | None = None,
     ) -> Decision:
-        """Ask for one call's requests under the every-write profile (:mod:`approval_core.every_write`).
+        """As :meth:`check` past the guard, with no token, for :mod:`approval_core.every_write`.
 
-        As :meth:`check` past the guard, with no token: ``target``, ``version`` and the principal are bound.
+        A ``preapproved`` fingerprint (a yes given to this call's earlier run) equal to this one is the answer.
         """
-        if version is not None:
-            target = {**target, VERSION_KEY: version}
-        principal = _principal()
-        if principal is not None:
-            target = {**target, PRINCIPAL_KEY: principal}
-        return await self._decide(ctx, Binding(self.server_name, tool, target), dialog, None)
+        binding = Binding(self.server_name, tool, _bound(target, version))
+        if preapproved is not None and binding.fingerprint == preapproved:
+            return Approved("every_write", binding.fingerprint)
+        return await self._decide(ctx, binding, dialog, None)
 
     async def _decide(
         self, ctx: Context[Any, Any], binding: Binding, dialog: Question, confirm_token: str | None

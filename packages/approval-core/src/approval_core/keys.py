@@ -50,6 +50,7 @@ __all__ = [
     "KeyRing",
     "new_key_line",
     "read_key_file",
+    "record_namespace",
     "rotate_key_file",
     "write_new_key_file",
 ]
@@ -224,3 +225,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.file}: cannot be written: {exc.strerror or type(exc).__name__}", file=sys.stderr)
         return 1
     return 0
+
+
+def record_namespace(server_name: str, key_ring: KeyRing | None) -> str:
+    """``<server name>:<deployment id>``: the shared store's namespace of one deployment of a server.
+
+    The deployment id is 12 hex digits derived from the current key of
+    ``APPROVAL_KEY_FILE``, so two deployments sharing one Redis, each with its
+    own key file, never see each other's records. A key rotation starts a new
+    namespace: questions and tokens in flight are then asked again or refused.
+    Without a key file it is the server's name.
+    """
+    if key_ring is None:
+        return server_name
+    return f"{server_name}:{key_ring.derive(RECORD_NAMESPACE_PURPOSE)[0][:6].hex()}"

@@ -71,7 +71,7 @@ __all__ = [
 Space = Literal["token", "state", "challenge"]
 """Spaces of single-use records: confirm tokens, state nonces, WebAuthn challenges."""
 
-NoteSpace = Literal["pending", "pending-of", "decision", "spent", "pairing"]
+NoteSpace = Literal["pending", "pending-of", "decision", "spent", "pairing", "memo"]
 """Spaces of notes (:meth:`RecordStore.write`): the approval page's records."""
 
 

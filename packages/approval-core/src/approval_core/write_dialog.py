@@ -13,13 +13,16 @@ seed 004 names, and nothing read from the backend:
 * the operation in the server's own words;
 * every request line the call will send;
 * ``Runs as <account>, with its own permissions.``;
-* what the body carries: for a call that edits a stored entry, that the
-  caller's fields below change and the rest of the stored entry is sent back
-  as it is (the entry's own text is never shown); otherwise its size;
+* what the bodies carry: a conditional write (``If-Match``) sends a stored
+  entry's new content, made of what the caller's values set and, for the
+  rest, the entry as stored (never shown); any other body is built from the
+  caller's values; each with its size;
 * the caller's values, escaped as in every dialog (:mod:`approval_core.dialog`).
 
-The whole text is cut after :data:`~approval_core.dialog.DEFAULT_VALUE_LIMIT`
-(4,000) characters, saying how many more are not shown.
+The whole text stays within :data:`~approval_core.dialog.DEFAULT_VALUE_LIMIT`
+(4,000) characters: a long request list is shortened first, so the account
+and the caller's values stay in view, then the text is cut; each cut says how
+much is not shown.
 """
 
 from __future__ import annotations
@@ -49,6 +52,10 @@ BOUND_HEADERS: tuple[str, ...] = (
 """The request headers bound into an approval: those that decide where a request acts and on what version."""
 
 _CLOSING = "Nothing changes unless you tick the box and confirm."
+_AGAIN = (
+    "Asked again: after your yes, what this call would send changed (the entry was changed meanwhile), so "
+    "nothing was sent. This is what it would send now."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +122,11 @@ class WriteDialog:
             or "".
         requests: Every changing request the call will send, in order.
         account: The account the server acts as (its configured user name), or None when it has none.
-        edits: True when the body sends a stored entry back with the caller's fields changed.
         caller_values: Labelled values from the call's arguments.
+        chosen: Labelled values the server chose from its own settings where the caller gave none (a
+            default topic), shown in their own block.
+        again: True when the person already said yes to this call, but what it would send changed before
+            it was sent (the entry changed meanwhile): the dialog says so first.
         limit: Characters shown in all; the rest is counted, not shown.
     """
 
@@ -125,8 +135,9 @@ class WriteDialog:
     effect: str
     requests: Sequence[RequestLine]
     account: str | None
-    edits: bool
     caller_values: Sequence[CallerValue] = ()
+    chosen: Sequence[tuple[str, str]] = ()
+    again: bool = False
     limit: int = DEFAULT_VALUE_LIMIT
 
     def headline(self) -> str:
@@ -136,23 +147,33 @@ class WriteDialog:
     @property
     def consequence(self) -> str:
         """Everything between the heading and the caller's values: operation, requests, account, body."""
-        parts = [self.operation[:1].upper() + self.operation[1:]]
+        return self._between(len(self.requests))
+
+    def _between(self, listed: int) -> str:
+        parts = [_AGAIN] if self.again else []
+        parts.append(self.operation[:1].upper() + self.operation[1:])
         if self.effect:
             parts.append(self.effect)
         count = len(self.requests)
         lines = [f"This call sends {count} request{'s' if count != 1 else ''} to the server:"]
-        lines.extend(f"  {line.shown()}" for line in self.requests)
+        lines.extend(f"  {line.shown()}" for line in self.requests[:listed])
+        if listed < count:
+            lines.append(f"  … and {count - listed:,} more request(s), not shown: decline if you have not seen enough")
         parts.append("\n".join(lines))
+        if self.chosen:
+            rows = [f"  {label}: {shown_value(value, self.limit, identifier=True)}" for label, value in self.chosen]
+            parts.append("\n".join(["Chosen by this server from its settings, as the caller gave none:", *rows]))
         who = "the account configured for this server" if self.account is None else self.account
         parts.append(f"Runs as {shown_value(who, identifier=True)}, with its own permissions.")
-        sent = sum(line.body_bytes for line in self.requests)
-        if self.edits:
+        edited = sum(r.body_bytes for r in self.requests if r.body_bytes and r.header("if-match") is not None)
+        built = sum(r.body_bytes for r in self.requests if r.body_bytes and r.header("if-match") is None)
+        if edited:
             parts.append(
-                "Sent with it: the stored entry, with the fields given below changed; the rest of the entry "
-                "is sent back as it is stored (it is not shown here)."
+                f"Sent with it: the new content of a stored entry ({edited:,} bytes, not shown here): what the "
+                "values below set and, for anything they leave out, the entry as it is stored."
             )
-        elif sent:
-            parts.append(f"Sent with it: {sent:,} bytes built from the values below.")
+        if built:
+            parts.append(f"Sent with it: {built:,} bytes built from the values below.")
         return "\n\n".join(parts)
 
     def shown_values(self) -> tuple[tuple[str, str], ...]:
@@ -160,13 +181,20 @@ class WriteDialog:
         return tuple((cv.label, shown_value(cv.value, self.limit, cv.identifier)) for cv in self.caller_values)
 
     def render(self) -> str:
-        """The whole text, cut after :attr:`limit` characters with the count of those not shown."""
-        parts = [self.headline(), self.consequence]
+        """The whole text, at most :attr:`limit` characters and the counts of what is not shown.
+
+        When many requests would push the account and the caller's values past the limit, the request list
+        is shortened first (saying how many are not shown), so those stay in view.
+        """
+        block = ""
         if self.caller_values:
-            block = [CALLER_VALUES_HEADING]
-            block.extend(f"  {label}: {value}" for label, value in self.shown_values())
-            parts.append("\n".join(block))
-        text = "\n\n".join(parts)
+            rows = [CALLER_VALUES_HEADING, *(f"  {label}: {value}" for label, value in self.shown_values())]
+            block = "\n\n" + "\n".join(rows)
+        listed = len(self.requests)
+        text = f"{self.headline()}\n\n{self._between(listed)}{block}"
+        while len(text) > self.limit and listed > 1:
+            listed = max(1, listed - max(1, (len(text) - self.limit) // 60))
+            text = f"{self.headline()}\n\n{self._between(listed)}{block}"
         if len(text) > self.limit:
             hidden = len(text) - self.limit
             text = f"{text[: self.limit]}… ({hidden:,} more characters not shown: decline if you have not seen enough)"

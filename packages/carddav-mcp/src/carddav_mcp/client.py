@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import httpx2 as httpx
 
-from approval_core import before_send
+from approval_core import before_send, report_progress
 from carddav_mcp import davxml
 from carddav_mcp.davxml import CARDDAV, DAV, DavResponse, norm_href
 from carddav_mcp.errors import (
@@ -260,6 +260,8 @@ class CardDavClient(WebDavClient):
             body = davxml.multiget(batch, properties)
             answer = await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")
             cards.extend(self._cards(answer, book, {norm_href(h) for h in batch}))
+            if len(wanted) > MULTIGET_BATCH:  # a long read: say how far it has come
+                await report_progress(start + len(batch), len(wanted), "cards read")
         return cards
 
     async def query(self, book: str, prop_filters: list[tuple[str, str]], *, anyof: bool = False) -> list[CardData]:

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from approval_core import plan_writes
+from approval_core import plan_writes, report_progress
 from carddav_mcp.backend import Backend, parse_card
 from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, NotFound, PreconditionFailed, Unreachable
@@ -194,6 +194,8 @@ async def write_each(what: str, writes: Sequence[Write]) -> list[str]:
                 report += f" Not known (the server could not be reached to check): {', '.join(unknown)}."
             raise type(exc)(f"{what}: {exc} {report}", exc.status) from exc
         done.append(write.href)
+        if len(writes) > 1:
+            await report_progress(len(done), len(writes), "cards changed")
     return done
 
 

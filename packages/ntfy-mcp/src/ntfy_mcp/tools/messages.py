@@ -15,7 +15,7 @@ import mcp_types as mt
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from approval_core import annotations, plan_writes, structured
+from approval_core import annotations, chosen_by_server, plan_writes, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import BackendError, InputError, NtfyUnavailable
 from ntfy_mcp.models import Priority, priority_number
@@ -161,6 +161,8 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         nothing is taken away, and NTFY_TOPICS bounds where it may go.
         """
         chosen = app.topics_or_default(topics)
+        if not topics:  # the default topic: shown in an every-write dialog, as the caller named none
+            chosen_by_server("topic (the first of NTFY_TOPICS)", chosen[0])
         content = content_from(
             message=message, title=title, priority=priority, tags=tags, markdown=markdown, click=click,
             icon=icon, attach=attach, filename=filename, actions=actions, delay=delay,
