@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from caldav_mcp import dialogs
 from caldav_mcp.client import Resource
+from caldav_mcp.editing import bump
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import (
     Unreadable,
@@ -16,12 +17,22 @@ from caldav_mcp.ical import (
     rid_text,
     value_of,
 )
+from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["ALL_DAY", "Scope", "all_day_intent", "count_of", "override_of", "scope_of", "version_of"]
+__all__ = [
+    "ALL_DAY",
+    "Scope",
+    "all_day_intent",
+    "count_of",
+    "override_of",
+    "remove_occurrence",
+    "scope_of",
+    "version_of",
+]
 
 Scope = Literal["occurrence", "series"]
 """What a change to a recurring event applies to."""
@@ -84,25 +95,58 @@ def scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal["
 
 
 def override_of(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -> icalendar.Component:
-    """The override component for ``rid``, created from the series if there is none yet."""
+    """The override of the one occurrence whose own RECURRENCE-ID is ``rid``, made if there is none yet.
+
+    A new override takes the properties of what the occurrence shows today:
+    the ``RANGE=THISANDFUTURE`` override that governs it, else the series
+    (RFC 5545 §3.8.4.4), at the occurrence's times. The anchor of a range is
+    first detached (:func:`caldav_mcp.range_edits.detach`), so a change to it
+    reaches its own occurrence and no later one.
+
+    Raises:
+        NotFound: the series has no such occurrence.
+        BackendError: the stored series cannot be expanded.
+    """
     for component in overrides(ical, "VEVENT"):
         if rid_text(occurrence_start(component)) == rid:
+            _detached(ical, component)
             return component
     generated = occurrence_of(ical, rid, str(series.get("UID")))
-    import icalendar
-
-    component = icalendar.Event()
-    for name, value in series.property_items(recursive=False):
-        if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
-            component.add(name, value)
+    original = occurrence_start(generated)
+    component = copy_of(source_of(ical, "VEVENT", series, original))
     component.add("DTSTART", value_of(generated, "DTSTART"))
     if "DTEND" in generated:
         component.add("DTEND", value_of(generated, "DTEND"))
-    component.add("RECURRENCE-ID", occurrence_start(generated))
-    for sub in series.subcomponents:
-        component.add_component(sub)
+    component.add("RECURRENCE-ID", original)
     ical.add_component(component)
     return component
+
+
+def remove_occurrence(ical: icalendar.Calendar, series: icalendar.Component, rid: str, original: Any) -> None:
+    """Take the one occurrence whose own RECURRENCE-ID is ``rid`` (originally at ``original``) out of the series.
+
+    Its override, if any, goes (an anchor is detached first, so the rest of
+    its range stays as it was), and ``original`` becomes an EXDATE of the
+    series (RFC 5545 §3.8.5.1); the series is marked changed.
+
+    Raises:
+        BackendError: the stored series cannot be expanded (detaching an anchor).
+    """
+    for component in overrides(ical, "VEVENT"):
+        if rid_text(occurrence_start(component)) == rid:
+            _detached(ical, component)
+            ical.subcomponents.remove(component)
+    series.add("EXDATE", original)
+    bump(series)
+
+
+def _detached(ical: icalendar.Calendar, component: icalendar.Component) -> None:
+    if not is_anchor(component):
+        return
+    try:
+        detach(ical, "VEVENT", component)
+    except Unreadable as exc:
+        raise BackendError(f"id: the stored event cannot be read: {exc.reason}") from None
 
 
 def version_of(resource: Resource, field: str = "id") -> str:

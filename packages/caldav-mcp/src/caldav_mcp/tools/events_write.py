@@ -28,7 +28,6 @@ from caldav_mcp.ical import (
     master,
     occurrence_start,
     overrides,
-    rid_text,
     value_of,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
@@ -41,6 +40,7 @@ from caldav_mcp.tools.event_edits import (
     all_day_intent,
     count_of,
     override_of,
+    remove_occurrence,
     scope_of,
     version_of,
 )
@@ -242,13 +242,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        if effective == "occurrence" and occurrence is not None:
-            original = occurrence_start(occurrence)
-            for component in overrides(ical, "VEVENT"):
-                if rid_text(occurrence_start(component)) == rid:
-                    ical.subcomponents.remove(component)
-            series.add("EXDATE", original)
-            bump(series)
+        if effective == "occurrence" and occurrence is not None and rid is not None:
+            remove_occurrence(ical, series, rid, occurrence_start(occurrence))
             _, note = await write_back(app, cal, uid, resource, ical)
             gone = False
         else:
