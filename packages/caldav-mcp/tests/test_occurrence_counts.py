@@ -45,7 +45,7 @@ SERIES = {
 
 def stated(message: str) -> int:
     """The occurrence count a dialog's first line states."""
-    found = re.search(r"(?:all|with) (\d+) (?:of its )?occurrences", message.split("\n")[0])
+    found = re.search(r"(?:all|with|of its) (\d+) (?:of its )?occurrences", message.split("\n")[0])
     assert found is not None, message
     return int(found.group(1))
 
@@ -95,6 +95,39 @@ async def test_a_series_that_never_ends_is_said_to_never_end_also_with_overrides
         await client.call_tool("move_event", {"calendar": account.work, "id": UID, "destination": account.home})
     assert [message.split("\n")[0] for message in log.messages] == [
         "Delete a recurring event that never ends, with every occurrence it would have",
-        "Change 1 field(s) of a recurring event that never ends, in every occurrence",
+        "Change 1 field(s) of a recurring event that never ends, in every occurrence except those with changes of "
+        "their own, which keep them",
         "Move a recurring event that never ends to another calendar",
     ]
+
+
+@pytest.mark.parametrize(
+    ("override", "reached"),
+    [
+        ("RECURRENCE-ID:20261202T090000Z\n", 3),
+        ("RECURRENCE-ID;RANGE=THISANDFUTURE:20261202T090000Z\n", 1),
+    ],
+)
+async def test_a_change_to_the_series_says_how_many_occurrences_it_reaches(account, override, reached) -> None:
+    """An override keeps its own text: a series edit reaches the other occurrences only, and the dialog says so."""
+    account.put(
+        account.work,
+        "series.ics",
+        ics(
+            vevent(UID, ":20261201T090000Z", ":20261201T100000Z", "Series", "RRULE:FREQ=DAILY;COUNT=4\n"),
+            vevent(UID, ":20261202T110000Z", ":20261202T120000Z", "Own", override),
+        ),
+    )
+    log = DialogLog()
+    async with connect(account.build(), revision="2025-11-25", answer=log) as client:
+        structured(
+            await client.call_tool(
+                "update_event", {"calendar": account.work, "id": UID, "scope": "series", "summary": "All"}
+            )
+        )
+        shown = structured(await client.call_tool("list_events", {"calendar": account.work, **WHOLE}))["events"]
+    assert sum(item["summary"] == "All" for item in shown) == reached
+    assert log.messages[0].split("\n")[0] == (
+        f"Change 1 field(s) of a recurring event, in {reached} of its 4 occurrences; "
+        f"{4 - reached} with changes of their own keep them"
+    )

@@ -73,6 +73,7 @@ __all__ = [
     "parse_rid",
     "parse_when",
     "rid_text",
+    "series_occurrences",
     "times_of",
     "utc_bound",
     "value_of",
@@ -334,13 +335,7 @@ def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
         return None
     if len(rules) == 1 and "COUNT" in rules[0] and not changed and not {"RDATE", "EXDATE"} & set(first):
         return int(rules[0]["COUNT"][0])
-    import recurring_ical_events
-
-    return len(
-        _bounded(
-            lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
-        )
-    )
+    return len(series_occurrences(cal, kind))
 
 
 def first_after(
@@ -375,3 +370,22 @@ def first_after(
 
     found = _bounded(search, 1, "occurrences")
     return found[0] if found else None
+
+
+def series_occurrences(cal: icalendar.Calendar, kind: str) -> list[icalendar.Component]:
+    """Every occurrence of a series that ends, in start order, each with its own RECURRENCE-ID (as :func:`occurrences`).
+
+    Raises:
+        Unreadable: the stored RRULE is invalid, or the series passes
+            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_SECONDS (as one that never ends does).
+    """
+    problem = stored_rule_problem(cal, kind)
+    if problem is not None:
+        raise Unreadable(problem)
+    import recurring_ical_events
+
+    found = _bounded(
+        lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
+    )
+    own_recurrence_ids(cal, kind, found)
+    return found

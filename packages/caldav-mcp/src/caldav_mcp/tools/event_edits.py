@@ -15,9 +15,11 @@ from caldav_mcp.ical import (
     occurrence_start,
     overrides,
     rid_text,
+    series_occurrences,
     value_of,
 )
 from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
+from caldav_mcp.recurrence_ids import governing_anchor
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -29,6 +31,7 @@ __all__ = [
     "all_day_intent",
     "count_of",
     "override_of",
+    "reach_of",
     "remove_occurrence",
     "scope_of",
     "version_of",
@@ -165,6 +168,28 @@ def version_of(resource: Resource, field: str = "id") -> str:
             "tied to the version a person approves. Nothing was asked and nothing was changed."
         )
     return resource.etag
+
+
+def reach_of(ical: icalendar.Calendar) -> tuple[dialogs.Count, int]:
+    """A series' occurrences for a change to the series, and how many of them keep changes of their own.
+
+    Those are the occurrences with an override, and the later occurrences of
+    a ``RANGE=THISANDFUTURE`` override (RFC 5545 §3.8.4.4): they take their
+    values from the override, so a change to the series does not reach them.
+
+    The second number is for :func:`caldav_mcp.dialogs.update_series`: for a
+    series that never ends it is the number of overrides (only whether there are any counts).
+    """
+    count = count_of(ical)
+    changed = overrides(ical, "VEVENT")
+    if not changed or not isinstance(count, int):
+        return count, len(changed) if count is None else 0
+    own = {rid_text(occurrence_start(component)) for component in changed}
+    try:
+        starts = [occurrence_start(component) for component in series_occurrences(ical, "VEVENT")]
+    except Unreadable:
+        return "uncountable", 0
+    return count, sum(1 for at in starts if rid_text(at) in own or governing_anchor(ical, "VEVENT", at) is not None)
 
 
 def count_of(ical: icalendar.Calendar) -> dialogs.Count:
