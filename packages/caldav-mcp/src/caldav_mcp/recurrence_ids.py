@@ -27,7 +27,7 @@ from caldav_mcp.components import _of_kind, rid_text, utc_bound, value_of
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["anchors", "governing_anchor", "is_anchor", "own_recurrence_ids", "reach", "shift_of"]
+__all__ = ["anchors", "governing_anchor", "is_anchor", "offset_of", "own_recurrence_ids", "shift_of"]
 
 
 def is_anchor(component: icalendar.Component) -> bool:
@@ -112,24 +112,22 @@ def own_recurrence_ids(cal: icalendar.Calendar, kind: str, expanded: list[icalen
         component["RECURRENCE-ID"] = icalendar.vDDDTypes(original)
 
 
-def reach(cal: icalendar.Calendar, kind: str) -> dt.timedelta:
-    """How far any occurrence of ``cal`` may lie from its original start: the largest override shift, plus length.
+def offset_of(cal: icalendar.Calendar, kind: str, rid: str) -> dt.timedelta:
+    """How far the occurrence whose own RECURRENCE-ID is ``rid`` (compact text) may lie from that start.
 
-    Used to widen the window in which an occurrence is looked up by its RECURRENCE-ID.
+    Its override's shift when it has one, else the shift of the
+    ``RANGE=THISANDFUTURE`` override that governs it, else nothing; used to
+    look the occurrence up in a window of a few days around its actual start.
     """
-    widest = dt.timedelta(0)
     for component in _of_kind(cal, kind):
-        shift = shift_of(component)
-        if shift is not None:
-            widest = max(widest, abs(shift))
-        begin: Any = component.get("DTSTART")
-        finish: Any = component.get("DTEND") or component.get("DUE")
-        if begin is not None and finish is not None:
-            try:
-                widest = max(widest, utc_bound(finish.dt) - utc_bound(begin.dt))
-            except TypeError:
-                continue
-        duration: Any = component.get("DURATION")
-        if duration is not None and isinstance(duration.dt, dt.timedelta):
-            widest = max(widest, abs(duration.dt))
-    return widest
+        if "RECURRENCE-ID" in component and rid_text(value_of(component, "RECURRENCE-ID")) == rid:
+            return shift_of(component) or dt.timedelta(0)
+    digits = rid.rstrip("Z")
+    day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+    if len(digits) == 8:
+        original: dt.date | dt.datetime = day
+    else:
+        clock = dt.time(int(digits[9:11]), int(digits[11:13]), int(digits[13:15]))
+        original = dt.datetime.combine(day, clock, tzinfo=dt.UTC if rid.endswith("Z") else None)
+    anchor = governing_anchor(cal, kind, original)
+    return (shift_of(anchor) or dt.timedelta(0)) if anchor is not None else dt.timedelta(0)

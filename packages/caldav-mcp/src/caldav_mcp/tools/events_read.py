@@ -26,7 +26,7 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
-from caldav_mcp.recurrence_ids import reach
+from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
@@ -112,21 +112,20 @@ def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component |
     """The one occurrence whose own RECURRENCE-ID is ``rid`` (compact form), overrides applied; None if none.
 
     The occurrence is looked for within two days of its original start
-    (time zones), widened by the farthest any override moved its occurrence
-    and the longest duration (:func:`caldav_mcp.recurrence_ids.reach`), so a
-    moved occurrence, or a later one of a ``RANGE=THISANDFUTURE`` override, is
-    found as well (RFC 5545 §3.8.4.4).
+    (time zones), moved by as much as its override, or the
+    ``RANGE=THISANDFUTURE`` override that governs it, moved it
+    (:func:`caldav_mcp.recurrence_ids.offset_of`, RFC 5545 §3.8.4.4).
 
     Raises:
         Unreadable: the series cannot be expanded within the bounds (see :func:`caldav_mcp.ical.occurrences`).
     """
     digits = rid.rstrip("Z")
-    day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
     try:
-        wider = reach(ical, "VEVENT")
-        lo = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), tzinfo=dt.UTC) - wider
-        hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC) + wider
-    except OverflowError:
+        day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+        moved = offset_of(ical, "VEVENT", rid)
+        lo = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), tzinfo=dt.UTC) + moved
+        hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC) + moved
+    except (OverflowError, ValueError):
         return None
     for component in occurrences(ical, "VEVENT", lo, hi):
         if rid_text(occurrence_start(component)) == rid:
