@@ -169,6 +169,20 @@ async def test_a_raw_card_replacement_says_everything_else_goes_photo_included(d
     assert "Everything on the current card that is not in the new card is removed" in log.messages[0]
 
 
+async def test_a_raw_card_replacement_counts_every_line_that_goes(dav: Dav) -> None:
+    """Two of three TEL lines go and one EMAIL stays: the dialog said 0 went, because a TEL stayed by name."""
+    href = dav.put(dav.book, "t.vcf", vcard("UID:t", "FN:T", "N:T;;;;", "TEL:111", "TEL:222", "EMAIL:t@example.org"))
+    log = DialogLog(accept)
+    new = vcard("UID:t", "FN:T", "N:T;;;;", "TEL:333", "EMAIL:t@example.org")
+    before = {line for line in dav.get(href).splitlines() if line.startswith(("TEL", "EMAIL", "FN", "N:"))}
+    async with connect(dav.server(), revision="2025-11-25", answer=log) as client:
+        result = await client.call_tool("update_contact", {"contact_id": href, "vcard": new})
+    assert not result.is_error, result.content
+    after = {line for line in dav.get(href).splitlines() if line.startswith(("TEL", "EMAIL", "FN", "N:"))}
+    assert sorted(before - after) == ["TEL:111", "TEL:222"]
+    assert "; 2 propert(ies) not in the new card go" in log.messages[0]
+
+
 # ---------------------------------------------------------------- binding
 
 

@@ -267,3 +267,22 @@ async def test_mark_messages_read_gives_a_result_per_id() -> None:
         {"sequence_id": b, "ok": True, "error": None},
     ]
     assert [e["event"] for e in standin.messages(TOPIC)][-2:] == ["message_clear", "message_clear"]
+
+
+async def test_a_deleted_notification_is_neither_counted_nor_revised_again() -> None:
+    """ntfy keeps a deleted sequence's message in its cache: the dialog said 2 notifications where 1 was left."""
+    standin, first = standin_with("m")
+    second = standin.publish(TOPIC, "n")["sequence_id"]
+    server = standin_server(standin)
+    done, _ = await call_guarded(server, "2026-07-28", "delete_messages", {"topic": TOPIC, "sequence_ids": [first]})
+    assert not done.is_error, done.content
+    log = DialogLog(decline)
+    async with connect(server, revision="2026-07-28", answer=log) as client:
+        both = await client.call_tool("delete_messages", {"topic": TOPIC, "sequence_ids": [first, second]})
+        revised = await client.call_tool("update_message", {"topic": TOPIC, "sequence_id": first, "message": "back"})
+    assert log.messages == []
+    assert both.is_error
+    assert f"already deleted on topic {TOPIC!r}" in both.content[0].text
+    assert revised.is_error
+    assert "was deleted; there is none to revise" in revised.content[0].text
+    assert [e["event"] for e in standin.messages(TOPIC)] == ["message", "message", "message_delete"]

@@ -55,18 +55,38 @@ def delete_entry(calendar: str, kind: str) -> Dialog:
     return Dialog(op, NO_HISTORY, _calendar(calendar))
 
 
-def update_series(calendar: str, *, fields: list[str], occurrences: Count) -> Dialog:
-    """Changing a whole series: how many fields, and how many occurrences it reaches."""
+def update_series(calendar: str, *, fields: list[str], occurrences: Count, own_changes: int = 0) -> Dialog:
+    """Changing a whole series: how many fields, and how many occurrences it reaches.
+
+    ``own_changes`` counts the occurrences with changes of their own (overrides,
+    RFC 5545 §3.8.4.4), which keep their values: the change reaches the others.
+    For a series that never ends any number above 0 only says that there are such occurrences.
+    """
     if occurrences == "uncountable":
         op = operation(
             "change {fields} field(s) of a recurring event whose stored rule this server cannot expand, "
             "in all its occurrences",
             fields=len(fields),
         )
+    elif occurrences is None and own_changes:
+        op = operation(
+            "change {fields} field(s) of a recurring event that never ends, in every occurrence except those "
+            "with changes of their own, which keep them",
+            fields=len(fields),
+        )
     elif occurrences is None:
         op = operation(
             "change {fields} field(s) of a recurring event that never ends, in every occurrence",
             fields=len(fields),
+        )
+    elif own_changes:
+        op = operation(
+            "change {fields} field(s) of a recurring event, in {reached} of its {occurrences} occurrences; "
+            "{own} with changes of their own keep them",
+            fields=len(fields),
+            reached=occurrences - own_changes,
+            occurrences=occurrences,
+            own=own_changes,
         )
     else:
         op = operation(

@@ -44,6 +44,7 @@ from caldav_mcp.components import (
     value_of,
     zone,
 )
+from caldav_mcp.recurrence_ids import own_recurrence_ids
 from caldav_mcp.rrule import rule_problem
 from caldav_mcp.watch import ExpansionTimeout, call_limit, time_limit
 
@@ -61,6 +62,7 @@ __all__ = [
     "count_occurrences",
     "decode_object",
     "drop_known_timezones",
+    "first_after",
     "is_recurring",
     "master",
     "needs_watch",
@@ -71,6 +73,7 @@ __all__ = [
     "parse_rid",
     "parse_when",
     "rid_text",
+    "series_occurrences",
     "times_of",
     "utc_bound",
     "value_of",
@@ -276,6 +279,10 @@ def _single_zoned(cal: icalendar.Calendar, kind: str) -> tuple[dt.datetime, dt.d
 def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.datetime) -> list[icalendar.Component]:
     """Occurrences of ``kind`` overlapping ``[start, end)``, overrides and EXDATEs applied.
 
+    Each occurrence's RECURRENCE-ID is its own original start, also for the
+    later occurrences of a ``RANGE=THISANDFUTURE`` override (see
+    :mod:`caldav_mcp.recurrence_ids`), so no two occurrences share one.
+
     Bounded per entry: at most MAX_OCCURRENCES_PER_ITEM occurrences and
     MAX_EXPANSION_SECONDS of work (watched unless the entry bounds it by
     itself, see :func:`needs_watch`); a stored RRULE that breaks RFC 5545
@@ -293,23 +300,31 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
         raise Unreadable(problem)
     import recurring_ical_events
 
-    return _bounded(
+    found = _bounded(
         lambda: recurring_ical_events.of(cal, components=[kind]).between(start, end),
         MAX_OCCURRENCES_PER_ITEM,
         "occurrences in this window",
         watch=needs_watch(cal, kind, end),
     )
+    own_recurrence_ids(cal, kind, found)
+    return found
 
 
 def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
-    """How many occurrences a series has in all (EXDATEs and overrides applied); None if it never ends.
+    """How many occurrences a series has in all; None if it never ends.
+
+    The occurrences a client shows (RFC 5545 §3.8.5): the rule's, plus each
+    RDATE, plus each override whose RECURRENCE-ID is outside that set
+    (§3.8.4.4), less each EXDATE. That is the number of instances a delete or
+    move of the whole entry reaches.
 
     Raises:
         Unreadable: the stored RRULE is invalid, or counting would pass
             MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_SECONDS.
     """
     first = master(cal, kind)
-    if not is_recurring(first):
+    changed = overrides(cal, kind)
+    if not is_recurring(first) and not changed:
         return 1
     problem = stored_rule_problem(cal, kind)
     if problem is not None:
@@ -318,12 +333,59 @@ def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
     rules: list[Any] = raw if isinstance(raw, list) else [raw] if raw is not None else []
     if any("COUNT" not in rule and "UNTIL" not in rule for rule in rules):
         return None
-    if len(rules) == 1 and "COUNT" in rules[0] and "RDATE" not in first and "EXDATE" not in first:
+    if len(rules) == 1 and "COUNT" in rules[0] and not changed and not {"RDATE", "EXDATE"} & set(first):
         return int(rules[0]["COUNT"][0])
+    return len(series_occurrences(cal, kind))
+
+
+def first_after(
+    cal: icalendar.Calendar, kind: str, start: dt.datetime, take: Callable[[icalendar.Component], bool | None]
+) -> icalendar.Component | None:
+    """The first occurrence (in start order, from ``start`` on) that ``take`` answers True for.
+
+    ``take`` sees each occurrence with its own RECURRENCE-ID (as
+    :func:`occurrences` gives them); None from it ends the search with no
+    answer, False goes on to the next. Bounded like :func:`occurrences`: at
+    most MAX_OCCURRENCES_PER_ITEM occurrences looked at, MAX_EXPANSION_SECONDS.
+
+    Raises:
+        Unreadable: the stored RRULE is invalid, or the search passes a bound.
+    """
+    problem = stored_rule_problem(cal, kind)
+    if problem is not None:
+        raise Unreadable(problem)
     import recurring_ical_events
 
-    return len(
-        _bounded(
-            lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
-        )
+    def search() -> Iterator[icalendar.Component]:
+        for seen, component in enumerate(recurring_ical_events.of(cal, components=[kind]).after(start)):
+            if seen >= MAX_OCCURRENCES_PER_ITEM:
+                raise Unreadable(f"no occurrence was found among the first {MAX_OCCURRENCES_PER_ITEM} looked at")
+            own_recurrence_ids(cal, kind, [component])
+            verdict = take(component)
+            if verdict is None:
+                return
+            if verdict:
+                yield component
+                return
+
+    found = _bounded(search, 1, "occurrences")
+    return found[0] if found else None
+
+
+def series_occurrences(cal: icalendar.Calendar, kind: str) -> list[icalendar.Component]:
+    """Every occurrence of a series that ends, in start order, each with its own RECURRENCE-ID (as :func:`occurrences`).
+
+    Raises:
+        Unreadable: the stored RRULE is invalid, or the series passes
+            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_SECONDS (as one that never ends does).
+    """
+    problem = stored_rule_problem(cal, kind)
+    if problem is not None:
+        raise Unreadable(problem)
+    import recurring_ical_events
+
+    found = _bounded(
+        lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
     )
+    own_recurrence_ids(cal, kind, found)
+    return found

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from caldav_mcp import dialogs
 from caldav_mcp.client import Resource
+from caldav_mcp.editing import bump
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import (
     Unreadable,
@@ -14,14 +15,27 @@ from caldav_mcp.ical import (
     occurrence_start,
     overrides,
     rid_text,
+    series_occurrences,
     value_of,
 )
+from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
+from caldav_mcp.recurrence_ids import governing_anchor
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["ALL_DAY", "Scope", "all_day_intent", "count_of", "override_of", "scope_of", "version_of"]
+__all__ = [
+    "ALL_DAY",
+    "Scope",
+    "all_day_intent",
+    "count_of",
+    "override_of",
+    "reach_of",
+    "remove_occurrence",
+    "scope_of",
+    "version_of",
+]
 
 Scope = Literal["occurrence", "series"]
 """What a change to a recurring event applies to."""
@@ -84,25 +98,58 @@ def scope_of(recurring: bool, scope: Scope | None, rid: str | None) -> Literal["
 
 
 def override_of(ical: icalendar.Calendar, series: icalendar.Component, rid: str) -> icalendar.Component:
-    """The override component for ``rid``, created from the series if there is none yet."""
+    """The override of the one occurrence whose own RECURRENCE-ID is ``rid``, made if there is none yet.
+
+    A new override takes the properties of what the occurrence shows today:
+    the ``RANGE=THISANDFUTURE`` override that governs it, else the series
+    (RFC 5545 §3.8.4.4), at the occurrence's times. The anchor of a range is
+    first detached (:func:`caldav_mcp.range_edits.detach`), so a change to it
+    reaches its own occurrence and no later one.
+
+    Raises:
+        NotFound: the series has no such occurrence.
+        BackendError: the stored series cannot be expanded.
+    """
     for component in overrides(ical, "VEVENT"):
         if rid_text(occurrence_start(component)) == rid:
+            _detached(ical, component)
             return component
     generated = occurrence_of(ical, rid, str(series.get("UID")))
-    import icalendar
-
-    component = icalendar.Event()
-    for name, value in series.property_items(recursive=False):
-        if name not in {"BEGIN", "END", "RRULE", "RDATE", "EXDATE", "DTSTART", "DTEND", "DURATION", "RECURRENCE-ID"}:
-            component.add(name, value)
+    original = occurrence_start(generated)
+    component = copy_of(source_of(ical, "VEVENT", series, original))
     component.add("DTSTART", value_of(generated, "DTSTART"))
     if "DTEND" in generated:
         component.add("DTEND", value_of(generated, "DTEND"))
-    component.add("RECURRENCE-ID", occurrence_start(generated))
-    for sub in series.subcomponents:
-        component.add_component(sub)
+    component.add("RECURRENCE-ID", original)
     ical.add_component(component)
     return component
+
+
+def remove_occurrence(ical: icalendar.Calendar, series: icalendar.Component, rid: str, original: Any) -> None:
+    """Take the one occurrence whose own RECURRENCE-ID is ``rid`` (originally at ``original``) out of the series.
+
+    Its override, if any, goes (an anchor is detached first, so the rest of
+    its range stays as it was), and ``original`` becomes an EXDATE of the
+    series (RFC 5545 §3.8.5.1); the series is marked changed.
+
+    Raises:
+        BackendError: the stored series cannot be expanded (detaching an anchor).
+    """
+    for component in overrides(ical, "VEVENT"):
+        if rid_text(occurrence_start(component)) == rid:
+            _detached(ical, component)
+            ical.subcomponents.remove(component)
+    series.add("EXDATE", original)
+    bump(series)
+
+
+def _detached(ical: icalendar.Calendar, component: icalendar.Component) -> None:
+    if not is_anchor(component):
+        return
+    try:
+        detach(ical, "VEVENT", component)
+    except Unreadable as exc:
+        raise BackendError(f"id: the stored event cannot be read: {exc.reason}") from None
 
 
 def version_of(resource: Resource, field: str = "id") -> str:
@@ -121,6 +168,28 @@ def version_of(resource: Resource, field: str = "id") -> str:
             "tied to the version a person approves. Nothing was asked and nothing was changed."
         )
     return resource.etag
+
+
+def reach_of(ical: icalendar.Calendar) -> tuple[dialogs.Count, int]:
+    """A series' occurrences for a change to the series, and how many of them keep changes of their own.
+
+    Those are the occurrences with an override, and the later occurrences of
+    a ``RANGE=THISANDFUTURE`` override (RFC 5545 §3.8.4.4): they take their
+    values from the override, so a change to the series does not reach them.
+
+    The second number is for :func:`caldav_mcp.dialogs.update_series`: for a
+    series that never ends it is the number of overrides (only whether there are any counts).
+    """
+    count = count_of(ical)
+    changed = overrides(ical, "VEVENT")
+    if not changed or not isinstance(count, int):
+        return count, len(changed) if count is None else 0
+    own = {rid_text(occurrence_start(component)) for component in changed}
+    try:
+        starts = [occurrence_start(component) for component in series_occurrences(ical, "VEVENT")]
+    except Unreadable:
+        return "uncountable", 0
+    return count, sum(1 for at in starts if rid_text(at) in own or governing_anchor(ical, "VEVENT", at) is not None)
 
 
 def count_of(ical: icalendar.Calendar) -> dialogs.Count:

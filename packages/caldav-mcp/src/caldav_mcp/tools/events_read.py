@@ -26,6 +26,7 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
+from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
@@ -108,15 +109,24 @@ def page(items: list[Occurrence], limit: int, cursor: str | None, query: Any) ->
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
-    """The occurrence whose RECURRENCE-ID is ``rid`` (compact form), overrides applied.
+    """The one occurrence whose own RECURRENCE-ID is ``rid`` (compact form), overrides applied; None if none.
+
+    The occurrence is looked for within two days of its original start
+    (time zones), moved by as much as its override, or the
+    ``RANGE=THISANDFUTURE`` override that governs it, moved it
+    (:func:`caldav_mcp.recurrence_ids.offset_of`, RFC 5545 §3.8.4.4).
 
     Raises:
         Unreadable: the series cannot be expanded within the bounds (see :func:`caldav_mcp.ical.occurrences`).
     """
     digits = rid.rstrip("Z")
-    day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
-    lo = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), tzinfo=dt.UTC)
-    hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC)
+    try:
+        day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+        moved = offset_of(ical, "VEVENT", rid)
+        lo = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), tzinfo=dt.UTC) + moved
+        hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC) + moved
+    except (OverflowError, ValueError):
+        return None
     for component in occurrences(ical, "VEVENT", lo, hi):
         if rid_text(occurrence_start(component)) == rid:
             return component

@@ -28,7 +28,6 @@ from caldav_mcp.ical import (
     master,
     occurrence_start,
     overrides,
-    rid_text,
     value_of,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
@@ -41,6 +40,8 @@ from caldav_mcp.tools.event_edits import (
     all_day_intent,
     count_of,
     override_of,
+    reach_of,
+    remove_occurrence,
     scope_of,
     version_of,
 )
@@ -176,7 +177,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         target_component = override_of(ical, series, rid) if effective == "occurrence" and rid else series
         fields = sorted(changes)
         asks = effective == "series" and recurring
-        count = count_of(ical) if asks else 1
+        count, own = reach_of(ical) if asks else (1, 0)
         if asks:
             await app.client.require_write(cal.path)  # no dialog for what the account may not do
         decision = await app.gate.check(
@@ -190,9 +191,10 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "changes": changes,
                 "tzid": tzid,
                 "occurrences": count,
+                "own_changes": own,
                 "fields": len(fields),
             },
-            dialog=dialogs.update_series(cal.path, fields=fields, occurrences=count),
+            dialog=dialogs.update_series(cal.path, fields=fields, occurrences=count, own_changes=own),
             arguments={"scope": effective},
             facts={"recurring": recurring},
             version=version_of(resource) if asks else resource.etag,
@@ -242,13 +244,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        if effective == "occurrence" and occurrence is not None:
-            original = occurrence_start(occurrence)
-            for component in overrides(ical, "VEVENT"):
-                if rid_text(occurrence_start(component)) == rid:
-                    ical.subcomponents.remove(component)
-            series.add("EXDATE", original)
-            bump(series)
+        if effective == "occurrence" and occurrence is not None and rid is not None:
+            remove_occurrence(ical, series, rid, occurrence_start(occurrence))
             _, note = await write_back(app, cal, uid, resource, ical)
             gone = False
         else:

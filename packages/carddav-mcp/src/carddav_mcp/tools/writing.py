@@ -29,7 +29,7 @@ from carddav_mcp.fields import changed_lines
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
 from carddav_mcp.tools.reading import BookArg, ContactArg, contact_entry
-from carddav_mcp.vcard import Card, escape_text, make_line
+from carddav_mcp.vcard import Card, Prop, escape_text, make_line
 from carddav_mcp.writes import Write, create_card, still_as_asked, unchanged, version_of, write_each
 
 __all__ = ["register"]
@@ -46,6 +46,17 @@ async def _version_of(backend: Backend, book: str) -> str:
 
 def _property_count(card: Card) -> int:
     return sum(1 for p in card.props if p.name != "VERSION")
+
+
+def _same(prop: Prop) -> tuple[Any, ...]:
+    """What makes two property lines the same property: group, name, parameters and value (RFC 6350 §3.3).
+
+    Group and parameter values compare without case, and parameters in any
+    order, so a line the server rewrote still counts as the one sent; a line
+    of the current card with no such twin in the new card is one that goes.
+    """
+    params = tuple(sorted((key, tuple(sorted(v.lower() for v in values))) for key, values in prop.params.items()))
+    return ((prop.group or "").lower(), prop.name, params, prop.raw)
 
 
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
@@ -126,8 +137,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 return entry, new, sorted(actions), dialogs.update_fields_dialog(book, actions), target
             assert vcard is not None
             new = _replacement(current, vcard)
-            kept = {p.name for p in new.props}
-            dropped = sum(1 for p in current.props if p.name not in kept)
+            kept = {_same(p) for p in new.props}
+            dropped = sum(1 for p in current.props if p.name != "VERSION" and _same(p) not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
             counts = {"current": _property_count(current), "new": _property_count(new), "dropped": dropped}
             dialog = dialogs.replace_card_dialog(book, counts["current"], counts["new"], dropped, photo)

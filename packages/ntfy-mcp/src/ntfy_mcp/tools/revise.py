@@ -73,6 +73,19 @@ def _sequences(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return latest
 
 
+def _deleted(events: Sequence[dict[str, Any]]) -> set[str]:
+    """The sequence ids whose newest event is a ``message_delete`` (ntfy >= 2.16): gone from every device.
+
+    ntfy keeps a deleted sequence's messages in its cache, followed by the
+    delete event; such a sequence is no notification any more, so it is
+    neither counted as one to delete nor revised (which would bring it back).
+    """
+    newest: dict[str, str] = {}
+    for event in events:
+        newest[str(event.get("sequence_id") or event.get("id"))] = str(event.get("event", "message"))
+    return {sid for sid, kind in newest.items() if kind == "message_delete"}
+
+
 def _revision(event: dict[str, Any]) -> str:
     """The version an approval binds: the id of the sequence's newest message as read (ntfy gives no ETag)."""
     return str(event.get("id"))
@@ -135,6 +148,10 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         current = _sequences(events).get(sid)
         if current is None:
             raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
+        if sid in _deleted(events):
+            raise InputError(
+                f"sequence_id: notification {sid!r} on topic {topic!r} was deleted; there is none to revise"
+            )
         fields = content.set_fields()
         http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
         version = _revision(current)
@@ -175,6 +192,11 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         missing = [sid for sid in ids if sid not in known]
         if missing:
             raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
+        if gone := [sid for sid in ids if sid in _deleted(events)]:
+            raise InputError(
+                f"sequence_ids: already deleted on topic {topic!r}, so not counted or deleted again: "
+                f"{', '.join(gone)}; leave them out"
+            )
         now = time.time()
         scheduled = sum(int(known[sid].get("time", 0)) > now for sid in ids)
         versions = {sid: _revision(known[sid]) for sid in ids}
