@@ -6,7 +6,7 @@ from mcp_types import ClientCapabilities, ElicitResult
 
 from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE
 
-__all__ = ["ANSWER_TEXT", "client_can_show_form", "judge_answer"]
+__all__ = ["ANSWER_TEXT", "CALLER_GONE_TEXT", "client_can_show_form", "judge_answer"]
 
 ANSWER_TEXT = {
     "declined": "the person declined.",
@@ -16,6 +16,12 @@ ANSWER_TEXT = {
     "client_error": "the client could not show the dialog (it answered with an error).",
 }
 """Why a call did not run, for each answer that is not a ticked box (ends a sentence)."""
+
+CALLER_GONE_TEXT = (
+    "the caller's request went away (its connection closed) while the dialog was open, so the change was "
+    "abandoned and no later answer is acted on."
+)
+"""Why a pushed dialog's call did not run when its request was gone before the answer (ends a sentence)."""
 
 
 def client_can_show_form(capabilities: ClientCapabilities | None) -> bool:

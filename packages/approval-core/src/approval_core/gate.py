@@ -14,7 +14,9 @@ The gate picks one path per call (see docs/approval.md):
 1. the guard table says this call does not ask → approved at once;
 2. protocol 2025-11-25 with a channel back and form elicitation declared →
    ``elicitation/create`` pushed to the client and awaited for at most
-   ``ELICITATION_TIMEOUT`` seconds;
+   ``ELICITATION_TIMEOUT`` seconds; when the call's request goes away first
+   (cancelled, session or HTTP connection closed) the dialog is abandoned and
+   no later answer acts (:mod:`approval_core.caller_gone`);
 3. protocol 2026-07-28 with form elicitation declared → ``input_required``
    with one form question and a sealed, single-use state; the retry carries
    the answer (SEP-2322);
@@ -25,6 +27,10 @@ The gate picks one path per call (see docs/approval.md):
    elicitation, or a refusal carrying the page's link and code);
 5. otherwise → the two-call confirm token, the text saying why nobody was
    asked (or, in the strict profile, a refusal).
+
+The dialog's own text is bound into every fingerprint too, so an approval
+never serves a call whose dialog would read differently (another id, another
+count, another caller value).
 
 Over HTTP the authenticated principal (the bearer token's client id, issuer
 and subject) is bound into every fingerprint, so a question, token or page
@@ -61,9 +67,10 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from approval_core.answers import ANSWER_TEXT, client_can_show_form, judge_answer
+from approval_core.answers import ANSWER_TEXT, CALLER_GONE_TEXT, client_can_show_form, judge_answer
 from approval_core.audit import audit
 from approval_core.binding import Binding
+from approval_core.caller_gone import CallerWatch
 from approval_core.capabilities import install_one_capability_set
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
 from approval_core.dialog import Dialog
@@ -82,6 +89,7 @@ from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import TokenStore
 
 __all__ = [
+    "DIALOG_KEY",
     "GATE_ATTRIBUTE",
     "INPUT_KEY",
     "PRINCIPAL_KEY",
@@ -95,6 +103,10 @@ __all__ = [
 
 INPUT_KEY = "approval"
 """The key of the one question in ``InputRequiredResult.input_requests``."""
+
+DIALOG_KEY = "@dialog"
+"""The name under which the dialog's text (:meth:`Dialog.render`) enters the binding's target: an approval binds
+what the person was shown, every caller value included, whatever else the tool put in ``target``."""
 
 VERSION_KEY = "@version"
 """The name under which ``check(version=...)`` enters the binding's target."""
@@ -231,7 +243,10 @@ class ApprovalGate:
         Args:
             ctx: The tool's MCP context.
             tool: The tool's name; must have a row in the guard table.
-            target: What the call would do; its fingerprint binds the approval.
+            target: What the call would do; its fingerprint binds the approval,
+                together with the dialog's text (:data:`DIALOG_KEY`), so a
+                caller value the dialog shows is bound even when ``target``
+                leaves it out.
             dialog: What a person is shown; built only from the server's own
                 words, its own counts and the caller's values.
             arguments: The call's arguments, for a ``when`` guard.
@@ -262,6 +277,7 @@ class ApprovalGate:
         principal = _principal()
         if principal is not None:
             target = {**target, PRINCIPAL_KEY: principal}
+        target = {**target, DIALOG_KEY: dialog.render()}
         binding = Binding(self.server_name, tool, target, frozenset(exclude))
         route = self._route(ctx)
         if route == "dialog":
@@ -294,19 +310,34 @@ class ApprovalGate:
 
     async def _push(self, ctx: Context[Any, Any], binding: Binding, dialog: Dialog) -> Decision:
         self._audit("asked", binding, "dialog")
-        answer: object = None
+        watch = CallerWatch(ctx)
         outcome = "timed_out"
         try:
-            with anyio.move_on_after(self.settings.dialog_timeout):
+            async with anyio.create_task_group() as watching:
+                watching.start_soon(watch.until_gone, watching.cancel_scope)
+                outcome = await self._answer(ctx, dialog)
+                watching.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            # notifications/cancelled, or the session closed: the SDK cancels the call, the dialog with it.
+            self._audit("caller_gone", binding, "dialog", "cancelled")
+            raise
+        if watch.gone or await watch.gone_now():
+            outcome = "caller_gone"
+        return self._conclude(binding, "dialog", outcome)
+
+    async def _answer(self, ctx: Context[Any, Any], dialog: Dialog) -> str:
+        """Push the dialog and judge the answer; ``timed_out`` after ``ELICITATION_TIMEOUT`` seconds."""
+        with anyio.move_on_after(self.settings.dialog_timeout):
+            try:
                 answer = await ctx.session.elicit_form(
                     dialog.render(), dialog.schema(), related_request_id=ctx.request_id
                 )
-                outcome = judge_answer(answer)
-        except MCPError:
-            outcome = "client_error"
-        except (ValidationError, ValueError):
-            outcome = "invalid_answer"
-        return self._conclude(binding, "dialog", outcome)
+            except MCPError:
+                return "client_error"
+            except (ValidationError, ValueError):
+                return "invalid_answer"
+            return judge_answer(answer)
+        return "timed_out"
 
     # ------------------------------------------------------------------ 2026-07-28: input_required
 
@@ -339,7 +370,9 @@ class ApprovalGate:
         self._audit(outcome, binding, path)
         if outcome == "approved":
             return Approved(path, binding.fingerprint)
-        if outcome == "timed_out":
+        if outcome == "caller_gone":
+            why = CALLER_GONE_TEXT
+        elif outcome == "timed_out":
             why = f"no answer came within {self.settings.dialog_timeout:g} seconds, so the change was abandoned."
         else:
             why = ANSWER_TEXT[outcome]
