@@ -13,9 +13,11 @@ The example server keeps its items in memory: nothing deleted means nothing acte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,12 @@ import pytest
 from anyio.abc import Process
 from processes import free_port
 
-from approval_core import APPROVE_FIELD
+from approval_core import APPROVE_FIELD, ApprovalSettings
+from approval_core.page_settings import PageSettings
 from approval_core.remote import http_server
 from approval_core.testing import AuditRecorder
 from example_server import Example
+from test_approval_page import _paired_file
 from test_remote import running, settings
 
 pytestmark = pytest.mark.anyio
@@ -113,32 +117,82 @@ async def _asked(call: httpx2.Response) -> dict[str, Any]:
     raise AssertionError("the call's stream ended without a dialog")
 
 
+class HttpSession:
+    """One 2025-11-25 session spoken by hand over Streamable HTTP, so that a call's stream can be dropped."""
+
+    def __init__(self, http: httpx2.AsyncClient, url: str, **headers: str) -> None:
+        self.http, self.url = http, url
+        self.headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **headers}
+
+    async def open(self, capabilities: dict[str, Any]) -> None:
+        params = {**INITIALIZE, "capabilities": capabilities}
+        opened = await self.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        self.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        assert (await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})).status_code == 202
+
+    async def post(self, message: dict[str, Any]) -> httpx2.Response:
+        return await self.http.post(self.url, headers=self.headers, json=message)
+
+    async def answer(self, asked: dict[str, Any], result: dict[str, Any]) -> None:
+        """Answer the pushed request, then a ping: messages are read in order, so the answer has been taken in."""
+        assert (await self.post({"jsonrpc": "2.0", "id": asked["id"], "result": result})).status_code == 202
+        assert (await self.post({"jsonrpc": "2.0", "id": 99, "method": "ping"})).status_code == 200
+
+    @contextlib.asynccontextmanager
+    async def dropped_call(self, tool: str, arguments: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Call ``tool``, give the block its pushed request; the call's connection is closed when the block ends."""
+        # Its own client, closed with the stream: the connection that carried the call goes with it.
+        async with (
+            httpx2.AsyncClient(timeout=DEADLINE) as caller,
+            caller.stream("POST", self.url, headers=self.headers, json=_call(2, tool, arguments)) as call,
+        ):
+            yield await _asked(call)
+
+
 async def test_over_http_a_yes_after_the_call_s_stream_dropped_changes_nothing() -> None:
     port = free_port()
     example = Example()
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     app = http_server(example.server, settings(MCP_PORT=str(port)), None)
     with AuditRecorder() as audit:
         async with running(app, port) as url, httpx2.AsyncClient(timeout=DEADLINE) as http:
-            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
-            opened = await http.post(url, headers=headers, json=initialize)
-            session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
-            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            assert (await http.post(url, headers=session, json=initialized)).status_code == 202
+            session = HttpSession(http, url)
+            await session.open({"elicitation": {"form": {}}})
             with anyio.fail_after(DEADLINE):
-                # Its own client, closed with the stream: the connection that carried the call goes with it.
-                async with (
-                    httpx2.AsyncClient(timeout=DEADLINE) as caller,
-                    caller.stream("POST", url, headers=session, json=_call(2, "delete_items", ARGS)) as call,
-                ):
-                    asked = await _asked(call)
+                async with session.dropped_call("delete_items", ARGS) as asked:
+                    pass
                 await audit.wait("delete_items", "caller_gone")
-            late = await http.post(url, headers=session, json={"jsonrpc": "2.0", "id": asked["id"], "result": YES})
-            assert late.status_code == 202
-            # Messages are read in order: once this ping is answered, the yes above has been taken in.
-            ping = await http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 3, "method": "ping"})
-            assert ping.status_code == 200
-            listed = await http.post(url, headers=session, json=_call(4, "list_items", {}))
+            await session.answer(asked, YES)
+            listed = await session.post(_call(4, "list_items", {}))
             assert '"structuredContent":{"items":["a","b","c"]}' in listed.text
     assert example.items == {"a", "b", "c"}
     assert audit.of("delete_items") == ["asked", "caller_gone"]
+
+
+async def test_over_http_a_page_decision_after_the_stream_dropped_waits_for_the_next_identical_call(
+    tmp_path: Path,
+) -> None:
+    """URL mode (the approval page): the call that waited for the decision is gone, so it acts on none."""
+    port = free_port()
+    passkeys = tmp_path / "passkeys.json"
+    _paired_file(passkeys)
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    public = f"http://localhost:{port}/mcp"
+    app = http_server(example.server, settings(MCP_PORT=str(port), MCP_PUBLIC_URL=public), None)
+    page = example.gate.page
+    assert page is not None
+    with AuditRecorder() as audit:
+        async with running(app, port) as url, httpx2.AsyncClient(timeout=DEADLINE) as http:
+            session = HttpSession(http, url, Host=f"localhost:{port}")
+            await session.open({"elicitation": {"url": {}}})
+            with anyio.fail_after(DEADLINE):
+                async with session.dropped_call("delete_items", ARGS) as asked:
+                    await session.answer(asked, {"action": "accept"})  # the person went to the page
+                await audit.wait("delete_items", "caller_gone")
+                record = await page.book.get(asked["params"]["url"].rsplit("/", 1)[1])
+                assert record is not None
+                await page.book.decide(record, "approve")
+            assert example.items == {"a", "b", "c"}
+            again = await session.post(_call(5, "delete_items", ARGS))  # the same call, told what it did
+            assert '"structuredContent":{"items":["b","c"]}' in again.text
+    assert example.items == {"b", "c"}
+    assert audit.of("delete_items")[-1] == "approved"
