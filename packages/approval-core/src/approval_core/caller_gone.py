@@ -39,7 +39,10 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 
 def _receive_of(ctx: Context[Any, Any]) -> Receive | None:
     """The ASGI ``receive`` of the HTTP request that carries this call, or None (stdio, in process)."""
-    request = ctx.request_context.request
+    try:
+        request = ctx.request_context.request
+    except (AttributeError, ValueError):  # no request behind it (a context outside a call, a test double)
+        return None
     receive: object = getattr(request, "receive", None)
     return cast("Receive", receive) if callable(receive) else None
 
