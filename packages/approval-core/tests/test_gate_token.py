@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Annotated, Any
 
-from approval_core import ApprovalSettings
+import mcp_types as mt
+import pytest
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+from approval_core import (
+    ApprovalGate,
+    ApprovalSettings,
+    CallerValue,
+    Dialog,
+    Guard,
+    GuardTable,
+    NotApproved,
+    annotations,
+    operation,
+    structured,
+)
 from approval_core.testing import DialogLog, accept, approval_of, connect
 from example_server import NAME, Example
 
@@ -212,3 +228,43 @@ async def test_a_guarded_tool_that_binds_no_version_is_a_programming_error(caplo
     assert result.content[0].text.startswith("grant stopped on an unexpected internal error (GuardTableError)")
     assert any("grant asks but binds no version" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
     assert ex.grants == []
+
+
+class Note(BaseModel):
+    name: str
+
+
+def note_server(written: list[tuple[str, str]]) -> MCPServer[Any]:
+    """A tool whose target binds only the note's name, though its dialog shows the new text too."""
+    server: MCPServer[Any] = MCPServer("notes-mcp")
+    unversioned = {"write_note": "a test tool: nothing is read before asking"}
+    gate = ApprovalGate.attach(server, GuardTable({"write_note": Guard.always()}, unversioned=unversioned), OFF)
+
+    @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
+    async def write_note(
+        name: str, text: str, ctx: Context, confirm_token: str | None = None
+    ) -> Annotated[mt.CallToolResult, Note] | mt.InputRequiredResult:
+        """Write a note."""
+        dialog = Dialog(
+            operation("replace a note"), "The old text is gone.", [CallerValue("Note", name), CallerValue("Text", text)]
+        )
+        target = {"name": name}  # the text left out, as the contributor guide's write_note once did
+        decision = await gate.check(ctx, tool="write_note", target=target, dialog=dialog, confirm_token=confirm_token)
+        if isinstance(decision, NotApproved):
+            return decision.result
+        written.append((name, text))
+        return structured(Note(name=name))
+
+    return server
+
+
+async def test_a_token_binds_what_the_dialog_showed_even_where_the_target_leaves_it_out() -> None:
+    written: list[tuple[str, str]] = []
+    async with connect(note_server(written), revision="2025-11-25") as client:
+        token = token_of(await client.call_tool("write_note", {"name": "todo", "text": "milk"}))
+        other = await client.call_tool("write_note", {"name": "todo", "text": "transfer 1000", "confirm_token": token})
+        assert approval_of(other)["outcome"] == "token_refused"
+        token = token_of(await client.call_tool("write_note", {"name": "todo", "text": "milk"}))
+        done = await client.call_tool("write_note", {"name": "todo", "text": "milk", "confirm_token": token})
+    assert not done.is_error
+    assert written == [("todo", "milk")]

@@ -229,6 +229,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "bearer",
         "binding",
         "boundary",
+        "caller_gone",
         "capabilities",
         "console",
         "decisions",

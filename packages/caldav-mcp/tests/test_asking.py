@@ -51,7 +51,7 @@ async def test_a_hostile_entry_never_reaches_the_dialog_and_a_decline_changes_no
     assert HOSTILE not in message
     assert "mallory" not in message
     assert "willi@example.org" not in message
-    assert f"{CALLER_VALUES_HEADING}\n  Calendar: {account.work}" in message
+    assert f"{CALLER_VALUES_HEADING}\n  Calendar: {account.work}\n  Event: {SERIES_ID}" in message
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
@@ -65,7 +65,7 @@ async def test_deleting_a_series_says_how_many_occurrences_go(account, revision)
     assert after == []
     assert log.messages == [
         f"Delete a recurring event and all 3 of its occurrences\n\n{NO_HISTORY}\n\n"
-        f"{CALLER_VALUES_HEADING}\n  Calendar: {account.work}"
+        f"{CALLER_VALUES_HEADING}\n  Calendar: {account.work}\n  Event: {SERIES_ID}"
     ]
 
 
@@ -121,7 +121,7 @@ async def test_update_event_asks_only_for_a_whole_series(account, revision) -> N
     assert message.startswith(
         "Change 2 field(s) of a recurring event, in 2 of its 3 occurrences; 1 with changes of their own keep them"
     )
-    assert message.endswith(f"  Calendar: {account.work}\n  Fields: location, summary")
+    assert message.endswith(f"  Calendar: {account.work}\n  Event: {SERIES_ID}\n  Fields: location, summary")
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
 from mcp_types import ClientCapabilities, ElicitResult
+from pydantic import ValidationError
 
-from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE
+from approval_core.dialog import APPROVE_FIELD, APPROVE_TITLE, Question
 
-__all__ = ["ANSWER_TEXT", "client_can_show_form", "judge_answer"]
+__all__ = ["ANSWER_TEXT", "CALLER_GONE_TEXT", "ask_form", "client_can_show_form", "judge_answer"]
 
 ANSWER_TEXT = {
     "declined": "the person declined.",
@@ -16,6 +22,12 @@ ANSWER_TEXT = {
     "client_error": "the client could not show the dialog (it answered with an error).",
 }
 """Why a call did not run, for each answer that is not a ticked box (ends a sentence)."""
+
+CALLER_GONE_TEXT = (
+    "the caller's request went away (its connection closed) while the dialog was open, so the change was "
+    "abandoned and no later answer is acted on."
+)
+"""Why a pushed dialog's call did not run when its request was gone before the answer (ends a sentence)."""
 
 
 def client_can_show_form(capabilities: ClientCapabilities | None) -> bool:
@@ -51,3 +63,20 @@ def judge_answer(answer: object) -> str:
     if ticked is False:
         return "unticked"
     return "invalid_answer"
+
+
+async def ask_form(ctx: Context[Any, Any], dialog: Question, wait: float) -> str:
+    """Push ``dialog`` as a form elicitation (MCP 2025-11-25) and judge the answer (:func:`judge_answer`).
+
+    Returns the outcome: ``approved``, one of the refusals of :data:`ANSWER_TEXT`, ``client_error`` (the
+    client answered with an error), ``invalid_answer``, or ``timed_out`` after ``wait`` seconds.
+    """
+    with anyio.move_on_after(wait):
+        try:
+            answer = await ctx.session.elicit_form(dialog.render(), dialog.schema(), related_request_id=ctx.request_id)
+        except MCPError:
+            return "client_error"
+        except (ValidationError, ValueError):
+            return "invalid_answer"
+        return judge_answer(answer)
+    return "timed_out"

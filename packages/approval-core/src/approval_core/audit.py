@@ -6,7 +6,7 @@ digits of the binding fingerprint) and, for refusals, ``reason`` (a code
 word). Never an argument value, a token, a state or backend text.
 
 Events: ``asked``, ``approved``, ``declined``, ``cancelled``, ``unticked``,
-``invalid_answer``, ``client_error``, ``timed_out``, ``token_issued``,
+``invalid_answer``, ``client_error``, ``timed_out``, ``caller_gone``, ``token_issued``,
 ``token_redeemed``, ``token_refused``, ``state_refused``, ``refused``.
 """
 

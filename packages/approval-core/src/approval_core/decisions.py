@@ -38,7 +38,8 @@ class NotApproved:
         path: Which path produced this.
         outcome: ``asked`` (an input_required question is out),
             ``declined``, ``cancelled``, ``unticked``, ``invalid_answer``,
-            ``client_error``, ``timed_out``, ``token_issued``,
+            ``client_error``, ``timed_out``, ``caller_gone`` (the call's request went
+            away while a pushed dialog was open), ``token_issued``,
             ``token_refused``, ``refused`` (strict profile),
             ``store_unavailable`` (the record store could not be reached), or
             on the approval page's path ``approval_pending`` (the person has

@@ -14,7 +14,9 @@ The gate picks one path per call (see docs/approval.md):
 1. the guard table says this call does not ask → approved at once;
 2. protocol 2025-11-25 with a channel back and form elicitation declared →
    ``elicitation/create`` pushed to the client and awaited for at most
-   ``ELICITATION_TIMEOUT`` seconds;
+   ``ELICITATION_TIMEOUT`` seconds; when the call's request goes away first
+   (cancelled, session or HTTP connection closed) the dialog is abandoned and
+   no later answer acts (:mod:`approval_core.caller_gone`);
 3. protocol 2026-07-28 with form elicitation declared → ``input_required``
    with one form question and a sealed, single-use state; the retry carries
    the answer (SEP-2322);
@@ -26,9 +28,11 @@ The gate picks one path per call (see docs/approval.md):
 5. otherwise → the two-call confirm token, the text saying why nobody was
    asked (or, in the strict profile, a refusal).
 
-Over HTTP the principal (client id, issuer, subject) is bound into every fingerprint. Under
-``APPROVAL_PROFILE=every-write`` a guarded call's :meth:`check` only notes its dialog; the question
-is asked at the call's first changing request (:mod:`approval_core.every_write`).
+The dialog's own text is bound into every fingerprint too, so an approval never serves a call whose
+dialog would read differently (another id, another count, another caller value). Over HTTP the principal
+(client id, issuer, subject) is bound as well. Under ``APPROVAL_PROFILE=every-write`` a guarded call's
+:meth:`check` only notes its dialog; the question is asked at the call's first changing request
+(:mod:`approval_core.every_write`).
 
 Only a ticked box on an accepted form approves. Decline, cancel, an unticked
 box, content that does not validate, a client error and a timeout all end the
@@ -51,18 +55,17 @@ from typing import Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.shared.exceptions import MCPError
 from mcp_types import (
     ElicitRequest,
     ElicitRequestFormParams,
     InputRequiredResult,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
-from approval_core.answers import ANSWER_TEXT, client_can_show_form, judge_answer
+from approval_core.answers import ANSWER_TEXT, CALLER_GONE_TEXT, ask_form, client_can_show_form, judge_answer
 from approval_core.audit import audit
 from approval_core.binding import Binding, principal
+from approval_core.caller_gone import CallerWatch
 from approval_core.capabilities import install_one_capability_set
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
 from approval_core.dialog import Dialog, Question
@@ -89,6 +92,7 @@ from approval_core.tokens import TokenStore
 from approval_core.write_scope import current_call
 
 __all__ = [
+    "DIALOG_KEY",
     "GATE_ATTRIBUTE",
     "INPUT_KEY",
     "PRINCIPAL_KEY",
@@ -102,6 +106,10 @@ __all__ = [
 
 INPUT_KEY = "approval"
 """The key of the one question in ``InputRequiredResult.input_requests``."""
+
+DIALOG_KEY = "@dialog"
+"""The name under which the dialog's text (:meth:`Dialog.render`) enters the binding's target: an approval binds
+what the person was shown, every caller value included, whatever else the tool put in ``target``."""
 
 VERSION_KEY = "@version"
 """The name under which ``check(version=...)`` enters the binding's target."""
@@ -230,7 +238,10 @@ class ApprovalGate:
         Args:
             ctx: The tool's MCP context.
             tool: The tool's name; must have a row in the guard table.
-            target: What the call would do; its fingerprint binds the approval.
+            target: What the call would do; its fingerprint binds the approval,
+                together with the dialog's text (:data:`DIALOG_KEY`), so a
+                caller value the dialog shows is bound even when ``target``
+                leaves it out.
             dialog: What a person is shown; built only from the server's own
                 words, its own counts and the caller's values.
             arguments: The call's arguments, for a ``when`` guard.
@@ -252,7 +263,7 @@ class ApprovalGate:
         call = current_call() if self.every_write is not None else None
         if call is not None and call.tool == tool:
             # The every-write profile asks at the first changing request, with this dialog's words in it.
-            call.guarded = (dialog, target, version)
+            call.guarded = (dialog, {**target, DIALOG_KEY: dialog.render()}, version)
             return Approved("every_write", "")
         if not guard.asks(GuardedCall(tool, arguments or {}, facts or {})):
             return Approved("not_guarded", "")
@@ -261,6 +272,7 @@ class ApprovalGate:
                 f"{tool} asks but binds no version of what it read; pass version= (an ETag) or list it, "
                 "with the reason, in the guard table's unversioned"
             )
+        target = {**target, DIALOG_KEY: dialog.render()}
         binding = Binding(self.server_name, tool, _bound(target, version), frozenset(exclude))
         return await self._decide(ctx, binding, dialog, confirm_token)
 
@@ -317,18 +329,19 @@ class ApprovalGate:
 
     async def _push(self, ctx: Context[Any, Any], binding: Binding, dialog: Question) -> Decision:
         self._audit("asked", binding, "dialog")
-        answer: object = None
+        watch = CallerWatch(ctx)
         outcome = "timed_out"
         try:
-            with anyio.move_on_after(self.settings.dialog_timeout):
-                answer = await ctx.session.elicit_form(
-                    dialog.render(), dialog.schema(), related_request_id=ctx.request_id
-                )
-                outcome = judge_answer(answer)
-        except MCPError:
-            outcome = "client_error"
-        except (ValidationError, ValueError):
-            outcome = "invalid_answer"
+            async with anyio.create_task_group() as watching:
+                watching.start_soon(watch.until_gone, watching.cancel_scope)
+                outcome = await ask_form(ctx, dialog, self.settings.dialog_timeout)
+                watching.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            # notifications/cancelled, or the session closed: the SDK cancels the call, the dialog with it.
+            self._audit("caller_gone", binding, "dialog", "cancelled")
+            raise
+        if watch.gone or await watch.gone_now():
+            outcome = "caller_gone"
         return self._conclude(binding, "dialog", outcome)
 
     # ------------------------------------------------------------------ 2026-07-28: input_required
@@ -363,7 +376,9 @@ class ApprovalGate:
         self._audit(outcome, binding, path)
         if outcome == "approved":
             return Approved(path, binding.fingerprint)
-        if outcome == "timed_out":
+        if outcome == "caller_gone":
+            why = CALLER_GONE_TEXT
+        elif outcome == "timed_out":
             why = f"no answer came within {self.settings.dialog_timeout:g} seconds, so the change was abandoned."
         else:
             why = ANSWER_TEXT[outcome]

@@ -8,7 +8,8 @@ depends on the client (MCP 2025-11-25 and 2026-07-28, Elicitation, URL mode):
 * 2025-11-25 with ``elicitation.url`` and a channel back: ``elicitation/create``
   in URL mode with the page's URL, then the call waits for the decision,
   bounded by ``ELICITATION_TIMEOUT``, and acts on it (or ends with nothing
-  changed);
+  changed; also when the call's request goes away meanwhile, outcome
+  ``caller_gone``, the decision then left for the next identical call);
 * 2026-07-28 with ``elicitation.url``: ``input_required`` carrying a URL-mode
   request and a sealed, single-use state; on the retry the decision is read
   from the record store (the client's answer only says whether the person
@@ -37,6 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from approval_core.audit import audit
 from approval_core.binding import Binding
+from approval_core.caller_gone import CallerWatch
 from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved
 from approval_core.dialog import Question
 from approval_core.page import ApprovalPage
@@ -130,17 +132,25 @@ class PagePath:
         message = self._url_message(record)
         outcome = "timed_out"
         settled: Decision | None = None
-        with anyio.move_on_after(self.dialog_timeout):
-            try:
-                answer = await ctx.session.elicit_url(message, url, record.id, related_request_id=ctx.request_id)
-            except MCPError:
-                answer = None
-            if not isinstance(answer, ElicitResult):
-                outcome = "client_error"
-            elif answer.action != "accept":
-                outcome = "declined" if answer.action == "decline" else "cancelled"
-            else:
-                settled = await self._wait(binding, record)
+        watch = CallerWatch(ctx)
+        async with anyio.create_task_group() as watching:
+            watching.start_soon(watch.until_gone, watching.cancel_scope)
+            with anyio.move_on_after(self.dialog_timeout):
+                try:
+                    answer = await ctx.session.elicit_url(message, url, record.id, related_request_id=ctx.request_id)
+                except MCPError:
+                    answer = None
+                if not isinstance(answer, ElicitResult):
+                    outcome = "client_error"
+                elif answer.action != "accept":
+                    outcome = "declined" if answer.action == "decline" else "cancelled"
+                else:
+                    settled = await self._wait(binding, record)
+            watching.cancel_scope.cancel()
+        if watch.gone or await watch.gone_now():
+            # Nobody would be told what a decision did: it stays for the next identical call (or was spent
+            # just now and acts on nothing).
+            return self._not_decided(binding, record, "caller_gone")
         if settled is not None:
             with contextlib.suppress(Exception):
                 await ctx.session.send_elicit_complete(record.id, related_request_id=ctx.request_id)
@@ -210,6 +220,7 @@ class PagePath:
             "declined": "the person declined to open the approval page",
             "cancelled": "the request to open the approval page was dismissed",
             "client_error": "the client could not show the approval page's link",
+            "caller_gone": "the call's connection closed while it waited for the decision",
         }[outcome]
         text = (
             f"{binding.tool} was not run: {why}. The approval is still open at {self.page.url_of(record)} "

@@ -1,8 +1,9 @@
-"""What a tool call did at its backend: requests recorded at the HTTP level, or changes in a folder.
+"""What a tool call did: requests at the backend's HTTP level, changes in a folder, the gate's audit events.
 
 Test helpers (re-exported by :mod:`approval_core.testing`), so a family test
 can compare what a call did (:func:`http_effects`) with what its server
-declares (``guards.EFFECTS``, :func:`effects_problems`).
+declares (``guards.EFFECTS``, :func:`effects_problems`), and read what the
+gate decided (:class:`AuditRecorder`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import http.client
 import http.server
+import json
+import logging
 import os
 import threading
 import urllib.parse
@@ -18,12 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 
+from approval_core.audit import AUDIT_LOGGER
 from approval_core.policy import Effect
 
 __all__ = [
     "SAFE_METHODS",
+    "AuditRecorder",
     "Change",
     "FolderRecorder",
     "HttpRecorder",
@@ -277,3 +283,41 @@ def effects_problems(declared: frozenset[Effect], changes: Sequence[Change]) -> 
     if not [change for change in changes if change.done]:
         problems.append(f"declares {', '.join(sorted(changing))}, but changed nothing at the backend")
     return problems
+
+
+class AuditRecorder(logging.Handler):
+    """Collects the audit events of the gates in this process (logger ``approval_core.audit``) while entered.
+
+    ``events`` holds each line's JSON as a dict (``event``, ``server``, ``tool``, ``path``, ``fp``,
+    ``reason``), oldest first; :meth:`of` picks one tool's event names, :meth:`wait` waits for one.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.events: list[dict[str, str]] = []
+        self._news: anyio.Event | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep one audit line (called by :mod:`logging`, in the thread that logged it)."""
+        message = record.getMessage()
+        if message.startswith("approval "):
+            self.events.append(json.loads(message.removeprefix("approval ")))
+            if self._news is not None:
+                self._news.set()
+
+    def of(self, tool: str, since: int = 0) -> list[str]:
+        """The event names logged for ``tool`` from index ``since`` of :attr:`events` on."""
+        return [e["event"] for e in self.events[since:] if e["tool"] == tool]
+
+    async def wait(self, tool: str, event: str) -> None:
+        """Return once ``event`` was logged for ``tool`` by a gate on this event loop (bound it with a deadline)."""
+        while event not in self.of(tool):
+            self._news = anyio.Event()
+            await self._news.wait()
+
+    def __enter__(self) -> AuditRecorder:
+        logging.getLogger(AUDIT_LOGGER).addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger(AUDIT_LOGGER).removeHandler(self)

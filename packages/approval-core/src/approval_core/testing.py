@@ -41,6 +41,7 @@ from approval_core.gate import INPUT_KEY
 from approval_core.listeners import Listener, escape_corpus, listening
 from approval_core.recorders import (
     SAFE_METHODS,
+    AuditRecorder,
     Change,
     FolderRecorder,
     HttpRecorder,
@@ -54,6 +55,7 @@ __all__ = [
     "REVISIONS",
     "SAFE_METHODS",
     "Answer",
+    "AuditRecorder",
     "Change",
     "DialogLog",
     "ElicitationSupport",

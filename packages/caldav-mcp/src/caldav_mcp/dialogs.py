@@ -1,8 +1,11 @@
-"""What caldav-mcp's dialogs say: its own words, its own counts, the caller's calendar.
+"""What caldav-mcp's dialogs say: its own words, its own counts, the caller's calendar and entry id.
 
 Nothing read from a calendar (summary, description, location, organiser,
 attendees) is ever passed in here: every function takes counts and the
-caller's own argument values only.
+caller's own argument values only. The entry is named by the id the caller
+gave (``id`` of an event, ``uid`` of a task or journal entry), shown escaped
+as an identifier under the caller heading, so the person sees which entry
+is meant.
 """
 
 from __future__ import annotations
@@ -31,8 +34,15 @@ def _calendar(calendar: str) -> list[CallerValue]:
     return [CallerValue("Calendar", calendar, identifier=True)]
 
 
-def delete_event(calendar: str, *, scope: str, occurrences: Count) -> Dialog:
-    """Deleting a single event, one occurrence, or a whole series of ``occurrences`` (None: no end)."""
+def _event(calendar: str, entry_id: str) -> list[CallerValue]:
+    return [*_calendar(calendar), CallerValue("Event", entry_id, identifier=True)]
+
+
+def delete_event(calendar: str, *, entry_id: str, scope: str, occurrences: Count) -> Dialog:
+    """Deleting a single event, one occurrence, or a whole series of ``occurrences`` (None: no end).
+
+    ``entry_id`` is the event's id as the caller gave it (``uid`` or ``uid#recurrence-id``).
+    """
     if scope == "occurrence":
         op = operation("delete one occurrence of a recurring event")
     elif scope == "series" and occurrences == "uncountable":
@@ -46,16 +56,21 @@ def delete_event(calendar: str, *, scope: str, occurrences: Count) -> Dialog:
         )
     else:
         op = operation("delete an event")
-    return Dialog(op, NO_HISTORY, _calendar(calendar))
+    return Dialog(op, NO_HISTORY, _event(calendar, entry_id))
 
 
-def delete_entry(calendar: str, kind: str) -> Dialog:
-    """Deleting one task or journal entry."""
-    op = operation("delete a task") if kind == "VTODO" else operation("delete a journal entry")
-    return Dialog(op, NO_HISTORY, _calendar(calendar))
+def delete_entry(calendar: str, kind: str, *, entry_id: str) -> Dialog:
+    """Deleting one task or journal entry, ``entry_id`` being its UID as the caller gave it."""
+    if kind == "VTODO":
+        task = CallerValue("Task", entry_id, identifier=True)
+        return Dialog(operation("delete a task"), NO_HISTORY, [*_calendar(calendar), task])
+    journal = CallerValue("Journal entry", entry_id, identifier=True)
+    return Dialog(operation("delete a journal entry"), NO_HISTORY, [*_calendar(calendar), journal])
 
 
-def update_series(calendar: str, *, fields: list[str], occurrences: Count, own_changes: int = 0) -> Dialog:
+def update_series(
+    calendar: str, *, entry_id: str, fields: list[str], occurrences: Count, own_changes: int = 0
+) -> Dialog:
     """Changing a whole series: how many fields, and how many occurrences it reaches.
 
     ``own_changes`` counts the occurrences with changes of their own (overrides,
@@ -97,11 +112,11 @@ def update_series(calendar: str, *, fields: list[str], occurrences: Count, own_c
     return Dialog(
         op,
         "A CalDAV server keeps no version history: the values being replaced cannot be restored from it.",
-        [*_calendar(calendar), CallerValue("Fields", ", ".join(fields))],
+        [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))],
     )
 
 
-def move_event(calendar: str, destination: str, *, occurrences: Count) -> Dialog:
+def move_event(calendar: str, destination: str, *, entry_id: str, occurrences: Count) -> Dialog:
     """Moving an event (and all of a series' occurrences) to another calendar."""
     if occurrences == "uncountable":
         op = operation("move a recurring event whose stored rule this server cannot expand to another calendar")
@@ -116,11 +131,11 @@ def move_event(calendar: str, destination: str, *, occurrences: Count) -> Dialog
     return Dialog(
         op,
         "Whoever shares the source calendar stops seeing it there; a CalDAV server keeps no history of the move.",
-        [*_calendar(calendar), CallerValue("Destination", destination, identifier=True)],
+        [*_event(calendar, entry_id), CallerValue("Destination", destination, identifier=True)],
     )
 
 
-def respond_to_event(calendar: str, partstat: str, *, scheduling: bool) -> Dialog:
+def respond_to_event(calendar: str, partstat: str, *, entry_id: str, scheduling: bool) -> Dialog:
     """Answering an invitation; the consequence depends on RFC 6638 scheduling."""
     if scheduling:
         consequence = (
@@ -135,5 +150,5 @@ def respond_to_event(calendar: str, partstat: str, *, scheduling: bool) -> Dialo
     return Dialog(
         operation("answer an invitation"),
         consequence,
-        [*_calendar(calendar), CallerValue("Answer", partstat)],
+        [*_event(calendar, entry_id), CallerValue("Answer", partstat)],
     )

@@ -2,18 +2,25 @@
 
 Every text here is a literal; the only things filled in are counts this
 server worked out by reading the cards first, and caller values taken from
-the call's own arguments: the address-book path (and a move's destination)
-and, for an update, the names of the fields from this server's own schema.
-No card text (FN, N, ORG, NOTE, EMAIL, TEL, a group's name, ...) is ever
-passed in. Contact and group ids are left out too: a card's path is chosen
-by whoever created the card, so it is address-book text as much as its name.
+the call's own arguments: the address-book path (and a move's destination),
+the contact and group ids exactly as the caller gave them, and, for an
+update, the names of the fields from this server's own schema. No card text
+(FN, N, ORG, NOTE, EMAIL, TEL, a group's name, ...) is ever passed in. An id
+names a card by its path, which whoever created the card chose: it is shown
+only under the caller heading, as the caller's own value, escaped as an
+identifier (every non-ASCII character escaped), so the person sees
+which card the call means and cannot mistake the id for the server's words.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from approval_core import CallerValue, Dialog, operation
 
 __all__ = [
+    "GroupChange",
     "delete_contacts_dialog",
     "delete_group_dialog",
     "move_contact_dialog",
@@ -22,16 +29,33 @@ __all__ = [
     "update_group_dialog",
 ]
 
+
+@dataclass(frozen=True)
+class GroupChange:
+    """What an update_group call named, as the caller gave it: the group id and the contact ids."""
+
+    group_id: str
+    add: Sequence[str] | None = None
+    remove: Sequence[str] | None = None
+    members: Sequence[str] | None = None
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """Ids the caller gave as a set (the tools treat them so): sorted, each once, so their order is no new call."""
+    return ", ".join(sorted(set(ids)))
+
+
 _NO_HISTORY = (
     "The old values are overwritten on the server, and a CardDAV server keeps no earlier version to restore them from."
 )
 
 
-def update_fields_dialog(book: str, actions: dict[str, str]) -> Dialog:
+def update_fields_dialog(book: str, contact_id: str, actions: dict[str, str]) -> Dialog:
     """update_contact with fields: how many fields are replaced, set or cleared.
 
     Args:
         book: The address book's path.
+        contact_id: The contact id as the caller gave it.
         actions: Field name (a name from the tool's own schema, never card
             text) → ``"set"`` or ``"cleared"``.
     """
@@ -46,13 +70,17 @@ def update_fields_dialog(book: str, actions: dict[str, str]) -> Dialog:
             cleared=cleared_count,
         ),
         _NO_HISTORY,
-        [CallerValue("Address book", book, identifier=True), CallerValue("Fields", fields)],
+        [
+            CallerValue("Address book", book, identifier=True),
+            CallerValue("Contact", contact_id, identifier=True),
+            CallerValue("Fields", fields),
+        ],
     )
 
 
-def replace_card_dialog(book: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
+def replace_card_dialog(book: str, contact_id: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
     """update_contact with a whole vCard: everything not in the new card goes, the photo named when there is one."""
-    values = [CallerValue("Address book", book, identifier=True)]
+    values = [CallerValue("Address book", book, identifier=True), CallerValue("Contact", contact_id, identifier=True)]
     consequence = (
         "Everything on the current card that is not in the new card is removed, and a CardDAV server keeps "
         "no earlier version to restore it from."
@@ -82,17 +110,20 @@ def replace_card_dialog(book: str, current: int, new: int, dropped: int, photo: 
     )
 
 
-def delete_contacts_dialog(books: list[str], count: int, photos: int) -> Dialog:
-    """delete_contact: how many cards, how many of them carry a photo."""
+def delete_contacts_dialog(books: list[str], contact_ids: Sequence[str], count: int, photos: int) -> Dialog:
+    """delete_contact: how many cards, how many of them carry a photo; ``contact_ids`` as the caller gave them."""
     return Dialog(
         operation("delete {count} contact(s), {photos} of them with a photo", count=count, photos=photos),
         "A CardDAV server has no trash: a deleted card, photo included, cannot be recovered from here.",
-        [CallerValue("Address book", ", ".join(books), identifier=True)],
+        [
+            CallerValue("Address book", ", ".join(books), identifier=True),
+            CallerValue("Contacts", _ids(contact_ids), identifier=True),
+        ],
     )
 
 
-def move_contact_dialog(book: str, destination: str, groups: int) -> Dialog:
-    """move_contact: the card leaves its book, and the groups there that list it."""
+def move_contact_dialog(book: str, contact_id: str, destination: str, groups: int) -> Dialog:
+    """move_contact: the card leaves its book, and the groups there that list it; ``contact_id`` as given."""
     return Dialog(
         operation(
             "move one contact to another address book, out of {groups} group(s) in its current book that list it",
@@ -100,13 +131,32 @@ def move_contact_dialog(book: str, destination: str, groups: int) -> Dialog:
         ),
         "The card leaves its current address book; groups there lose it, and the server keeps no record "
         "from which the move could be undone.",
-        [CallerValue("Address book", book, identifier=True), CallerValue("Destination", destination, identifier=True)],
+        [
+            CallerValue("Address book", book, identifier=True),
+            CallerValue("Contact", contact_id, identifier=True),
+            CallerValue("Destination", destination, identifier=True),
+        ],
     )
 
 
-def update_group_dialog(book: str, before: int, added: int, removed: int, after: int, renamed: bool) -> Dialog:
-    """update_group: member counts before and after; the contacts themselves stay."""
-    values = [CallerValue("Address book", book, identifier=True)]
+def update_group_dialog(
+    book: str, chosen: GroupChange, before: int, added: int, removed: int, after: int, renamed: bool
+) -> Dialog:
+    """update_group: member counts before and after; the contacts themselves stay.
+
+    ``chosen`` holds the ids as the caller gave them: the group, and the contacts it named in ``add``,
+    ``remove`` or ``members`` (each shown only when given).
+    """
+    values = [
+        CallerValue("Address book", book, identifier=True),
+        CallerValue("Group", chosen.group_id, identifier=True),
+    ]
+    if chosen.add:
+        values.append(CallerValue("Contacts to add", _ids(chosen.add), identifier=True))
+    if chosen.remove:
+        values.append(CallerValue("Contacts to remove", _ids(chosen.remove), identifier=True))
+    if chosen.members is not None:
+        values.append(CallerValue("New member list", _ids(chosen.members), identifier=True))
     consequence = (
         "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
         "earlier version of the group to go back to."
@@ -121,11 +171,11 @@ def update_group_dialog(book: str, before: int, added: int, removed: int, after:
     return Dialog(operation(template, before=before, added=added, removed=removed, after=after), consequence, values)
 
 
-def delete_group_dialog(book: str, members: int) -> Dialog:
-    """delete_group: the member count; the contacts stay."""
+def delete_group_dialog(book: str, group_id: str, members: int) -> Dialog:
+    """delete_group: the member count; the contacts stay; ``group_id`` as the caller gave it."""
     return Dialog(
         operation("delete a group of {members} contact(s)", members=members),
         "Every member remains in the address book as it is; only the group itself goes, and with no trash "
         "on a CardDAV server it cannot be brought back from here.",
-        [CallerValue("Address book", book, identifier=True)],
+        [CallerValue("Address book", book, identifier=True), CallerValue("Group", group_id, identifier=True)],
     )

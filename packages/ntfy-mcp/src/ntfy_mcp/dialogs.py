@@ -1,6 +1,7 @@
 """What a person reads before a guarded ntfy-mcp call runs (seed 002, "What the dialog contains").
 
-Topics, counts and usernames, and the names of fields: never the content of
+Topics, usernames and sequence ids (each as the caller gave it, escaped as an
+identifier), counts, and the names of fields: never the content of
 a notification (written by whoever could publish to the topic), and never
 the password given to create_user. Every text here is a literal; the only
 numbers are ones this server counted.
@@ -16,7 +17,10 @@ __all__ = ["access_dialog", "create_user_dialog", "delete_messages_dialog", "del
 
 
 def delete_messages_dialog(topic: str, sequence_ids: Sequence[str], scheduled: int) -> Dialog:
-    """Deleting ``len(sequence_ids)`` notifications, ``scheduled`` of them not yet delivered."""
+    """Deleting ``len(sequence_ids)`` notifications, ``scheduled`` of them not yet delivered.
+
+    The ids are shown sorted, as the set the call binds: their order makes no other call.
+    """
     return Dialog(
         operation(
             "delete {count} notification(s) from one topic, {scheduled} of them not yet delivered",
@@ -25,7 +29,10 @@ def delete_messages_dialog(topic: str, sequence_ids: Sequence[str], scheduled: i
         ),
         "Subscribers' devices remove a deleted notification, and a scheduled one is never delivered; "
         "ntfy keeps no copy to bring it back from.",
-        [CallerValue("Topic", topic, identifier=True), CallerValue("Sequence ids", ", ".join(sequence_ids))],
+        [
+            CallerValue("Topic", topic, identifier=True),
+            CallerValue("Sequence ids", ", ".join(sorted(set(sequence_ids))), identifier=True),
+        ],
     )
 
 
@@ -35,7 +42,7 @@ def update_dialog(topic: str, sequence_id: str, fields: Sequence[str], dropped: 
     ``fields`` are the names of the fields the new version sets; ``dropped``
     counts fields the current version has and the new one does not set.
     """
-    values = [CallerValue("Topic", topic, identifier=True), CallerValue("Sequence id", sequence_id)]
+    values = [CallerValue("Topic", topic, identifier=True), CallerValue("Sequence id", sequence_id, identifier=True)]
     values.extend(CallerValue("Field replaced", name) for name in fields)
     return Dialog(
         operation(

@@ -76,7 +76,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             ctx,
             tool="delete_task" if kind == "VTODO" else "delete_journal",
             target={"calendar": cal.path, "uid": uid},
-            dialog=dialogs.delete_entry(cal.path, kind),
+            dialog=dialogs.delete_entry(cal.path, kind, entry_id=uid),
             version=version_of(resource, "uid"),
             confirm_token=token,
         )

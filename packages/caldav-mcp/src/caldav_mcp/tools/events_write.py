@@ -194,7 +194,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "own_changes": own,
                 "fields": len(fields),
             },
-            dialog=dialogs.update_series(cal.path, fields=fields, occurrences=count, own_changes=own),
+            dialog=dialogs.update_series(cal.path, entry_id=id, fields=fields, occurrences=count, own_changes=own),
             arguments={"scope": effective},
             facts={"recurring": recurring},
             version=version_of(resource) if asks else resource.etag,
@@ -238,7 +238,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "recurrence_id": rid if effective == "occurrence" else None,
                 "occurrences": count,
             },
-            dialog=dialogs.delete_event(cal.path, scope=effective, occurrences=count),
+            dialog=dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count),
             version=version_of(resource),
             confirm_token=confirm_token,
         )
@@ -297,7 +297,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             ctx,
             tool="move_event",
             target={"calendar": cal.path, "uid": uid, "destination": target.path, "occurrences": count},
-            dialog=dialogs.move_event(cal.path, target.path, occurrences=count),
+            dialog=dialogs.move_event(cal.path, target.path, entry_id=id, occurrences=count),
             version=version_of(resource),
             confirm_token=confirm_token,
         )
@@ -356,7 +356,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "attendee": sorted(addresses),
                 "scheduling": scheduling,
             },
-            dialog=dialogs.respond_to_event(cal.path, partstat, scheduling=scheduling),
+            dialog=dialogs.respond_to_event(cal.path, partstat, entry_id=id, scheduling=scheduling),
             version=version_of(resource),
             confirm_token=confirm_token,
         )

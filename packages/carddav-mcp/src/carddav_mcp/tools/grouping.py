@@ -308,6 +308,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if name is None and members is None and not add and not remove:
             raise InvalidInput("name", "name a change: name, add, remove or members")
 
+        chosen = dialogs.GroupChange(group_id, add, remove, members)
+
         async def prepare() -> _Plan:
             group, entries = await load(group_id)
             adding = members_of("add", add or [], group.book, entries)
@@ -328,7 +330,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             before = set(group.members)
             counts = {"before": len(before) + len(group.unresolved), "added": len(result - before),
                       "removed": len(before - result), "after": len(result) + len(group.unresolved)}  # fmt: skip
-            dialog = dialogs.update_group_dialog(group.book, **counts, renamed=renamed)
+            dialog = dialogs.update_group_dialog(group.book, chosen, **counts, renamed=renamed)
             target = {"group": group.id, "members": frozenset(result), "unresolved": frozenset(group.unresolved),
                       "name": name if renamed else None, "counts": counts}  # fmt: skip
             by_href = {e.data.href: e for e in entries}
@@ -373,7 +375,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         async def prepare() -> _Plan:
             group, entries = await load(group_id)
             count = len(group.members) + len(group.unresolved)
-            dialog = dialogs.delete_group_dialog(group.book, count)
+            dialog = dialogs.delete_group_dialog(group.book, group_id, count)
             target = {"group": group.id, "members": frozenset(group.members), "counts": {"members": count}}
             if group.entry is None:
                 by_href = {e.data.href: e for e in entries}

@@ -134,14 +134,14 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 target["actions"] = actions
                 set_count = sum(1 for action in actions.values() if action == "set")
                 target["counts"] = {"fields": len(actions), "set": set_count, "cleared": len(actions) - set_count}
-                return entry, new, sorted(actions), dialogs.update_fields_dialog(book, actions), target
+                return entry, new, sorted(actions), dialogs.update_fields_dialog(book, contact_id, actions), target
             assert vcard is not None
             new = _replacement(current, vcard)
             kept = {_same(p) for p in new.props}
             dropped = sum(1 for p in current.props if p.name != "VERSION" and _same(p) not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
             counts = {"current": _property_count(current), "new": _property_count(new), "dropped": dropped}
-            dialog = dialogs.replace_card_dialog(book, counts["current"], counts["new"], dropped, photo)
+            dialog = dialogs.replace_card_dialog(book, contact_id, counts["current"], counts["new"], dropped, photo)
             target["vcard"] = vcard
             target["counts"] = {**counts, "photo_goes": photo}
             old_lines, new_lines = {p.line for p in current.props}, {p.line for p in new.props}
@@ -185,7 +185,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         async def prepare() -> tuple[dict[str, str | None], Dialog, dict[str, Any]]:
             entries = [contact_entry(await backend.fresh("contact_ids", h), "contact_ids") for h in sorted(hrefs)]
             photos = sum(1 for e in entries if e.card.all("PHOTO"))
-            dialog = dialogs.delete_contacts_dialog(books, len(hrefs), photos)
+            dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
             target = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
             return {e.data.href: e.data.etag for e in entries}, dialog, target
 
@@ -250,7 +250,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             else:
                 raise Conflict(f"destination: {dest.path} already has a card at {new_href}; nothing was moved.")
             groups = sum(1 for g in collect_groups(book, await backend.entries(book)) if g.entry and href in g.members)
-            dialog = dialogs.move_contact_dialog(book, dest.path, groups)
+            dialog = dialogs.move_contact_dialog(book, contact_id, dest.path, groups)
             return entry, dialog, {"contact": href, "destination": dest.path, "counts": {"groups": groups}}
 
         entry, dialog, target = await prepare()
