@@ -718,7 +718,7 @@ def _port_open(port: int) -> bool:
 
 
 def _sogo_defaults(db: str, memcached_port: int, port: int, workdir: Path) -> list[str]:
-    """sogod's settings as GNUstep arguments (``-Key value``, the highest of its defaults domains).
+    """Sogod's settings as GNUstep arguments (``-Key value``, the highest of its defaults domains).
 
     They override Debian's ``/etc/sogo/sogo.conf``, which the fixture leaves alone.
     """
@@ -858,7 +858,9 @@ def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavS
             "there is no sogo user (Debian's sogo package makes it); as root run: apt-get install --reinstall sogo"
         ) from None
     if os.geteuid() != 0:
-        raise ServerDidNotStart("the SOGo fixture must run as root (PostgreSQL, memcached and sogod run as their users)")
+        raise ServerDidNotStart(
+            "the SOGo fixture must run as root (PostgreSQL, memcached and sogod run as their users)"
+        )
     workdir.mkdir(parents=True, exist_ok=True)
     # Each server runs as its own user: the folders live where those users can reach them (pytest's own
     # temporary folders are private to root).
@@ -884,8 +886,8 @@ def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavS
         psql = ["psql", "-qX", "-v", "ON_ERROR_STOP=1"]
         _run([*psql, "-c", "CREATE ROLE sogo LOGIN PASSWORD 'sogo'", "postgres"], "create the role sogo", env=env)
         _run([*psql, "-c", "CREATE DATABASE sogo OWNER sogo", "postgres"], "create the database sogo", env=env)
-        rows = "".join(
-            "INSERT INTO sogo_users VALUES "
+        rows = "".join(  # psql quotes the values (:'name0'); only the variables' numbers are formatted in
+            "INSERT INTO sogo_users VALUES "  # noqa: S608
             f"(:'name{i}', :'name{i}', :'password{i}', :'name{i}', :'name{i}' || '@example.org');\n"
             for i in range(len(users))
         )
@@ -895,7 +897,12 @@ def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavS
             for key, value in (("name", name), ("password", password))
         ]
         sql_env = {**env, "PGUSER": "sogo"}
-        _run([*psql, *variables, "-f", "-", "sogo"], "create the SQL user source", env=sql_env, input=_SOGO_USERS_SQL + rows)
+        _run(
+            [*psql, *variables, "-f", "-", "sogo"],
+            "create the SQL user source",
+            env=sql_env,
+            input=_SOGO_USERS_SQL + rows,
+        )
         timings["database"] = time.monotonic() - began
         began = time.monotonic()
         memcached_port = free_port()
@@ -937,7 +944,12 @@ def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavS
                     front = free_port()
                     httpd = _sogo_apache(workdir, front, port)
                     # Its own session: Apache signals its whole process group when it stops.
-                    with _running(["setsid", "/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"], "apache2 (SOGo)", front, workdir):
+                    with _running(
+                        ["setsid", "/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"],
+                        "apache2 (SOGo)",
+                        front,
+                        workdir,
+                    ):
                         timings["apache"] = time.monotonic() - began
                         began = time.monotonic()
                         url = f"http://127.0.0.1:{front}/"
