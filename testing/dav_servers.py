@@ -18,9 +18,9 @@ address book.
 
 DAViCal (:func:`davical`), Cyrus (:func:`cyrus`) and SOGo (:func:`sogo`) come from Debian's
 packages, installed as root when missing, each started with a configuration
-of its own on free loopback ports. :func:`apache_front` and
-:func:`cyrus_front` are doubles, named as such: they stand in front of a real
-server and answer its root the way Apache (DAViCal) and Cyrus do.
+of its own on free loopback ports. :func:`apache_front`,
+:func:`cyrus_front` and :func:`sogo_front` are doubles, named as such: they stand in front of a real
+server and answer its root the way Apache (DAViCal), Cyrus and SOGo do.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ __all__ = [
     "davical",
     "radicale",
     "sogo",
+    "sogo_front",
     "xandikos",
 ]
 
@@ -201,6 +202,30 @@ def cyrus_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[F
         if method == "PROPFIND" and "authorization" not in {k.lower() for k in headers}:
             return 207, {"Content-Type": "application/xml; charset=utf-8"}, _CYRUS_ANONYMOUS_ROOT
         return None
+
+    with _front(upstream, redirects, root) as front:
+        yield front
+
+
+_SOGO_PAGE = (
+    b'\n\n  <!DOCTYPE html>\n  \n    <html lang="en" xmlns="http://www.w3.org/1999/xhtml">\n      <head>\n'
+    b'        <title sg-default="SOGo">SOGo</title>\n      </head>\n      <body class="main">\n'
+    b"        SOGo requires Javascript to run.\n      </body>\n    </html>\n"
+)
+"""The start of the page SOGo 5.8 (Debian 12) answers at ``/SOGo/``, where its site root redirects, to any method."""
+
+
+@contextlib.contextmanager
+def sogo_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[Front]:
+    """A test double in front of a real DAV server, shaped like SOGo's site root.
+
+    A double, not a server: ``/`` answers every method with SOGo's HTML page (200, ``text/html``, starting
+    with ``<!DOCTYPE html>``), as SOGo's root does after its redirect to ``/SOGo/``; each path in
+    ``redirects`` answers 301 to its value, and every other request is passed to ``upstream`` unchanged.
+    """
+
+    def root(method: str, headers: Mapping[str, str]) -> tuple[int, dict[str, str], bytes]:
+        return 200, {"Content-Type": "text/html; charset=utf-8"}, _SOGO_PAGE
 
     with _front(upstream, redirects, root) as front:
         yield front
