@@ -799,7 +799,7 @@ LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
 DocumentRoot {workdir}
 ProxyRequests Off
 ProxyPreserveHost On
-ProxyPass /SOGo http://127.0.0.1:{sogod_port}/SOGo retry=0
+ProxyPass /SOGo http://127.0.0.1:{sogod_port}/SOGo retry=0 disablereuse=On
 <Location /SOGo>
   Require all granted
   RequestHeader set "x-webobjects-server-port" "{port}"
