@@ -12,13 +12,13 @@ from typing import Any
 
 import dav_servers
 import pytest
+from carddav_conftest import Dav
 from closing_server import closing_server
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
 from carddav_mcp.server import build_server
 from carddav_mcp.settings import CardDavSettings
-from conftest import Dav
 
 pytestmark = pytest.mark.anyio
 
