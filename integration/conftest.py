@@ -1,6 +1,6 @@
 """Every DAV server the project is tried against, started on 127.0.0.1, for the smoke suite.
 
-Radicale and Xandikos come from PyPI; DAViCal and Cyrus from Debian's packages
+Radicale and Xandikos come from PyPI; DAViCal, Cyrus and SOGo from Debian's packages
 (installed as root when missing, see ``testing/dav_servers.py``). A server that cannot be
 started fails its tests with the reason; nothing is skipped. This folder is not
 in the default test paths: ``nox -s integration`` runs it.
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))
 
 import dav_servers
 
-SERVERS = ["radicale", "xandikos", "davical", "cyrus"]
+SERVERS = ["radicale", "xandikos", "davical", "cyrus", "sogo"]
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ class Target:
     """One running server, seen as a user of the two DAV servers would configure it.
 
     Attributes:
-        kind: radicale, xandikos, davical or cyrus.
+        kind: radicale, xandikos, davical, cyrus or sogo.
         url: CALDAV_URL / CARDDAV_URL: the server's root (discovery finds the rest).
         username, password: The account (Xandikos: header authentication instead).
         headers: Extra headers (Xandikos' X-Remote-User).
@@ -92,6 +92,11 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         with dav_servers.cyrus(workdir, {"willi": "secret"}) as server:
             # Cyrus provisions each user's homes with a calendar and an address book named Default.
             calendar, book = "/dav/calendars/user/willi/Default/", "/dav/addressbooks/user/willi/Default/"
+            yield Target(kind, server.url, "willi", "secret", calendar, book, {}, dict(server.timings))
+    elif kind == "sogo":
+        with dav_servers.sogo(workdir, {"willi": "secret"}) as server:
+            # SOGo makes each user's calendar and address book named personal on first use.
+            calendar, book = "/SOGo/dav/willi/Calendar/personal/", "/SOGo/dav/willi/Contacts/personal/"
             yield Target(kind, server.url, "willi", "secret", calendar, book, {}, dict(server.timings))
     else:
         with dav_servers.davical(workdir, {"willi": "secret"}) as server:

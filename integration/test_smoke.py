@@ -1,8 +1,9 @@
-"""One smoke suite on every server (Radicale, Xandikos, DAViCal, Cyrus): calendars, events, tasks, journals, contacts.
+"""One smoke suite on every server (Radicale, Xandikos, DAViCal, Cyrus, SOGo): events, tasks, journals, contacts.
 
 Each server is configured by its root URL, as a person would; discovery
 (RFC 6764) finds the calendars and address books. Where a server differs,
-the test says so.
+the test says so. (SOGo's calendar tests other than discovery start from its
+principal URL, until caldav-mcp discovers through webdav-core: see ``calendars``.)
 """
 
 from __future__ import annotations
@@ -29,8 +30,18 @@ def ok(result: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-def calendars(target: Any, answer: Any = accept) -> Any:
-    settings = CalDAVSettings(target.url, target.username, target.password)
+SOGO_PRINCIPAL = "SOGo/dav/willi/"
+"""The URL SOGo's documentation gives CalDAV clients, relative to its root."""
+
+
+def calendars(target: Any, answer: Any = accept, *, from_root: bool = False) -> Any:
+    url = target.url
+    if target.kind == "sogo" and not from_root:
+        # caldav-mcp's own transport refuses the HTML page SOGo's root leads to (issue 23 §1, see
+        # test_calendars_are_found_from_the_root); until caldav-mcp discovers through webdav-core, the other
+        # calendar tests start from the principal URL, as SOGo's documentation tells CalDAV clients to.
+        url += SOGO_PRINCIPAL
+    settings = CalDAVSettings(url, target.username, target.password)
     return connect(
         caldav_server(ApprovalSettings(), settings, headers=target.headers), revision="2026-07-28", answer=answer
     )
@@ -43,8 +54,16 @@ def contacts(target: Any, answer: Any = accept) -> Any:
     return connect(carddav_server(ApprovalSettings(), settings), revision="2026-07-28", answer=answer)
 
 
-async def test_calendars_are_found_from_the_root(target: Any) -> None:
-    async with calendars(target) as client:
+async def test_calendars_are_found_from_the_root(target: Any, request: pytest.FixtureRequest) -> None:
+    if target.kind == "sogo":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="caldav-mcp's own transport refuses the <!DOCTYPE> of the page SOGo's root leads to "
+                "(issue 23 §1); webdav-core's discovery goes on to the well-known path (carddav-mcp does)",
+            )
+        )
+    async with calendars(target, from_root=True) as client:
         first = ok(await client.call_tool("get_server_info", {}))
         listed = ok(await client.call_tool("list_calendars", {}))
         info = ok(await client.call_tool("get_server_info", {}))
@@ -52,7 +71,8 @@ async def test_calendars_are_found_from_the_root(target: Any) -> None:
     # DAViCal behind Apache answers PROPFIND / with 405: only the well-known URI leads to the principal.
     # Cyrus answers the first PROPFIND / (sent before any 401 named the scheme) with DAV:unauthenticated;
     # once the well-known request is challenged, / is asked again with the credentials and names it.
-    expected = "well-known" if target.kind == "davical" else "principal"
+    # SOGo's root redirects to its web application's HTML page: only the well-known URI leads to the principal.
+    expected = "well-known" if target.kind in ("davical", "sogo") else "principal"
     assert (first["discovery"]["method"], info["discovery"]["method"]) == (expected, expected)
 
 
@@ -118,6 +138,12 @@ async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
         first = (dt.datetime(2026, 10, 15, 8, tzinfo=dt.UTC), dt.datetime(2026, 10, 15, 9, tzinfo=dt.UTC))
         day = {"start": "2026-10-15T00:00:00Z", "end": "2026-10-16T00:00:00Z", "calendars": [cal]}
         for method in ("auto", "server"):
+            if method == "server" and target.kind == "sogo":
+                # SOGo 5.8 offers no free-busy-query REPORT on a calendar (RFC 4791 §7.10): refused, and said so.
+                refused = await client.call_tool("get_free_busy", {**day, "method": method})
+                assert refused.is_error
+                assert "free-busy REPORT did not work" in refused.content[0].text, refused.content[0].text
+                continue
             busy = ok(await client.call_tool("get_free_busy", {**day, "method": method}))
             assert busy["source"] == ("server" if method == "server" else "events"), busy
             if method == "server" and target.kind == "radicale":
@@ -138,6 +164,9 @@ async def test_a_weekly_series_over_a_dst_change(target: Any) -> None:
 
 async def test_tasks_and_journals(target: Any) -> None:
     cal = target.calendar
+    # SOGo 5.8 offers no journals (its calendars' supported-calendar-component-set is VEVENT and VTODO):
+    # a journal is refused before anything is sent, and the refusal says why.
+    journals = target.kind != "sogo"
     async with calendars(target) as client:
         task = ok(
             await client.call_tool(
@@ -146,24 +175,30 @@ async def test_tasks_and_journals(target: Any) -> None:
         )
         tasks = ok(await client.call_tool("list_tasks", {"calendar": cal}))
         assert task["uid"] in {t["uid"] for t in tasks["tasks"]}
-        journal = ok(
-            await client.call_tool("create_journal", {"calendar": cal, "summary": "Notes", "date": "2026-11-02"})
-        )
-        journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
-        assert journal["uid"] in {j["uid"] for j in journals["journals"]}
+        made = await client.call_tool("create_journal", {"calendar": cal, "summary": "Notes", "date": "2026-11-02"})
+        if journals:
+            journal = ok(made)
+            listed = ok(await client.call_tool("list_journals", {"calendar": cal}))
+            assert journal["uid"] in {j["uid"] for j in listed["journals"]}
+        else:
+            assert made.is_error
+            assert "does not accept journal entries" in made.content[0].text, made.content[0].text
+            journal = None
         done = ok(await client.call_tool("complete_task", {"calendar": cal, "uid": task["uid"]}))
         assert done["action"] == "completed"
         got = ok(await client.call_tool("get_task", {"calendar": cal, "uid": task["uid"]}))
         assert got["status"] == "COMPLETED", got
-        ok(await client.call_tool("update_journal", {"calendar": cal, "uid": journal["uid"], "summary": "Notes 2"}))
-        journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
-        assert {j["summary"] for j in journals["journals"] if j["uid"] == journal["uid"]} == {"Notes 2"}
+        if journal is not None:
+            ok(await client.call_tool("update_journal", {"calendar": cal, "uid": journal["uid"], "summary": "Notes 2"}))
+            listed = ok(await client.call_tool("list_journals", {"calendar": cal}))
+            assert {j["summary"] for j in listed["journals"] if j["uid"] == journal["uid"]} == {"Notes 2"}
+            ok(await client.call_tool("delete_journal", {"calendar": cal, "uid": journal["uid"]}))
         ok(await client.call_tool("delete_task", {"calendar": cal, "uid": task["uid"]}))
-        ok(await client.call_tool("delete_journal", {"calendar": cal, "uid": journal["uid"]}))
         tasks = ok(await client.call_tool("list_tasks", {"calendar": cal, "include_completed": True}))
-        journals = ok(await client.call_tool("list_journals", {"calendar": cal}))
         assert task["uid"] not in {t["uid"] for t in tasks["tasks"]}
-        assert journal["uid"] not in {j["uid"] for j in journals["journals"]}
+        if journal is not None:
+            listed = ok(await client.call_tool("list_journals", {"calendar": cal}))
+            assert journal["uid"] not in {j["uid"] for j in listed["journals"]}
 
 
 async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
@@ -190,7 +225,10 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         # binds the ETag of that read, so it still writes with If-Match.
         ok(await client.call_tool("update_contact", {"contact_id": contact_id, "changes": {"title": "Analyst"}}))
         found = ok(await client.call_tool("search_contacts", {"query": "Lovelace", "address_book": book}))
-        assert contact_id in [h["id"] for h in found["hits"]]
+        # SOGo 5.8 answers a text-match on FN from the surname it keeps (N), which this card leaves empty, so
+        # its server-side narrowing drops the card: an open fault, reported at the end (the rest still runs).
+        sogo_missed = target.kind == "sogo" and contact_id not in [h["id"] for h in found["hits"]]
+        assert sogo_missed or contact_id in [h["id"] for h in found["hits"]], found
         # narrowed on the server by "org", which only the EMAIL holds (DAViCal filters EMAIL after its SQL)
         found = ok(await client.call_tool("search_contacts", {"query": "ADA@example.ORG", "address_book": book}))
         assert [h["matched"] for h in found["hits"] if h["id"] == contact_id] == [["email"]]
@@ -219,6 +257,8 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
             await client.call_tool("list_changes", {"address_book": book, "sync_token": changes.get("sync_token")})
         )
         assert contact_id in since["deleted"], since  # RFC 6578 §3.5.1: a deleted member is reported (404)
+    if sogo_missed:
+        pytest.xfail("SOGo narrows a text-match on FN by the surname only: search_contacts missed the card by its FN")
 
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # a 1x1 PNG

@@ -16,11 +16,11 @@ plain HTTP on loopback, trusting the ``X-Remote-User`` header from
 ``headers_for``); ``--defaults`` gives each principal a calendar and an
 address book.
 
-DAViCal (:func:`davical`) and Cyrus (:func:`cyrus`) come from Debian's
+DAViCal (:func:`davical`), Cyrus (:func:`cyrus`) and SOGo (:func:`sogo`) come from Debian's
 packages, installed as root when missing, each started with a configuration
-of its own on free loopback ports. :func:`apache_front` and
-:func:`cyrus_front` are doubles, named as such: they stand in front of a real
-server and answer its root the way Apache (DAViCal) and Cyrus do.
+of its own on free loopback ports. :func:`apache_front`,
+:func:`cyrus_front` and :func:`sogo_front` are doubles, named as such: they stand in front of a real
+server and answer its root the way Apache (DAViCal), Cyrus and SOGo do.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ __all__ = [
     "cyrus_front",
     "davical",
     "radicale",
+    "sogo",
+    "sogo_front",
     "xandikos",
 ]
 
@@ -205,6 +207,30 @@ def cyrus_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[F
         yield front
 
 
+_SOGO_PAGE = (
+    b'\n\n  <!DOCTYPE html>\n  \n    <html lang="en" xmlns="http://www.w3.org/1999/xhtml">\n      <head>\n'
+    b'        <title sg-default="SOGo">SOGo</title>\n      </head>\n      <body class="main">\n'
+    b"        SOGo requires Javascript to run.\n      </body>\n    </html>\n"
+)
+"""The start of the page SOGo 5.8 (Debian 12) answers at ``/SOGo/``, where its site root redirects, to any method."""
+
+
+@contextlib.contextmanager
+def sogo_front(upstream: DavServer, redirects: Mapping[str, str]) -> Iterator[Front]:
+    """A test double in front of a real DAV server, shaped like SOGo's site root.
+
+    A double, not a server: ``/`` answers every method with SOGo's HTML page (200, ``text/html``, starting
+    with ``<!DOCTYPE html>``), as SOGo's root does after its redirect to ``/SOGo/``; each path in
+    ``redirects`` answers 301 to its value, and every other request is passed to ``upstream`` unchanged.
+    """
+
+    def root(method: str, headers: Mapping[str, str]) -> tuple[int, dict[str, str], bytes]:
+        return 200, {"Content-Type": "text/html; charset=utf-8"}, _SOGO_PAGE
+
+    with _front(upstream, redirects, root) as front:
+        yield front
+
+
 @contextlib.contextmanager
 def _front(upstream: DavServer, redirects: Mapping[str, str], root: _RootAnswer) -> Iterator[Front]:
     """A loopback HTTP double: ``root`` answers ``/``, ``redirects`` answer 301, the rest goes to ``upstream``."""
@@ -276,6 +302,7 @@ def _front(upstream: DavServer, redirects: Mapping[str, str], root: _RootAnswer)
 DEBIAN_PACKAGES = {
     "davical": ("davical", "apache2", "libapache2-mod-php", "postgresql"),
     "cyrus": ("cyrus-imapd", "cyrus-caldav", "sasl2-bin", "libsasl2-modules-db"),
+    "sogo": ("sogo", "memcached", "postgresql", "apache2"),
 }
 """What each Debian-packaged server needs, installed with ``apt-get install --no-install-recommends``."""
 
@@ -689,4 +716,279 @@ EVENTS {{
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(master.pid, signal.SIGKILL)
     finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- SOGo (Debian packages)
+
+_SOGO_PRESENT = (
+    Path("/usr/sbin/sogod"),
+    Path("/usr/bin/memcached"),
+    Path("/usr/sbin/apache2"),
+    Path("/usr/lib/apache2/modules/mod_proxy_http.so"),
+)
+_SOGO_USERS_SQL = """CREATE TABLE sogo_users (
+  c_uid VARCHAR(128) PRIMARY KEY, c_name VARCHAR(128) NOT NULL, c_password VARCHAR(256) NOT NULL,
+  c_cn VARCHAR(256), mail VARCHAR(256)
+);
+"""
+"""The SQL user source (SOGo's ``SOGoUserSources`` of ``type = sql``): the columns SOGo reads by these names."""
+
+
+def _port_open(port: int) -> bool:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+
+
+def _sogo_defaults(db: str, memcached_port: int, port: int, workdir: Path) -> list[str]:
+    """Sogod's settings as GNUstep arguments (``-Key value``, the highest of its defaults domains).
+
+    They override Debian's ``/etc/sogo/sogo.conf``, which the fixture leaves alone.
+    """
+    users = (
+        '({ type = sql; id = users; viewURL = "' + db + '/sogo_users"; canAuthenticate = YES; '
+        "isAddressBook = NO; userPasswordAlgorithm = plain; })"
+    )
+    settings = {
+        "WOPort": f"127.0.0.1:{port}",
+        "WONoDetach": "YES",
+        "WOWorkersCount": "2",
+        "WOLogFile": str(workdir / "sogo.log"),
+        "WOPidFile": str(workdir / "sogo.pid"),
+        "SOGoProfileURL": f"{db}/sogo_user_profile",
+        "OCSFolderInfoURL": f"{db}/sogo_folder_info",
+        "OCSSessionsFolderURL": f"{db}/sogo_sessions_folder",
+        "OCSEMailAlarmsFolderURL": f"{db}/sogo_alarms_folder",
+        "SOGoMemcachedHost": f"127.0.0.1:{memcached_port}",
+        "SOGoUserSources": users,
+        "SOGoTimeZone": "UTC",
+        "SOGoMailDomain": "example.org",
+        "SOGoLanguage": "English",
+        "SOGoAppointmentSendEMailNotifications": "NO",
+    }
+    return [part for key, value in settings.items() for part in (f"-{key}", value)]
+
+
+def _sogo_apache(workdir: Path, port: int, sogod_port: int) -> Path:
+    """Apache's configuration in front of sogod, as SOGo's own Apache example (``SOGo.conf``) sets it up.
+
+    ``/SOGo`` is proxied to sogod (with the ``x-webobjects-*`` headers that tell it where it is served);
+    ``/.well-known/caldav`` and ``/.well-known/carddav`` redirect (301) to ``/SOGo/dav``; the site root
+    redirects (302) to ``/SOGo``, whose answer is the web application's HTML page.
+    """
+    conf = workdir / "httpd.conf"
+    conf.write_text(
+        f"""ServerRoot /etc/apache2
+ServerName 127.0.0.1
+PidFile {workdir}/httpd.pid
+Mutex file:{workdir} default
+Listen 127.0.0.1:{port}
+User www-data
+Group www-data
+ErrorLog {workdir}/error.log
+LogLevel warn
+LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule alias_module /usr/lib/apache2/modules/mod_alias.so
+LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so
+LoadModule headers_module /usr/lib/apache2/modules/mod_headers.so
+LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
+LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
+DocumentRoot {workdir}
+ProxyRequests Off
+ProxyPreserveHost On
+ProxyPass /SOGo http://127.0.0.1:{sogod_port}/SOGo retry=0 disablereuse=On
+<Location /SOGo>
+  Require all granted
+  RequestHeader set "x-webobjects-server-port" "{port}"
+  RequestHeader set "x-webobjects-server-name" "127.0.0.1"
+  RequestHeader set "x-webobjects-server-url" "http://127.0.0.1:{port}"
+  RequestHeader set "x-webobjects-server-protocol" "HTTP/1.0"
+  RequestHeader unset "x-webobjects-remote-user"
+</Location>
+RedirectMatch 302 ^/$ /SOGo
+RewriteEngine On
+RewriteRule ^/\\.well-known/caldav/?$ /SOGo/dav [R=301,L]
+RewriteRule ^/\\.well-known/carddav/?$ /SOGo/dav [R=301,L]
+"""
+    )
+    return conf
+
+
+def _sogo_homes(url: str, name: str, password: str) -> None:
+    """Ask ``name``'s calendar and address-book homes once (PROPFIND), which makes SOGo create ``personal`` in each."""
+    import base64
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    auth = "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()
+    for home in (f"/SOGo/dav/{name}/Calendar/", f"/SOGo/dav/{name}/Contacts/"):
+        conn = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=30)
+        try:
+            conn.request("PROPFIND", home, headers={"Authorization": auth, "Depth": "1"})
+            answer = conn.getresponse()
+            answer.read()
+            if answer.status != 207:
+                raise ServerDidNotStart(f"SOGo answered PROPFIND {home} as {name} with {answer.status}")
+        finally:
+            conn.close()
+
+
+@contextlib.contextmanager
+def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavServer]:
+    """Run SOGo (Debian's ``sogo``) on 127.0.0.1 with its own PostgreSQL cluster and memcached.
+
+    Installs the Debian packages first when they are missing (as root). In a
+    temporary folder the postgres and sogo users can reach: a PostgreSQL
+    cluster on a free loopback port (trust authentication) with a database
+    ``sogo`` holding the SQL user source ``sogo_users`` (plain passwords); a
+    memcached on a free loopback port; then ``sogod`` as the ``sogo`` user on a
+    free loopback port, its settings given as arguments (Debian's
+    ``/etc/sogo/sogo.conf`` is left as it is; SOGo makes its own tables on
+    first use). sogod serves its root itself, as it does behind no proxy:
+    ``/SOGo`` is the web application, ``/SOGo/dav/<user>/`` the principal;
+    each user's calendar home ``/SOGo/dav/<user>/Calendar/`` and address-book
+    home ``/SOGo/dav/<user>/Contacts/`` are asked once, which makes SOGo create
+    ``personal`` in each.
+
+    Yields a :class:`DavServer` whose ``url`` is the site root and whose
+    ``timings`` give the seconds for install, PostgreSQL, the database,
+    memcached, sogod and the users.
+
+    Raises:
+        ServerDidNotStart: a package is missing and this is not root, there is no ``sogo`` user, a step
+            failed (the message names it), or sogod did not answer.
+    """
+    import os
+    import pwd
+    import shutil
+    import signal
+    import subprocess
+    import tempfile
+    import time
+
+    users = dict(users or {"willi": "secret"})
+    timings: dict[str, float] = {}
+    timings["install"] = _debian_install(
+        "sogo", lambda: all(p.exists() for p in _SOGO_PRESENT) and _pg_bin() is not None
+    )
+    pg_bin = _pg_bin()
+    assert pg_bin is not None
+    try:
+        owner = pwd.getpwnam("sogo")
+    except KeyError:
+        raise ServerDidNotStart(
+            "there is no sogo user (Debian's sogo package makes it); as root run: apt-get install --reinstall sogo"
+        ) from None
+    if os.geteuid() != 0:
+        raise ServerDidNotStart(
+            "the SOGo fixture must run as root (PostgreSQL, memcached and sogod run as their users)"
+        )
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Each server runs as its own user: the folders live where those users can reach them (pytest's own
+    # temporary folders are private to root).
+    shared = Path(tempfile.mkdtemp(prefix="sogo-"))
+    shared.chmod(0o755)
+    pg, logs, sock, home = shared / "pg", shared / "pglog", shared / "sock", shared / "home"
+    for folder in (pg, logs, sock):
+        folder.mkdir()
+        shutil.chown(folder, "postgres")
+    home.mkdir()
+    os.chown(home, owner.pw_uid, owner.pw_gid)
+    as_postgres = ["runuser", "-u", "postgres", "--"]
+    pg_port = free_port()
+    pg_ctl = [*as_postgres, str(pg_bin / "pg_ctl"), "-D", str(pg)]
+    try:
+        began = time.monotonic()
+        _run([*as_postgres, str(pg_bin / "initdb"), "-D", str(pg), "-A", "trust", "-U", "postgres"], "initdb")
+        options = f"-k {sock} -p {pg_port} -c listen_addresses=127.0.0.1 -c fsync=off"
+        _run([*pg_ctl, "-l", str(logs / "pg.log"), "-o", options, "-w", "start"], "pg_ctl start")
+        timings["postgresql"] = time.monotonic() - began
+        began = time.monotonic()
+        env = {**os.environ, "PGHOST": "127.0.0.1", "PGPORT": str(pg_port), "PGUSER": "postgres"}
+        psql = ["psql", "-qX", "-v", "ON_ERROR_STOP=1"]
+        _run([*psql, "-c", "CREATE ROLE sogo LOGIN PASSWORD 'sogo'", "postgres"], "create the role sogo", env=env)
+        _run([*psql, "-c", "CREATE DATABASE sogo OWNER sogo", "postgres"], "create the database sogo", env=env)
+        rows = "".join(  # psql quotes the values (:'name0'); only the variables' numbers are formatted in
+            "INSERT INTO sogo_users VALUES "  # noqa: S608
+            f"(:'name{i}', :'name{i}', :'password{i}', :'name{i}', :'name{i}' || '@example.org');\n"
+            for i in range(len(users))
+        )
+        variables = [
+            f"--set={key}{i}={value}"
+            for i, (name, password) in enumerate(users.items())
+            for key, value in (("name", name), ("password", password))
+        ]
+        sql_env = {**env, "PGUSER": "sogo"}
+        _run(
+            [*psql, *variables, "-f", "-", "sogo"],
+            "create the SQL user source",
+            env=sql_env,
+            input=_SOGO_USERS_SQL + rows,
+        )
+        timings["database"] = time.monotonic() - began
+        began = time.monotonic()
+        memcached_port = free_port()
+        memcached = ["memcached", "-l", "127.0.0.1", "-p", str(memcached_port), "-U", "0", "-u", "memcache", "-m", "32"]
+        with started(
+            memcached,
+            name="memcached",
+            port=memcached_port,
+            workdir=workdir,
+            log=workdir / "memcached.log",
+            ready=lambda: _port_open(memcached_port),
+            error=ServerDidNotStart,
+            seconds=STARTUP_SECONDS,
+        ):
+            timings["memcached"] = time.monotonic() - began
+            began = time.monotonic()
+            port = free_port()
+            db = f"postgresql://sogo:sogo@127.0.0.1:{pg_port}/sogo"
+            # Its own session (sogod forks its workers; stopping them must never reach pytest's process group),
+            # as the sogo user (sogod refuses root), with a home of its own for GNUstep's user defaults.
+            argv = [
+                "setsid", "runuser", "-u", "sogo", "--",
+                "env", f"HOME={home}", "/usr/sbin/sogod", *_sogo_defaults(db, memcached_port, port, home),
+            ]  # fmt: skip
+            sogod: subprocess.Popen[bytes] | None = None
+            try:
+                with started(
+                    argv,
+                    name="sogod",
+                    port=port,
+                    workdir=workdir,
+                    log=workdir / "sogod.log",
+                    ready=lambda: answers_http(port, "GET", "/SOGo/"),
+                    error=ServerDidNotStart,
+                    seconds=STARTUP_SECONDS,
+                ) as sogod:
+                    timings["sogod"] = time.monotonic() - began
+                    began = time.monotonic()
+                    front = free_port()
+                    httpd = _sogo_apache(workdir, front, port)
+                    # Its own session: Apache signals its whole process group when it stops.
+                    with _running(
+                        ["setsid", "/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"],
+                        "apache2 (SOGo)",
+                        front,
+                        workdir,
+                    ):
+                        timings["apache"] = time.monotonic() - began
+                        began = time.monotonic()
+                        url = f"http://127.0.0.1:{front}/"
+                        for name, password in users.items():
+                            _sogo_homes(url, name, password)
+                        timings["users"] = time.monotonic() - began
+                        yield DavServer(url, "sogo", workdir, users, timings)
+            finally:
+                if sogod is not None:  # sogod's workers, should any outlive their parent
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(sogod.pid, signal.SIGKILL)
+                log = home / "sogo.log"
+                if log.exists():
+                    shutil.copy(log, workdir / "sogo.log")
+    finally:
+        subprocess.run([*pg_ctl, "-m", "fast", "-w", "stop"], capture_output=True, check=False)  # noqa: S603
         shutil.rmtree(shared, ignore_errors=True)

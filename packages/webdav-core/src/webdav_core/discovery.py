@@ -1,8 +1,9 @@
 """RFC 6764 discovery: from the configured URL to the current user's principal and home set.
 
 1. PROPFIND the configured URL: a ``current-user-principal`` (RFC 5397) there leads on (``principal``).
-2. Otherwise (an error status such as DAViCal's 405 on ``/``, or no principal
-   named), PROPFIND the well-known path (RFC 6764 §5, ``/.well-known/carddav``),
+2. Otherwise (an error status such as DAViCal's 405 on ``/``, an answer that
+   is not a WebDAV multistatus such as the HTML page SOGo's site root leads to,
+   or no principal named), PROPFIND the well-known path (RFC 6764 §5, ``/.well-known/carddav``),
    following its redirects on the same origin only (``well-known``).
 3. Otherwise the configured URL itself is used (``given URL``).
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from webdav_core import xml
+from webdav_core.answer import Answer
 from webdav_core.origin import shown
 from webdav_core.paths import folder
 from webdav_core.session import ConfinedSession
@@ -59,7 +61,8 @@ def _discovery_props(session: ConfinedSession) -> list[tuple[str, str]]:
 async def probe(session: ConfinedSession, path: str) -> tuple[int, str, DavResponse | None]:
     """PROPFIND Depth 0 at ``path`` for the discovery properties: (status, path that answered, response).
 
-    An error status is returned, not raised (discovery goes on elsewhere), except 401.
+    An error status is returned, not raised (discovery goes on elsewhere), except 401; so is an answer that
+    is not a WebDAV multistatus (no response then).
 
     Raises:
         unauthenticated: 401.
@@ -74,8 +77,20 @@ async def probe(session: ConfinedSession, path: str) -> tuple[int, str, DavRespo
         raise_for_status(answer, what, session.profile)
     if answer.status_code != 207:
         return answer.status_code, answered, None
-    ms = session.parsed(answer, what)
-    return answer.status_code, answered, (ms.responses[0] if ms.responses else None)
+    ms = _multistatus_or_none(session, answer, what)
+    return answer.status_code, answered, (ms.responses[0] if ms and ms.responses else None)
+
+
+def _multistatus_or_none(session: ConfinedSession, answer: Answer, what: str) -> xml.MultiStatus | None:
+    """The answer's multistatus, or None when it is none (HTML, a DTD, other XML): nothing here, discovery goes on.
+
+    Nothing of such an answer is parsed further (a DTD is refused by the parser before any entity is read).
+    """
+    try:
+        return session.parsed(answer, what)
+    except session.profile.errors.backend as exc:
+        log.info("%s: not a WebDAV multistatus (%s); discovery goes on (RFC 6764 §6)", what, exc)
+        return None
 
 
 def discovered_path(session: ConfinedSession, name: str, raw: str) -> str | None:

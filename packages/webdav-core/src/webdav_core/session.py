@@ -11,6 +11,8 @@ Its rules, each kept here and nowhere else:
 * Redirects are followed here, never by httpx: at most :data:`MAX_REDIRECTS`,
   each within the origin, never to a URL carrying user information; method
   and body are kept (RFC 9110 §15.4).
+* A request of an idempotent method that a closed connection left without
+  any answer is sent once more (:meth:`ConfinedSession._send_answered`).
 * One exchange (request, redirects, the whole body) ends after ``timeout``
   seconds, however slowly the server drips its answer.
 * A success is read as a stream and refused past ``max_bytes``; an error
@@ -38,6 +40,8 @@ __all__ = ["MAX_REDIRECTS", "Answer", "ConfinedSession"]
 MAX_REDIRECTS = 5
 """Same-origin redirects followed for one request before it counts as a loop."""
 _REDIRECTS = {301, 302, 303, 307, 308}
+RESENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT", "PUT", "DELETE"})
+"""Idempotent methods (RFC 9110 §9.2.2; PROPFIND and REPORT are safe), sent once more when never answered."""
 _XML_BODY = "application/xml; charset=utf-8"
 
 
@@ -178,8 +182,7 @@ class ConfinedSession:
     ) -> Answer:
         """The request, its same-origin redirects (method and body kept), and the answer read within the limit."""
         for _ in range(MAX_REDIRECTS + 1):
-            request = self.http.build_request(method, url, content=body, headers=headers)
-            response = await self.http.send(request, stream=True)
+            response = await self._send_answered(method, url, body, headers)
             try:
                 location = response.headers.get("Location")
                 if response.status_code in _REDIRECTS and location:
@@ -198,6 +201,26 @@ class ConfinedSession:
             f"check {p.url_setting}.",
             None,
         )
+
+    async def _send_answered(
+        self, method: str, url: httpx.URL, body: str | bytes | None, headers: dict[str, str]
+    ) -> httpx.Response:
+        """Send one request; when the connection it went on closed without any answer, send it once more.
+
+        A server may close a kept-alive connection as the next request goes out on it (sogod after its
+        answer, any server at its idle timeout): the request was never answered, and httpx drops that
+        connection, so the second try goes on another. Only idempotent methods (:data:`RESENT_METHODS`)
+        are sent again; any other write fails as unreachable, since the server may have acted on it.
+        """
+        for attempt in (1, 2):
+            request = self.http.build_request(method, url, content=body, headers=headers)
+            try:
+                return await self.http.send(request, stream=True)
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                unanswered = not isinstance(exc, httpx.RemoteProtocolError) or "without sending" in str(exc)
+                if attempt == 2 or not unanswered or method.upper() not in RESENT_METHODS:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _redirect_target(self, current: httpx.URL, location: str, what: str) -> httpx.URL:
         """Where a redirect leads, when it stays on the origin (RFC 9110 §10.2.2).
