@@ -98,3 +98,16 @@ def test_the_home_page_gives_each_servers_number_of_tools(name: str) -> None:
     rows = {m["name"]: int(m["tools"]) for m in INDEX_ROW.finditer((ROOT / "docs" / "index.md").read_text())}
     server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
     assert rows.get(name) == len(anyio.run(server.list_tools)), f"docs/index.md: the tools cell of {name}"
+
+
+INSPECTOR = re.compile(r"@modelcontextprotocol/inspector@(?P<version>[0-9][^\s`'\"]*)")
+
+
+@pytest.mark.parametrize("path", SCANNED)
+def test_the_inspector_the_docs_run_is_the_one_the_interop_tests_run(path: str) -> None:
+    """A reader's ``npx ... @modelcontextprotocol/inspector@<version>`` is the version ``nox -s interop`` drives."""
+    import json
+
+    pinned = json.loads((ROOT / "testing" / "interop" / "package.json").read_text())["dependencies"]
+    named = {m["version"] for m in INSPECTOR.finditer((ROOT / path).read_text())}
+    assert named <= {pinned["@modelcontextprotocol/inspector"]}, f"{path} names the Inspector at {sorted(named)}"
