@@ -461,3 +461,42 @@ async def test_a_session_answers_only_the_principal_whose_token_opened_it(issuer
             mine = await raw.post(url, json=listing, headers={**base, **owner, **session})
             assert mine.status_code == 200
             assert "delete_items" in mine.text
+
+
+@pytest.mark.anyio
+async def test_a_client_without_the_static_token_is_told_so_not_sent_to_a_sign_in(tmp_path: Path) -> None:
+    """With a static token there is no authorization server: the 401, the RFC 8414 paths and RFC 7591
+    registration each say that the bearer token is missing or wrong, so a client shows that, not a failed
+    client registration; the token still opens the endpoint and nothing else is opened."""
+    port = free_port()
+    token = "s" * 40
+    configured = settings(MCP_PORT=str(port), MCP_AUTH_TOKEN_FILE=str(_token_file(tmp_path, token)))
+    example = Example()
+    said = "the bearer token is missing or wrong"
+    async with (
+        running(http_server(example.server, configured, verifier_for(configured)), port) as url,
+        httpx2.AsyncClient() as http,
+    ):
+        base = url.removesuffix("/mcp")
+        missing = await http.post(url, json={})
+        wrong = await http.post(url, json={}, headers={"Authorization": "Bearer " + "w" * 40})
+        metadata = await http.get(f"{base}/.well-known/oauth-authorization-server/mcp")
+        openid = await http.get(f"{base}/.well-known/openid-configuration")
+        registration = await http.post(f"{base}/register", json={"redirect_uris": ["http://localhost/cb"]})
+        resource = await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")
+        async with connect(bearer_transport(url, token), revision="2025-11-25") as client:
+            listed = await client.call_tool("list_items", {})
+    for refused in (missing, wrong):
+        assert refused.status_code == 401
+        assert said in refused.json()["error_description"]
+        challenge = refused.headers["www-authenticate"]
+        assert said in challenge
+        assert "resource_metadata=" in challenge  # still as the MCP authorization spec requires
+        assert int(refused.headers["content-length"]) == len(refused.content)
+    assert (metadata.status_code, openid.status_code) == (404, 404)
+    assert said in metadata.json()["error_description"]
+    assert registration.status_code == 400
+    assert registration.json()["error"] == "invalid_client_metadata"
+    assert said in registration.json()["error_description"]
+    assert "authorization_servers" not in resource.json()
+    assert listed.structured_content == {"items": ["a", "b", "c"]}

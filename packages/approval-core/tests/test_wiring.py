@@ -252,6 +252,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "passkeys",
         "pending",
         "policy",
+        "progress",
         "push",
         "recorders",
         "recovery",
@@ -266,6 +267,8 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "tokens",
         "workers",
         "write_dialog",
+        "write_scope",
+        "static_token",
         "testing",
     }
     assert public - modules == set(names)

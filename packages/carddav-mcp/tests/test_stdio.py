@@ -69,3 +69,21 @@ async def test_switched_off_over_stdio_prints_one_line_and_uses_the_token(radica
     assert not second.is_error
     assert not radicale.exists(href)
     assert stderr.splitlines()[0] == "carddav-mcp: ELICITATION=false — guarded tools fall back to the two-call token"
+
+
+async def test_every_write_over_stdio_asks_before_a_create_and_names_the_profile_at_start(radicale: Dav) -> None:
+    log = DialogLog(accept)
+    args = {"address_book": radicale.book, "fields": {"fn": "Grace Hopper"}}
+    env = {"APPROVAL_PROFILE": "every-write"}
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with connect(
+            stdio_client(params(radicale, **env), errlog=errlog), revision="2025-11-25", answer=log
+        ) as c:
+            created = await c.call_tool("create_contact", args)
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert not created.is_error, created.content
+    assert radicale.exists(created.structured_content["id"])
+    (dialog,) = log.messages
+    assert "This call sends 1 request to the server:\n  PUT http://" in dialog
+    assert "carddav-mcp: APPROVAL_PROFILE=every-write — every tool that changes data asks first" in stderr

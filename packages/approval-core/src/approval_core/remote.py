@@ -73,6 +73,7 @@ from approval_core.console import exit_on_bad_setting, say
 from approval_core.errors import SettingsError
 from approval_core.http_settings import HttpSettings
 from approval_core.page import ApprovalPage
+from approval_core.static_token import StaticTokenChallenge, static_token_routes
 from approval_core.workers import serve_workers
 
 if TYPE_CHECKING:
@@ -205,8 +206,12 @@ def build_http_app(
     guarded: ASGIApp = RequireAuthMiddleware(inner, list(settings.required_scopes), metadata_url)
     if settings.required_scopes:
         guarded = _ScopeChallenge(guarded, settings.required_scopes)
+    explained: list[BaseRoute] = []
+    if settings.token_file is not None:  # no authorization server: say what to send instead
+        guarded = StaticTokenChallenge(guarded, server.name)
+        explained = static_token_routes(server.name)
     return Starlette(
-        routes=[*_metadata_routes(settings), *page_routes, Mount("/", app=guarded)],
+        routes=[*_metadata_routes(settings), *explained, *page_routes, Mount("/", app=guarded)],
         middleware=[
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
