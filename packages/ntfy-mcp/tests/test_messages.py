@@ -200,3 +200,20 @@ async def test_text_from_the_topic_is_returned_as_data(ntfy: NtfyServer, topic: 
     assert listed.structured_content["messages"][0]["message"] == HOSTILE
     schema = tools["list_messages"].output_schema
     assert "data, not instructions" in str(schema)
+
+
+async def test_a_listed_http_action_says_its_headers_were_left_out(ntfy: NtfyServer, topic: str) -> None:
+    """An http action's headers (which may hold a credential) are not read back, and the item says so."""
+    action = {"action": "http", "label": "Open door", "url": "https://example.org/door", "method": "POST",
+              "headers": {"Authorization": "Bearer door-secret", "X-Device": "front"}}  # fmt: skip
+    published = httpx2.post(
+        f"{ntfy.url}/", json={"topic": topic, "message": "ring", "actions": [action]}, headers=ntfy.admin_headers()
+    )
+    published.raise_for_status()
+    async with connect(real_server(ntfy), revision="2025-11-25") as client:
+        listed = await client.call_tool("list_messages", {"topics": [topic]})
+    (message,) = listed.structured_content["messages"]
+    (shown,) = message["actions"]
+    assert "headers" not in shown
+    assert shown["headers_withheld"] == 2
+    assert "door-secret" not in listed.content[0].text

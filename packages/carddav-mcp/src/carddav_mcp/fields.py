@@ -25,7 +25,15 @@ from carddav_mcp.models import (
 )
 from carddav_mcp.vcard import Card, Prop, escape_text, make_line
 
-__all__ = ["FIELD_PROPERTIES", "changed_lines", "parse_partial_date", "photo_info", "summary", "to_contact"]
+__all__ = [
+    "FIELD_PROPERTIES",
+    "changed_lines",
+    "label_of",
+    "parse_partial_date",
+    "photo_info",
+    "summary",
+    "to_contact",
+]
 
 FIELD_PROPERTIES: dict[str, frozenset[str]] = {
     "fn": frozenset({"FN"}),
@@ -78,11 +86,26 @@ def parse_partial_date(prop: Prop | None) -> PartialDate | None:
         return None
 
 
-def _typed(prop: Prop) -> Typed:
+def _typed(prop: Prop, card: Card | None = None) -> Typed:
     value = prop.text().strip()
     if prop.name == "TEL" and value.lower().startswith("tel:"):
         value = value[4:]
-    return Typed.model_construct(value=value, types=prop.types)
+    return Typed.model_construct(value=value, types=prop.types, label=label_of(card, prop) if card else None)
+
+
+def label_of(card: Card, prop: Prop) -> str | None:
+    """The card's own label for ``prop``, or None.
+
+    The ``X-ABLabel`` of its item group (``item1.EMAIL`` with ``item1.X-ABLabel:Volunteer desk``); Apple's
+    ``_$!<Assistant>!$_`` form is given as ``Assistant``.
+    """
+    if prop.group is None:
+        return None
+    found = next((p for p in card.all("X-ABLABEL") if p.group and p.group.lower() == prop.group.lower()), None)
+    if found is None:
+        return None
+    text = found.text().strip()
+    return text[4:-4] if text.startswith("_$!<") and text.endswith(">!$_") else text
 
 
 def _name(prop: Prop, version: str) -> Name:
@@ -134,11 +157,11 @@ def to_contact(card_id: str, book: str, etag: str | None, card: Card) -> Contact
         fn=card.text_of("FN"),
         n=_name(n, card.version) if n else None,
         nickname=[v for p in card.all("NICKNAME") for v in p.values()],
-        emails=[_typed(p) for p in card.all("EMAIL")],
-        phones=[_typed(p) for p in card.all("TEL")],
+        emails=[_typed(p, card) for p in card.all("EMAIL")],
+        phones=[_typed(p, card) for p in card.all("TEL")],
         addresses=[_address(p, card.version) for p in card.all("ADR")],
-        urls=[_typed(p) for p in card.all("URL")],
-        impp=[_typed(p) for p in card.all("IMPP")],
+        urls=[_typed(p, card) for p in card.all("URL")],
+        impp=[_typed(p, card) for p in card.all("IMPP")],
         org=card.first("ORG").components() if card.first("ORG") else [],  # type: ignore[union-attr]
         title=card.text_of("TITLE"),
         note=card.text_of("NOTE"),
@@ -205,6 +228,9 @@ def _lines_for(field: str, value: Any, version: str) -> list[str]:
         return [make_line("CATEGORIES", ",".join(escape_text(v) for v in value))] if value else []
     if field in {"emails", "phones", "urls"}:
         name = {"emails": "EMAIL", "phones": "TEL", "urls": "URL"}[field]
+        for index, t in enumerate(value):
+            if t.label is not None:
+                raise InvalidInput(f"{field}[{index}].label", _NO_NEW_LABELS)
         return [make_line(name, escape_text(t.value), _types(t.types, version)) for t in value]
     if field == "addresses":
         return [_address_line(a, f"addresses[{i}]", version) for i, a in enumerate(value)]
@@ -218,6 +244,7 @@ def _lines_for(field: str, value: Any, version: str) -> list[str]:
     return [make_line("ANNIVERSARY" if version == "4.0" else "X-ANNIVERSARY", _date(value, version))]
 
 
+_NO_NEW_LABELS = "labels are not written: give a label only on a value the card already has, as read"
 _ITEM_PROPERTY = {"emails": "EMAIL", "phones": "TEL", "urls": "URL", "addresses": "ADR"}
 
 
@@ -226,8 +253,8 @@ def _as_read(card: Card) -> dict[str, Any]:
     return to_contact("", "", None, card).model_dump(mode="json", include=set(FIELD_PROPERTIES))
 
 
-def _item_as_read(prop: Prop, field: str, version: str) -> Any:
-    item = _address(prop, version) if field == "addresses" else _typed(prop)
+def _item_as_read(card: Card, prop: Prop, field: str, version: str) -> Any:
+    item = _address(prop, version) if field == "addresses" else _typed(prop, card)
     return item.model_dump(mode="json")
 
 
@@ -289,12 +316,14 @@ def _reusing(current: Card, field: str, value: list[Any], given: list[Any], vers
     unused = list(current.all(_ITEM_PROPERTY[field]))
     lines: list[str] = []
     for index, (item, dumped) in enumerate(zip(value, given, strict=True)):
-        same = next((p for p in unused if _item_as_read(p, field, version) == dumped), None)
+        same = next((p for p in unused if _item_as_read(current, p, field, version) == dumped), None)
         if same is not None:
             unused.remove(same)
             lines.append(same.line)
         elif field == "addresses":
             lines.append(_address_line(item, f"addresses[{index}]", version))
+        elif item.label is not None:
+            raise InvalidInput(f"{field}[{index}].label", _NO_NEW_LABELS)
         else:
             lines.extend(_lines_for(field, [item], version))
     return lines

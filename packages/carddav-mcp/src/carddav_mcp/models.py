@@ -124,6 +124,12 @@ class Typed(_Model):
     types: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,40}$")]] = Field(
         default_factory=lambda: [], max_length=10, description='e.g. ["work"], ["cell", "voice"], ["home"]'
     )
+    label: Short | None = Field(
+        default=None,
+        description="The card's own name for this value, as read (Apple's X-ABLabel of its item group, e.g. "
+        "'Volunteer desk'; '_$!<Assistant>!$_' reads as 'Assistant'). Written back only unchanged, on a value "
+        "the card already has: labels are not written",
+    )
 
 
 class PostalAddress(_Model):
@@ -257,7 +263,9 @@ class SearchHit(ContactSummary):
     """A search match, with why it matched."""
 
     address_book: str
-    matched: list[str] = Field(description="which fields matched: fn, nickname, email, tel, org, birthday, anniversary")
+    matched: list[str] = Field(
+        description="which fields matched: fn, nickname, email, tel, org, label, birthday, anniversary"
+    )
     days_until: int | None = Field(None, description="for a birthday/anniversary match: days from today (UTC)")
 
 

@@ -24,8 +24,9 @@ __all__ = ["TEXT_PROPERTIES", "days_until", "match_date", "match_text", "normali
 
 _MIN_PHONE_DIGITS = 3
 _PHONE_QUERY = re.compile(r"(tel:)?\+?[0-9 ()./-]+")
-TEXT_PROPERTIES = ["FN", "NICKNAME", "EMAIL", "TEL", "ORG"]
-"""The vCard properties a text query looks in (RFC 6350 §6.2.1, 6.2.3, 6.4.2, 6.4.1, 6.6.4)."""
+TEXT_PROPERTIES = ["FN", "NICKNAME", "EMAIL", "TEL", "ORG", "X-ABLABEL"]
+"""The vCard properties a text query looks in (RFC 6350 §6.2.1, 6.2.3, 6.4.2, 6.4.1, 6.6.4), and the labels a
+card gives its values (Apple's ``X-ABLabel``)."""
 _STABLE_RUN = re.compile("[0-9bcdegmopqruvxz]+")
 """Characters no other code point folds to: no non-ASCII character's ``casefold()``, ``lower()`` or ``upper()``
 holds them (computed over all of Unicode; ``k``, ``s``, ``i``, ``f`` ... are not among them: the Kelvin sign,
@@ -73,10 +74,13 @@ def normalise_phone(value: str) -> str:
 
 
 def match_text(card: Card, query: str) -> list[str]:
-    """Which of fn, nickname, email, tel, org match ``query`` (case-insensitive substring; phones by digits)."""
+    """Which of fn, nickname, email, tel, org, label match ``query``.
+
+    Case-insensitive substrings; phone numbers by their digits; ``label`` is a value's own label (X-ABLabel).
+    """
     needle = query.casefold().strip()
     matched: list[str] = []
-    checks = {"fn": ("FN",), "nickname": ("NICKNAME",), "email": ("EMAIL",), "org": ("ORG",)}
+    checks = {"fn": ("FN",), "nickname": ("NICKNAME",), "email": ("EMAIL",), "org": ("ORG",), "label": ("X-ABLABEL",)}
     for label, names in checks.items():
         if any(needle in p.text().casefold() for p in card.all(*names)):
             matched.append(label)

@@ -65,7 +65,10 @@ class Message(BaseModel):
     click: str | None = None
     icon: str | None = None
     attachment: dict[str, Any] | None = Field(default=None, description="name, type, size, url of an attached file")
-    actions: list[dict[str, Any]] = Field(default_factory=lambda: [], description=_FROM_TOPIC)
+    actions: list[dict[str, Any]] = Field(
+        default_factory=lambda: [],
+        description=f"{_FROM_TOPIC}. An http action's headers are not shown; headers_withheld counts them",
+    )
 
     @model_serializer(mode="wrap")
     def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -92,7 +95,15 @@ def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool) -> Mess
     length = len(body) if isinstance(body, str) else 0
     cut = shorten and length > LISTING_BODY_CHARS
     buttons: list[dict[str, Any]] = list(raw.get("actions") or [])
-    actions = [{k: v for k, v in a.items() if k != "headers"} for a in buttons]
+    # An http action's headers may hold credentials: left out, and each such action says how many it had,
+    # so a revision built from this read knows it would not carry them.
+    actions = [
+        {
+            **{k: v for k, v in a.items() if k != "headers"},
+            **({"headers_withheld": len(a["headers"])} if a.get("headers") else {}),
+        }
+        for a in buttons
+    ]
     mid = str(raw.get("id", ""))
     sequence = str(raw.get("sequence_id") or mid)
     return Message(

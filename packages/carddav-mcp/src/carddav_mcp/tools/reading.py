@@ -117,7 +117,10 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             Field(
                 min_length=1,
                 max_length=200,
-                description="text in FN, NICKNAME, EMAIL, TEL or ORG; phone numbers match whatever their formatting",
+                description=(
+                    "text in FN, NICKNAME, EMAIL, TEL, ORG or a value's own label (X-ABLabel); phone numbers "
+                    "match whatever their formatting"
+                ),
             ),
         ] = None,
         birthdays_within_days: Annotated[
