@@ -121,8 +121,8 @@ async def test_when_no_step_answers_a_multistatus_the_error_names_each() -> None
     assert "PROPFIND / answered 200; PROPFIND /.well-known/carddav answered 200" in str(caught.value)
 
 
-@pytest.mark.parametrize("method", ["PROPFIND", "REPORT", "GET", "PUT", "DELETE"])
-async def test_an_idempotent_request_left_unanswered_is_sent_once_more(method: str) -> None:
+@pytest.mark.parametrize("method", ["PROPFIND", "REPORT", "GET"])
+async def test_a_safe_request_left_unanswered_is_sent_once_more(method: str) -> None:
     with closing_server() as server:
         session = _session(server.url)
         try:
@@ -137,8 +137,10 @@ async def test_an_idempotent_request_left_unanswered_is_sent_once_more(method: s
     assert server.seen == ["PROPFIND /", f"{method} /willi/x", f"{method} /willi/x"]
 
 
-@pytest.mark.parametrize("method", ["MKCOL", "MOVE", "POST", "PROPPATCH"])
-async def test_a_non_idempotent_write_left_unanswered_is_not_sent_again(method: str) -> None:
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "MKCOL", "MOVE", "POST", "PROPPATCH"])
+async def test_a_write_left_unanswered_is_not_sent_again(method: str) -> None:
+    """Even an idempotent PUT or DELETE: the server may have carried it out before closing, and the servers'
+    lost-reply rules read the entry back rather than send a write twice."""
     with closing_server() as server:
         session = _session(server.url)
         try:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from webdav_core import xml
-from webdav_core.answer import Answer
 from webdav_core.origin import shown
 from webdav_core.paths import folder
 from webdav_core.session import ConfinedSession
@@ -58,11 +57,13 @@ def _discovery_props(session: ConfinedSession) -> list[tuple[str, str]]:
     return [(DAV, "resourcetype"), (DAV, "current-user-principal"), session.profile.home_set]
 
 
-async def probe(session: ConfinedSession, path: str) -> tuple[int, str, DavResponse | None]:
-    """PROPFIND Depth 0 at ``path`` for the discovery properties: (status, path that answered, response).
+async def probe(session: ConfinedSession, path: str) -> tuple[str, str, DavResponse | None]:
+    """PROPFIND Depth 0 at ``path`` for the discovery properties: (what it answered, path that answered, response).
 
-    An error status is returned, not raised (discovery goes on elsewhere), except 401; so is an answer that
-    is not a WebDAV multistatus (no response then).
+    What it answered is the status (``"404"``), or for a 207 that is no WebDAV multistatus the status and why
+    (``"207 that could not be read (...)"``), for the message when nothing is found. An error status is
+    returned, not raised (discovery goes on elsewhere), except 401; so is an answer that is not a WebDAV
+    multistatus (no response then).
 
     Raises:
         unauthenticated: 401.
@@ -76,21 +77,15 @@ async def probe(session: ConfinedSession, path: str) -> tuple[int, str, DavRespo
     if answer.status_code == 401:
         raise_for_status(answer, what, session.profile)
     if answer.status_code != 207:
-        return answer.status_code, answered, None
-    ms = _multistatus_or_none(session, answer, what)
-    return answer.status_code, answered, (ms.responses[0] if ms and ms.responses else None)
-
-
-def _multistatus_or_none(session: ConfinedSession, answer: Answer, what: str) -> xml.MultiStatus | None:
-    """The answer's multistatus, or None when it is none (HTML, a DTD, other XML): nothing here, discovery goes on.
-
-    Nothing of such an answer is parsed further (a DTD is refused by the parser before any entity is read).
-    """
+        return str(answer.status_code), answered, None
     try:
-        return session.parsed(answer, what)
+        ms = session.parsed(answer, what)
     except session.profile.errors.backend as exc:
-        log.info("%s: not a WebDAV multistatus (%s); discovery goes on (RFC 6764 §6)", what, exc)
-        return None
+        # HTML, a DTD, other XML: nothing here, discovery goes on (RFC 6764 §6); nothing of it is parsed further
+        # (a DTD is refused by the parser before any entity is read).
+        log.info("%s: not a WebDAV multistatus (%s); discovery goes on", what, exc)
+        return f"207 that is no WebDAV multistatus ({str(exc).removeprefix(what + ': ')})", answered, None
+    return "207", answered, (ms.responses[0] if ms.responses else None)
 
 
 def discovered_path(session: ConfinedSession, name: str, raw: str) -> str | None:
@@ -156,7 +151,7 @@ async def discover(session: ConfinedSession) -> Discovery:
                 f"no {p.collections} could be found from {p.url_setting} (PROPFIND {given} answered {status}; "
                 f"PROPFIND {p.well_known} answered {wk_status}{moved}; no current-user-principal was named, "
                 f"RFC 6764 §6). Set {p.url_setting} to your principal or {p.home_name} URL.",
-                status,
+                int(status[:3]),
             )
     found = folder(principal[0])
     raw_homes = response.raw_hrefs(namespace, name) if response and found == answered else []

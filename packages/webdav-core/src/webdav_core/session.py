@@ -40,8 +40,10 @@ __all__ = ["MAX_REDIRECTS", "Answer", "ConfinedSession"]
 MAX_REDIRECTS = 5
 """Same-origin redirects followed for one request before it counts as a loop."""
 _REDIRECTS = {301, 302, 303, 307, 308}
-RESENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT", "PUT", "DELETE"})
-"""Idempotent methods (RFC 9110 §9.2.2; PROPFIND and REPORT are safe), sent once more when never answered."""
+RESENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
+"""Safe methods (RFC 9110 §9.2.1; WebDAV's PROPFIND and REPORT read only), sent once more when never answered.
+A write is never sent twice: a connection closed before its answer may have carried it out, so the servers'
+lost-reply rules read the entry back instead."""
 _XML_BODY = "application/xml; charset=utf-8"
 
 
@@ -209,8 +211,8 @@ class ConfinedSession:
 
         A server may close a kept-alive connection as the next request goes out on it (sogod after its
         answer, any server at its idle timeout): the request was never answered, and httpx drops that
-        connection, so the second try goes on another. Only idempotent methods (:data:`RESENT_METHODS`)
-        are sent again; any other write fails as unreachable, since the server may have acted on it.
+        connection, so the second try goes on another. Only safe methods (:data:`RESENT_METHODS`) are sent
+        again; a write fails as unreachable, since the server may have acted on it (it is then read back).
         """
         for attempt in (1, 2):
             request = self.http.build_request(method, url, content=body, headers=headers)
