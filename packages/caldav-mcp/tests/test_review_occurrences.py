@@ -45,3 +45,50 @@ async def test_deleting_one_listed_occurrence_removes_only_that_occurrence(accou
         after = await listed(client, account.work)
     assert log.messages[0].startswith("Delete one occurrence of a recurring event")
     assert after == [item for item in before if item[0] != chosen], (before, after)
+
+
+RANGE_UID = "date-range@example.org"
+
+DATE_RANGE = ics(
+    vevent(RANGE_UID, ":20270104T120000Z", ":20270104T130000Z", "Daily", "RRULE:FREQ=DAILY;COUNT=6\n"),
+    vevent(
+        RANGE_UID,
+        ":20270106T140000Z",
+        ":20270106T150000Z",
+        "Moved",
+        "RECURRENCE-ID;VALUE=DATE;RANGE=THISANDFUTURE:20270106\n",
+    ),
+)
+"""The issue's RANGE=THISANDFUTURE reproduction with its RECURRENCE-ID written as a DATE."""
+
+
+async def test_every_occurrence_of_a_date_range_override_has_its_own_id(account) -> None:
+    account.put(account.work, "date-range.ics", DATE_RANGE)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        items = await listed(client, account.work)
+        ids = [id_ for id_, _, _ in items]
+        assert len(ids) == len(set(ids)), items  # today: four or five occurrences all carry UID#20270106
+        for id_, start, summary in items:
+            got = structured(await client.call_tool("get_event", {"calendar": account.work, "id": id_}))
+            assert (got["start"], got["summary"]) == (start, summary), (id_, got["start"])
+
+
+async def test_deleting_one_occurrence_of_a_date_range_override_leaves_the_others(account) -> None:
+    account.put(account.work, "date-range.ics", DATE_RANGE)
+    log = DialogLog(accept)
+    async with connect(account.build(), revision="2025-11-25", answer=log) as client:
+        before = await listed(client, account.work)
+        index = next(i for i, item in enumerate(before) if item[1].startswith("2027-01-08"))
+        chosen = before[index]
+        structured(
+            await client.call_tool(
+                "delete_event", {"calendar": account.work, "id": chosen[0], "scope": "occurrence"}
+            )
+        )
+        after = await listed(client, account.work)
+    assert log.messages[0].startswith("Delete one occurrence of a recurring event")
+    # one occurrence gone; every other one still at its time with its title
+    assert [(s, t) for _, s, t in after] == [(s, t) for i, (_, s, t) in enumerate(before) if i != index], (
+        before,
+        after,
+    )
