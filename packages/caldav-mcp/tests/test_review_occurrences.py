@@ -81,9 +81,7 @@ async def test_deleting_one_occurrence_of_a_date_range_override_leaves_the_other
         index = next(i for i, item in enumerate(before) if item[1].startswith("2027-01-08"))
         chosen = before[index]
         structured(
-            await client.call_tool(
-                "delete_event", {"calendar": account.work, "id": chosen[0], "scope": "occurrence"}
-            )
+            await client.call_tool("delete_event", {"calendar": account.work, "id": chosen[0], "scope": "occurrence"})
         )
         after = await listed(client, account.work)
     assert log.messages[0].startswith("Delete one occurrence of a recurring event")
