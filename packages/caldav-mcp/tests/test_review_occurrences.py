@@ -1,12 +1,18 @@
 """Review of issue 22 (occurrences): an occurrence id names exactly one occurrence, whatever the stored form.
 
-A series stored with a ``RECURRENCE-ID;VALUE=DATE`` override on a DATE-TIME
+1. A series stored with a ``RECURRENCE-ID;VALUE=DATE`` override on a DATE-TIME
 series (RFC 5545 §3.8.4.4 says the types should match; Radicale stores it, and
 anyone who can send an invitation can write it). ``list_events`` lists that
 override as its own occurrence with the id ``UID#20270105``, next to the
 rule's own ``UID#20270105T120000Z``. Deleting the listed ``UID#20270105`` with
 ``scope: "occurrence"`` — dialog "Delete one occurrence of a recurring event" —
-must remove that one occurrence and no other.
+must remove that one occurrence and no other: today the 12:00 occurrence of the 5th goes with it.
+
+2. The issue's RANGE=THISANDFUTURE reproduction with the override's RECURRENCE-ID written as a DATE or as a
+floating time (another form than the UTC DTSTART): every occurrence of the range is listed with the same
+id ``UID#20270106...``, get_event with it answers the 7th for all of them, and a "Delete one occurrence"
+yes for the 8th removes the whole range override: the 6th is gone, the 7th to the 9th move back to 12:00 and
+lose their title, and (DATE form) an extra listed occurrence disappears.
 """
 
 from __future__ import annotations
@@ -49,32 +55,42 @@ async def test_deleting_one_listed_occurrence_removes_only_that_occurrence(accou
 
 RANGE_UID = "date-range@example.org"
 
-DATE_RANGE = ics(
-    vevent(RANGE_UID, ":20270104T120000Z", ":20270104T130000Z", "Daily", "RRULE:FREQ=DAILY;COUNT=6\n"),
-    vevent(
-        RANGE_UID,
-        ":20270106T140000Z",
-        ":20270106T150000Z",
-        "Moved",
-        "RECURRENCE-ID;VALUE=DATE;RANGE=THISANDFUTURE:20270106\n",
-    ),
-)
-"""The issue's RANGE=THISANDFUTURE reproduction with its RECURRENCE-ID written as a DATE."""
+
+def range_series(recurrence_id: str) -> str:
+    """The issue's RANGE=THISANDFUTURE reproduction, its RECURRENCE-ID written in another form than DTSTART's."""
+    return ics(
+        vevent(RANGE_UID, ":20270104T120000Z", ":20270104T130000Z", "Daily", "RRULE:FREQ=DAILY;COUNT=6\n"),
+        vevent(
+            RANGE_UID,
+            ":20270106T140000Z",
+            ":20270106T150000Z",
+            "Moved",
+            f"RECURRENCE-ID;RANGE=THISANDFUTURE{recurrence_id}\n",
+        ),
+    )
 
 
-async def test_every_occurrence_of_a_date_range_override_has_its_own_id(account) -> None:
-    account.put(account.work, "date-range.ics", DATE_RANGE)
+FORMS = {
+    "date": ";VALUE=DATE:20270106",  # a DATE on a DATE-TIME series
+    "floating": ":20270106T120000",  # a floating time on a UTC series
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+async def test_every_occurrence_of_a_range_override_has_its_own_id(account, form: str) -> None:
+    account.put(account.work, "date-range.ics", range_series(FORMS[form]))
     async with connect(account.build(), revision="2026-07-28") as client:
         items = await listed(client, account.work)
         ids = [id_ for id_, _, _ in items]
-        assert len(ids) == len(set(ids)), items  # today: four or five occurrences all carry UID#20270106
+        assert len(ids) == len(set(ids)), items  # today: every occurrence of the range carries the range's own id
         for id_, start, summary in items:
             got = structured(await client.call_tool("get_event", {"calendar": account.work, "id": id_}))
             assert (got["start"], got["summary"]) == (start, summary), (id_, got["start"])
 
 
-async def test_deleting_one_occurrence_of_a_date_range_override_leaves_the_others(account) -> None:
-    account.put(account.work, "date-range.ics", DATE_RANGE)
+@pytest.mark.parametrize("form", list(FORMS))
+async def test_deleting_one_occurrence_of_a_range_override_leaves_the_others(account, form: str) -> None:
+    account.put(account.work, "date-range.ics", range_series(FORMS[form]))
     log = DialogLog(accept)
     async with connect(account.build(), revision="2025-11-25", answer=log) as client:
         before = await listed(client, account.work)
