@@ -7,6 +7,14 @@ Here the client talks to the deployment of docs/deploy.md (HAProxy, the replicas
 calls delete_event, reads the pushed dialog off the call's SSE stream, closes that connection, and 3 s
 later POSTs a ticked box on the same session (the stick table sends it to the same replica). Nobody is
 waiting for the call's result any more; the event must still be in Radicale.
+
+Observed on main: through HAProxy the audit reads ``asked, approved`` (no ``caller_gone``) and the event is
+deleted; the control straight to the replica holds. HAProxy (the documented configuration has no
+``option abortonclose``) keeps its connection to the replica open after the client closed while the SSE
+response is idle, so the replica never sees the disconnect that ``approval_core.caller_gone`` listens for.
+(A review run with ``option abortonclose`` added to the defaults made the proxied case hold.) The same
+blindness applies to every pushed question on 2025-11-25 behind that proxy: every-write's dialog and the
+approval page's URL mode, which waits for the page's decision.
 """
 
 from __future__ import annotations
@@ -102,9 +110,7 @@ def _run(stack: Stack, url: str, wait: float) -> None:
         still = dav.get(href).status_code
     log = stack.replicas[backend].log.read_text(errors="replace")
     events = [
-        json.loads("{" + line.partition("approval {")[2])["event"]
-        for line in log.splitlines()
-        if "approval {" in line and uid
+        json.loads("{" + line.partition("approval {")[2])["event"] for line in log.splitlines() if "approval {" in line
     ]
     assert still == 200, f"a yes sent {wait} s after the caller left deleted the event; audit: {events[-4:]}"
 
