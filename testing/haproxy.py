@@ -90,6 +90,7 @@ def config_text(
         "defaults",
         "    mode http",
         "    option redispatch           # a replica that refuses the connection: try another",
+        "    option abortonclose         # a client that leaves closes its replica connection: a dialog is abandoned",
         "    retries 3",
         "    timeout connect 5s",
         "    timeout client 300s         # a 2025-11-25 call's SSE stream stays open while the person answers",

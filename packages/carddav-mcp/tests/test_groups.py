@@ -106,3 +106,13 @@ async def test_group_input_is_checked(dav: Dav) -> None:
     assert "group's address book" in foreign.content[0].text
     assert empty_categories.is_error
     assert "urn:uuid:ada-uid" in dav.get(team)
+
+
+async def test_one_missing_member_written_in_two_spellings_counts_once(dav: Dav) -> None:
+    ada, _ = people(dav, "4.0")
+    lines = ("UID:t2", "KIND:group", "FN:Team", "MEMBER:urn:uuid:ada-uid", "MEMBER:urn:uuid:zz", "MEMBER:URN:UUID:ZZ")
+    team = dav.put(dav.book, "team2.vcf", vcard(*lines, version="4.0"))
+    (got,) = await tools(dav, ("get_group", {"group_id": team}))
+    assert got.structured_content["members"] == [ada]
+    assert len(got.structured_content["unresolved_members"]) == 1
+    assert got.structured_content["member_count"] == 2

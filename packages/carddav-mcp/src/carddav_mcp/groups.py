@@ -98,7 +98,8 @@ def collect_groups(book: str, entries: list[Entry]) -> list[GroupView]:
         if entry.card.is_group:
             refs = [p.text().strip() for p in entry.card.all(*_MEMBER_PROPS)]
             members = sorted({by_uid[uid_key(r)] for r in refs if uid_key(r) in by_uid})
-            unresolved = sorted({r for r in refs if uid_key(r) not in by_uid})
+            # One entry per referenced UID: urn:uuid:zz and URN:UUID:ZZ name the same missing member (uid_key).
+            unresolved = sorted({uid_key(r): r for r in sorted(refs) if uid_key(r) not in by_uid}.values())
             name = entry.card.text_of("FN") or ""
             groups.append(GroupView(entry.data.href, book, name, _card_convention(entry), entry, members, unresolved))
             continue

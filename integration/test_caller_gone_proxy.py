@@ -1,20 +1,13 @@
-"""Review of issue 22: a 2025-11-25 dialog whose caller went away, with the documented HAProxy in front.
+"""A 2025-11-25 dialog whose caller went away, with the documented HAProxy in front, acts on no later yes.
 
-docs/security.md: "A call whose request goes away while its dialog is open acts on no answer that comes
-later ... a dropped Streamable HTTP stream ... is noticed by the gate, which abandons the dialog at once".
-packages/approval-core/tests/test_caller_gone.py proves it with the client connected to the server itself.
-Here the client talks to the deployment of docs/deploy.md (HAProxy, the replicas, Redis, Radicale): it
-calls delete_event, reads the pushed dialog off the call's SSE stream, closes that connection, and 3 s
-later POSTs a ticked box on the same session (the stick table sends it to the same replica). Nobody is
-waiting for the call's result any more; the event must still be in Radicale.
-
-Observed on main: through HAProxy the audit reads ``asked, approved`` (no ``caller_gone``) and the event is
-deleted; the control straight to the replica holds. HAProxy (the documented configuration has no
-``option abortonclose``) keeps its connection to the replica open after the client closed while the SSE
-response is idle, so the replica never sees the disconnect that ``approval_core.caller_gone`` listens for.
-(A review run with ``option abortonclose`` added to the defaults made the proxied case hold.) The same
-blindness applies to every pushed question on 2025-11-25 behind that proxy: every-write's dialog and the
-approval page's URL mode, which waits for the page's decision.
+docs/security.md: a call whose request goes away while its dialog is open acts on no answer that comes
+later. packages/approval-core/tests/test_caller_gone.py proves it with the client connected to the server
+itself. Here the client talks to the deployment of docs/deploy.md (HAProxy, the replicas, Redis, Radicale):
+it calls delete_event, reads the pushed dialog off the call's SSE stream, closes that connection, and 3 s
+later POSTs a ticked box on the same session (the stick table sends it to the same replica); the event must
+still be in Radicale. This holds only with ``option abortonclose`` in HAProxy's defaults: without it HAProxy
+keeps its connection to the replica open after the client closed while the SSE response is idle, and the
+replica never sees the disconnect that ``approval_core.caller_gone`` listens for.
 """
 
 from __future__ import annotations
@@ -44,7 +37,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def _ics(uid: str) -> bytes:
     return (
-        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//review//EN\r\nBEGIN:VEVENT\r\n"
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//caller-gone//EN\r\nBEGIN:VEVENT\r\n"
         f"UID:{uid}\r\nDTSTAMP:20261201T090000Z\r\nDTSTART:20261207T120000Z\r\nDTEND:20261207T130000Z\r\n"
         "SUMMARY:Caller gone\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
     ).encode()
@@ -78,7 +71,7 @@ def _run(stack: Stack, url: str, wait: float) -> None:
         "params": {
             "protocolVersion": "2025-11-25",
             "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "review-gone", "version": "1"},
+            "clientInfo": {"name": "caller-gone", "version": "1"},
         },
     }
     with httpx2.Client(headers=headers, timeout=60) as http:

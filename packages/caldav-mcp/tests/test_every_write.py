@@ -1,10 +1,7 @@
-"""Review of issue 22 (APPROVAL_PROFILE=every-write): caldav-mcp under the profile.
+"""caldav-mcp under APPROVAL_PROFILE=every-write (docs/approval.md, "Two profiles").
 
-docs/approval.md, "Two profiles": under ``every-write`` every call of a tool whose declared effects change
-data asks before its first changing request, and a client that shows no form is refused outright, nothing
-sent. caldav-mcp never installs the profile (``install_every_write``) and its client has no ``before_send``:
-a formless client creates, updates and completes entries with no question. (caldav-mcp's HTTP layer is being
-moved onto webdav-core; this is expected to change with that move.)
+Every call of a tool whose declared effects change data asks before its first changing request, and a
+client that shows no form is refused outright, with nothing sent.
 """
 
 from __future__ import annotations
