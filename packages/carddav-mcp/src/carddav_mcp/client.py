@@ -258,10 +258,34 @@ class CardDavClient(WebDavClient):
         for start in range(0, len(wanted), MULTIGET_BATCH):
             batch = wanted[start : start + MULTIGET_BATCH]
             body = davxml.multiget(batch, properties)
-            answer = await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")
+            try:
+                answer = await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")
+            except BackendError as exc:
+                if exc.status is None or exc.status < 500 or len(batch) == 1:
+                    raise
+                cards.extend(await self._one_by_one(book, batch, exc))
+                continue
             cards.extend(self._cards(answer, book, {norm_href(h) for h in batch}))
             if len(wanted) > MULTIGET_BATCH:  # a long read: say how far it has come
                 await report_progress(start + len(batch), len(wanted), "cards read")
+        return cards
+
+    async def _one_by_one(self, book: str, batch: list[str], failure: BackendError) -> list[CardData]:
+        """The cards of a multiget the server failed as a whole (one stored card can make it fail), read by GET.
+
+        A card the server cannot send either is left out and named in the log.
+        """
+        log.warning(
+            "the server failed a multiget of %d cards in %s (%s); reading them one by one", len(batch), book, failure
+        )
+        cards: list[CardData] = []
+        for href in batch:
+            try:
+                cards.append(await self.get(href))
+            except NotFound:
+                continue  # deleted meanwhile
+            except BackendError as exc:
+                log.warning("left out the card at %s: the server cannot send it (%s)", shown(href), exc)
         return cards
 
     async def query(self, book: str, prop_filters: list[tuple[str, str]], *, anyof: bool = False) -> list[CardData]:
