@@ -46,7 +46,6 @@ from webdav_core import (
     SyncResult,
     WebDavClient,
     allows_write,
-    basic_credentials,
     folder,
 )
 from webdav_core.origin import shown
@@ -78,6 +77,8 @@ PROFILE = Profile(
     home_name="address-book home",
     home_set=(CARDDAV, "addressbook-home-set"),
     well_known="/.well-known/carddav",
+    collection_type=(CARDDAV, "addressbook"),
+    data_types=frozenset({"text/vcard", "text/x-vcard", "text/directory"}),
     errors=Errors(
         invalid_id=InvalidInput,
         off_origin=OffOrigin,
@@ -96,7 +97,6 @@ PROFILE = Profile(
 
 MULTIGET_BATCH = 250
 """Hrefs per addressbook-multiget REPORT."""
-_VCARD_TYPES = {"text/vcard", "text/x-vcard", "text/directory"}
 _MAX_HREF = MAX_ID_LENGTH
 """The longest card href taken (as ids: ``backend.MAX_ID_LENGTH``)."""
 _BOOK_PROPS = [
@@ -167,11 +167,12 @@ class CardDavClient(WebDavClient):
     member_description = "a card of the address book that was asked"
 
     def __init__(self, settings: CardDavSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        credentials = {**settings.extra_headers, **basic_credentials(settings.username, settings.password)}
         super().__init__(
             settings.require(),
             PROFILE,
-            credentials=credentials,
+            credentials=settings.extra_headers,
+            username=settings.username,
+            password=settings.password,
             timeout=settings.timeout,
             max_bytes=settings.max_response_bytes,
             transport=transport,
@@ -308,7 +309,7 @@ class CardDavClient(WebDavClient):
             BackendError: the answer is not a vCard (RFC 6350 §10.1 ``text/vcard``).
         """
         response = await self._send("GET", href, what=f"read {href}")
-        if response.media_type and response.media_type not in _VCARD_TYPES:
+        if response.media_type and response.media_type not in PROFILE.data_types:
             raise BackendError(
                 f"read {href}: the server answered with {shown(response.media_type[:60])}, not a vCard (text/vcard).",
                 response.status_code,

@@ -22,7 +22,7 @@ from webdav_core.errors import (
     Unauthenticated,
     Unreachable,
 )
-from webdav_core.origin import OriginAuth, basic_credentials, origin_of
+from webdav_core.origin import OriginAuth, origin_of
 from webdav_core.paths import MAX_ID_LENGTH, folder, member_in, resolve_path
 from webdav_core.privileges import WRITE_PRIVILEGES, allows_write
 from webdav_core.profile import Profile
@@ -57,7 +57,6 @@ __all__ = [
     "Unreachable",
     "WebDavClient",
     "allows_write",
-    "basic_credentials",
     "folder",
     "member_in",
     "norm_href",

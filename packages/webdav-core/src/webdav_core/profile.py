@@ -32,6 +32,10 @@ class Profile:
         home_set: The (namespace, name) of the principal's home-set property
             (RFC 6352 §7.1.1 ``addressbook-home-set``, RFC 4791 §6.2.1 ``calendar-home-set``).
         well_known: The RFC 6764 §5 well-known path (``/.well-known/carddav``).
+        collection_type: The (namespace, name) of the resource type of one collection
+            (RFC 6352 §5.2 ``addressbook``, RFC 4791 §4.2 ``calendar``).
+        data_types: The media types a GET of one item may answer with (lower case),
+            besides XML (``text/vcard``; ``text/calendar``).
         errors: The exception classes to raise.
     """
 
@@ -48,4 +52,6 @@ class Profile:
     home_name: str
     home_set: tuple[str, str]
     well_known: str
+    collection_type: tuple[str, str]
+    data_types: frozenset[str]
     errors: Errors = field(default_factory=Errors)
