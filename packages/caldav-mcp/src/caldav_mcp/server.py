@@ -28,7 +28,7 @@ from approval_core import (
     serve,
 )
 from caldav_mcp import embedded
-from caldav_mcp.client import CalDAVClient, translate
+from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import CalDAVToolError
 from caldav_mcp.guards import GUARDS
 from caldav_mcp.ical import expansion_budget
@@ -66,13 +66,13 @@ def build_server(
         try:
             yield
         finally:
-            client.close()
+            await client.close()
 
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, CalDAVToolError, translate=translate)
+    install_error_boundary(server, CalDAVToolError)
     _bound_expansion_per_call(server)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):

@@ -308,12 +308,7 @@ class CardDavClient(WebDavClient):
             NotFound: no card at ``href``.
             BackendError: the answer is not a vCard (RFC 6350 §10.1 ``text/vcard``).
         """
-        response = await self._send("GET", href, what=f"read {href}")
-        if response.media_type and response.media_type not in PROFILE.data_types:
-            raise BackendError(
-                f"read {href}: the server answered with {shown(response.media_type[:60])}, not a vCard (text/vcard).",
-                response.status_code,
-            )
+        response = await self.fetch(href)
         return CardData(norm_href(href), response.headers.get("ETag"), response.text)
 
     # ---------------------------------------------------------------- writing

@@ -17,7 +17,7 @@ import httpx2 as httpx
 from webdav_core import discovery, privileges, xml
 from webdav_core.answer import Answer
 from webdav_core.discovery import Discovery
-from webdav_core.origin import Origin
+from webdav_core.origin import Origin, shown
 from webdav_core.paths import member_in, resolved_member
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
@@ -187,6 +187,27 @@ class WebDavClient:
             href for r in ms.responses if r.status == 404 if (href := self.member_in(own, r.raw or r.href)) is not None
         ]
         return SyncResult(ms.sync_token, sorted(changed), sorted(deleted))
+
+    async def fetch(self, href: str) -> Answer:
+        """GET one item (RFC 9110 §9.3.1): its whole answer, with its ETag when the server sends one.
+
+        Raises:
+            not_found: nothing at ``href``.
+            backend: the answer is of a media type that is not one of ``Profile.data_types``
+                (a login page, a proxy's answer), named in the message.
+        """
+        p = self.profile
+        response = await self._send(
+            "GET", href, headers={"Accept": ", ".join(sorted(p.data_types))}, what=f"read {href}"
+        )
+        media = response.media_type
+        if media and media not in p.data_types:
+            raise p.errors.backend(
+                f"read {href}: the {p.server} answered with {shown(media[:60])}, not {p.data_name} "
+                f"({', '.join(sorted(p.data_types))}).",
+                response.status_code,
+            )
+        return response
 
     # ---------------------------------------------------------------- writing
 
