@@ -92,5 +92,5 @@ async def test_a_well_known_redirect_to_another_origin_is_not_followed(
             async with connect(build_server(ApprovalSettings(), settings), revision="2026-07-28") as client:
                 listed = await client.call_tool("list_address_books", {})
     assert listed.is_error
-    assert f"redirected to another server (http://127.0.0.1:{listener.port})" in listed.content[0].text
+    assert f"redirected PROPFIND to another origin (http://127.0.0.1:{listener.port})" in listed.content[0].text
     assert listener.received == []

@@ -300,6 +300,7 @@ class WebDavClient:
             backend: the server gives no ETag for it; nothing was moved.
         """
         what = f"move {href}"
+        target = str(self.url(destination))  # off the origin: refused before anything is sent
         version = await self.bound_version(href, etag, what)
         p = self.profile
         if etag and await self.current_etag(href) != etag:
@@ -308,7 +309,7 @@ class WebDavClient:
                 "Nothing was moved. Read it again and decide on the current version.",
                 412,
             )
-        headers = {"Destination": str(self.url(destination)), "Overwrite": "F", "If-Match": version}
+        headers = {"Destination": target, "Overwrite": "F", "If-Match": version}
         try:
             await self._send("MOVE", href, headers=headers, what=what)
         except p.errors.precondition_failed:

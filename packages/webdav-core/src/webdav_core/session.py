@@ -203,7 +203,9 @@ class ConfinedSession:
         except httpx.RemoteProtocolError as exc:
             if "disconnected" in str(exc).lower():
                 raise p.errors.unreachable(
-                    f"{what}: the {p.server} at {self.origin_text} closed the connection without answering.", None
+                    f"{what}: could not reach the {p.server}: the server at {self.origin_text} closed the connection "
+                    "without answering.",
+                    None,
                 ) from exc
             raise p.errors.backend(
                 f"{what}: the {p.server}'s answer is not valid HTTP ({type(exc).__name__}).", None
@@ -214,7 +216,9 @@ class ConfinedSession:
             ) from exc
         except httpx.HTTPError as exc:
             raise p.errors.unreachable(
-                f"{what}: the {p.server} at {self.origin_text} could not be reached ({type(exc).__name__}).", None
+                f"{what}: could not reach the {p.server}: the server at {self.origin_text} could not be reached "
+                f"({type(exc).__name__}).",
+                None,
             ) from exc
         expects_xml = method.upper() in _XML_METHODS if xml_answer is None else xml_answer
         if expects_xml and 200 <= answer.status_code < 300 and answer.status_code != 204:
@@ -224,12 +228,11 @@ class ConfinedSession:
     def _screen_xml(self, answer: Answer, method: str, what: str) -> None:
         """Refuse a 2xx answer to PROPFIND, REPORT or PROPPATCH that is not XML (a login page, a proxy)."""
         media = answer.media_type
-        head = answer.content.lstrip()[:1]
-        if (media.endswith(("/xml", "+xml")) or not media) and head in {b"<", b""}:
-            return
+        if not media or media.endswith(("/xml", "+xml")):
+            return  # XML, or unlabelled: the parser decides
         p = self.profile
         raise p.errors.backend(
-            f"{what}: the {p.server} answered {method} with {shown(media[:60]) if media else 'no Content-Type'} "
+            f"{what}: the {p.server} answered {method} with {shown(media[:60])} "
             f"that is not a WebDAV XML answer (a login page, a proxy, or not a {p.server} at {p.url_setting}?).",
             answer.status_code,
         )

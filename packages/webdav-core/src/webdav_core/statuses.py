@@ -51,7 +51,7 @@ def raise_for_status(answer: Answer, what: str, profile: Profile) -> NoReturn:
     if status == 412 and not named:
         raise errors.precondition_failed(
             f"{what}: the {item} changed on the server since it was read (412 Precondition Failed). "
-            "Nothing was written. Read it again and decide on the current version.",
+            "Nothing was written. Read it again and decide on the current version (nothing was changed by this call).",
             status,
         )
     if status in {400, 412, 415, 422}:
