@@ -77,7 +77,7 @@ async def test_without_well_known_the_error_says_what_was_tried(
             listed = await client.call_tool("list_address_books", {})
     text = listed.content[0].text
     assert listed.is_error
-    assert "PROPFIND / answered 405; PROPFIND /.well-known/carddav answered 403 at /nowhere/" in text, text
+    assert "PROPFIND / answered HTTP 405; PROPFIND /.well-known/carddav answered HTTP 403 at /nowhere/" in text, text
     assert "Set CARDDAV_URL to your principal or address-book home URL" in text
     assert "unexpected internal error" not in text
 

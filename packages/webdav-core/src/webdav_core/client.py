@@ -21,6 +21,7 @@ from webdav_core.origin import Origin, shown
 from webdav_core.paths import member_in, resolved_member
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
+from webdav_core.statuses import raise_for_status
 from webdav_core.xml import DAV, norm_href
 
 __all__ = ["SyncResult", "WebDavClient"]
@@ -304,11 +305,7 @@ class WebDavClient:
         version = await self.bound_version(href, etag, what)
         p = self.profile
         if etag and await self.current_etag(href) != etag:
-            raise p.errors.precondition_failed(
-                f"{what}: the {p.item} changed on the server since it was read (412 Precondition Failed). "
-                "Nothing was moved. Read it again and decide on the current version.",
-                412,
-            )
+            raise_for_status(Answer(412, httpx.Headers(), b""), what, p)  # the one wording of a 412
         headers = {"Destination": target, "Overwrite": "F", "If-Match": version}
         try:
             await self._send("MOVE", href, headers=headers, what=what)

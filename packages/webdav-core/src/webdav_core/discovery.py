@@ -178,8 +178,8 @@ async def discover(session: ConfinedSession) -> Discovery:
         else:
             moved = f" at {wk_answered}" if wk_answered != p.well_known else ""
             raise p.errors.backend(
-                f"no {p.collections} could be found from {p.url_setting} (PROPFIND {given} answered {status}; "
-                f"PROPFIND {p.well_known} answered {wk_status}{moved}; no current-user-principal was named, "
+                f"no {p.collections} could be found from {p.url_setting} (PROPFIND {given} answered HTTP {status}; "
+                f"PROPFIND {p.well_known} answered HTTP {wk_status}{moved}; no current-user-principal was named, "
                 f"RFC 6764 §6). Set {p.url_setting} to your principal or {p.home_name} URL.",
                 status,
             )
