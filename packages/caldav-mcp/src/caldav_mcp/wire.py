@@ -21,7 +21,7 @@ import httpx2 as httpx
 from caldav_mcp import errors
 from caldav_mcp.dav import CalendarInfo
 from caldav_mcp.settings import CalDAVSettings
-from webdav_core import Errors, Profile, WebDavClient, folder
+from webdav_core import Profile, WebDavClient, account_of, errors_of, folder
 from webdav_core.xml import CALDAV, DAV, HEADER, DavResponse, propfind
 
 __all__ = ["ALL_COMPONENTS", "PROFILE", "CalDAVWire", "calendar_query", "time_range"]
@@ -44,19 +44,7 @@ PROFILE = Profile(
     well_known="/.well-known/caldav",
     collection_type=(CALDAV, "calendar"),
     data_types=frozenset({"text/calendar", "text/plain", "application/octet-stream"}),
-    errors=Errors(
-        invalid_id=errors.InvalidId,
-        off_origin=errors.OffOrigin,
-        backend=errors.BackendError,
-        unreachable=errors.Unreachable,
-        too_large=errors.TooLarge,
-        unauthenticated=errors.BadCredentials,
-        forbidden=errors.NotAllowed,
-        not_found=errors.NotFound,
-        precondition_failed=errors.PreconditionFailed,
-        conflict=errors.Conflict,
-        rejected=errors.Rejected,
-    ),
+    errors=errors_of(errors, unauthenticated=errors.BadCredentials, forbidden=errors.NotAllowed),
 )
 """caldav-mcp's words, settings and exceptions, for the WebDAV layer."""
 
@@ -120,16 +108,7 @@ class CalDAVWire(WebDavClient):
         self, settings: CalDAVSettings, headers: dict[str, str], transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         assert settings.url is not None
-        super().__init__(
-            settings.url,
-            PROFILE,
-            credentials=headers,
-            username=settings.username,
-            password=settings.password,
-            timeout=settings.timeout,
-            max_bytes=settings.max_response_bytes,
-            transport=transport,
-        )
+        super().__init__(settings.url, PROFILE, credentials=headers, transport=transport, **account_of(settings))
 
     def calendar_in(self, home: str, raw: str) -> str | None:
         """The canonical path of a calendar a server listed in ``home``, or None (logged) when it is not one.

@@ -20,20 +20,13 @@ from dataclasses import dataclass
 
 import httpx2 as httpx
 
-from carddav_mcp import davxml
+from carddav_mcp import davxml, errors
 from carddav_mcp.davxml import CARDDAV, DAV, DavResponse, norm_href
 from carddav_mcp.errors import (
     AuthenticationFailed,
-    BackendError,
     CardRejected,
-    Conflict,
-    Forbidden,
     InvalidInput,
-    NotFound,
-    OffOrigin,
-    PreconditionFailed,
     ResponseTooLarge,
-    Unreachable,
 )
 from carddav_mcp.settings import CardDavSettings
 from webdav_core import (
@@ -41,11 +34,12 @@ from webdav_core import (
     MAX_REDIRECTS,
     Answer,
     Discovery,
-    Errors,
     Profile,
     SyncResult,
     WebDavClient,
+    account_of,
     allows_write,
+    errors_of,
     folder,
 )
 from webdav_core.origin import shown
@@ -79,17 +73,11 @@ PROFILE = Profile(
     well_known="/.well-known/carddav",
     collection_type=(CARDDAV, "addressbook"),
     data_types=frozenset({"text/vcard", "text/x-vcard", "text/directory"}),
-    errors=Errors(
+    errors=errors_of(
+        errors,
         invalid_id=InvalidInput,
-        off_origin=OffOrigin,
-        backend=BackendError,
-        unreachable=Unreachable,
         too_large=ResponseTooLarge,
         unauthenticated=AuthenticationFailed,
-        forbidden=Forbidden,
-        not_found=NotFound,
-        precondition_failed=PreconditionFailed,
-        conflict=Conflict,
         rejected=CardRejected,
     ),
 )
@@ -167,16 +155,8 @@ class CardDavClient(WebDavClient):
     member_description = "a card of the address book that was asked"
 
     def __init__(self, settings: CardDavSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        super().__init__(
-            settings.require(),
-            PROFILE,
-            credentials=settings.extra_headers,
-            username=settings.username,
-            password=settings.password,
-            timeout=settings.timeout,
-            max_bytes=settings.max_response_bytes,
-            transport=transport,
-        )
+        url = settings.require()
+        super().__init__(url, PROFILE, credentials=settings.extra_headers, transport=transport, **account_of(settings))
         self._text_match: bool | None = None
 
     def card_in(self, book: str, raw: str) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import httpx2 as httpx
 
@@ -24,7 +25,30 @@ from webdav_core.session import ConfinedSession
 from webdav_core.statuses import raise_for_status
 from webdav_core.xml import DAV, norm_href
 
-__all__ = ["SyncResult", "WebDavClient"]
+__all__ = ["Account", "SyncResult", "WebDavClient", "account_of"]
+
+
+class Account(Protocol):
+    """A server's connection settings, as the layer reads them (``CalDAVSettings``, ``CardDavSettings``)."""
+
+    username: str | None
+    password: str | None
+    timeout: float
+    max_response_bytes: int
+
+
+def account_of(settings: Account) -> dict[str, Any]:
+    """The keyword arguments of :class:`WebDavClient` that come from a server's settings.
+
+    The user name and password (sent only when the origin's 401 asks), the deadline
+    of one exchange in seconds, and the largest answer read in bytes.
+    """
+    return {
+        "username": settings.username,
+        "password": settings.password,
+        "timeout": settings.timeout,
+        "max_bytes": settings.max_response_bytes,
+    }
 
 
 @dataclass(frozen=True)
