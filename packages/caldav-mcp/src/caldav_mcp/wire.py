@@ -22,28 +22,17 @@ from caldav_mcp import errors
 from caldav_mcp.dav import CalendarInfo
 from caldav_mcp.settings import CalDAVSettings
 from webdav_core import Profile, WebDavClient, account_of, errors_of, folder
+from webdav_core.profile import CALDAV_DIALECT
 from webdav_core.xml import CALDAV, DAV, HEADER, DavResponse, propfind
 
 __all__ = ["ALL_COMPONENTS", "PROFILE", "CalDAVWire", "calendar_query", "time_range"]
 
 log = logging.getLogger("caldav_mcp")
 
-PROFILE = Profile(
-    server="CalDAV server",
+PROFILE = Profile.of(
+    CALDAV_DIALECT,
     program="caldav-mcp",
-    url_setting="CALDAV_URL",
-    credential_settings="CALDAV_USERNAME and CALDAV_PASSWORD",
-    timeout_setting="CALDAV_TIMEOUT",
-    size_setting="CALDAV_MAX_RESPONSE_BYTES",
-    item="entry",
-    data_name="iCalendar data",
-    data_preconditions=("valid-calendar-data", "supported-calendar-data", "valid-calendar-object-resource"),
-    collections="calendars",
-    home_name="calendar-home",
-    home_set=(CALDAV, "calendar-home-set"),
-    well_known="/.well-known/caldav",
-    collection_type=(CALDAV, "calendar"),
-    data_types=frozenset({"text/calendar", "text/plain", "application/octet-stream"}),
+    prefix="CALDAV",
     errors=errors_of(errors, unauthenticated=errors.BadCredentials, forbidden=errors.NotAllowed),
 )
 """caldav-mcp's words, settings and exceptions, for the WebDAV layer."""

@@ -43,6 +43,7 @@ from webdav_core import (
     folder,
 )
 from webdav_core.origin import shown
+from webdav_core.profile import CARDDAV_DIALECT
 
 log = logging.getLogger("carddav_mcp")
 
@@ -57,22 +58,10 @@ __all__ = [
     "SyncResult",
 ]
 
-PROFILE = Profile(
-    server="CardDAV server",
+PROFILE = Profile.of(
+    CARDDAV_DIALECT,
     program="carddav-mcp",
-    url_setting="CARDDAV_URL",
-    credential_settings="CARDDAV_USERNAME and CARDDAV_PASSWORD",
-    timeout_setting="CARDDAV_TIMEOUT",
-    size_setting="CARDDAV_MAX_RESPONSE_BYTES",
-    item="card",
-    data_name="vCard",
-    data_preconditions=("valid-address-data", "supported-address-data"),
-    collections="address books",
-    home_name="address-book home",
-    home_set=(CARDDAV, "addressbook-home-set"),
-    well_known="/.well-known/carddav",
-    collection_type=(CARDDAV, "addressbook"),
-    data_types=frozenset({"text/vcard", "text/x-vcard", "text/directory"}),
+    prefix="CARDDAV",
     errors=errors_of(
         errors,
         invalid_id=InvalidInput,

@@ -31,10 +31,25 @@ __all__ = ["Account", "SyncResult", "WebDavClient", "account_of"]
 class Account(Protocol):
     """A server's connection settings, as the layer reads them (``CalDAVSettings``, ``CardDavSettings``)."""
 
-    username: str | None
-    password: str | None
-    timeout: float
-    max_response_bytes: int
+    @property
+    def username(self) -> str | None:
+        """The account's user name, or None."""
+        ...
+
+    @property
+    def password(self) -> str | None:
+        """Its password, or None."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one whole exchange may take."""
+        ...
+
+    @property
+    def max_response_bytes(self) -> int:
+        """The largest answer read, in bytes."""
+        ...
 
 
 def account_of(settings: Account) -> dict[str, Any]:

@@ -5,8 +5,67 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from webdav_core.errors import Errors
+from webdav_core.xml import CALDAV, CARDDAV
 
-__all__ = ["Profile"]
+__all__ = ["CALDAV_DIALECT", "CARDDAV_DIALECT", "Dialect", "Profile"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What the RFC of one kind of DAV server says, and how a message names its things.
+
+    Attributes:
+        server: The kind of server, as a message names it (``"CardDAV server"``).
+        item: What one stored resource is called (``"card"``, ``"entry"``).
+        data_name: The format of its data (``"vCard"``, ``"iCalendar data"``).
+        data_preconditions: Precondition elements that say the data itself was refused.
+        collections: What the collections are called, plural (``"address books"``).
+        home_name: What the home set is called (``"address-book home"``).
+        home_set: The (namespace, name) of the principal's home-set property.
+        well_known: The RFC 6764 §5 well-known path.
+        collection_type: The (namespace, name) of the resource type of one collection.
+        data_types: The media types a GET of one item may answer with (lower case).
+    """
+
+    server: str
+    item: str
+    data_name: str
+    data_preconditions: tuple[str, ...]
+    collections: str
+    home_name: str
+    home_set: tuple[str, str]
+    well_known: str
+    collection_type: tuple[str, str]
+    data_types: frozenset[str]
+
+
+CALDAV_DIALECT = Dialect(
+    "CalDAV server",
+    "entry",
+    "iCalendar data",
+    ("valid-calendar-data", "supported-calendar-data", "valid-calendar-object-resource"),  # RFC 4791 §5.3.2.1
+    "calendars",
+    "calendar-home",
+    (CALDAV, "calendar-home-set"),  # RFC 4791 §6.2.1
+    "/.well-known/caldav",  # RFC 6764 §5
+    (CALDAV, "calendar"),  # RFC 4791 §4.2
+    frozenset({"text/calendar", "text/plain", "application/octet-stream"}),  # RFC 5545 §8.1, and as servers label it
+)
+"""CalDAV (RFC 4791)."""
+
+CARDDAV_DIALECT = Dialect(
+    "CardDAV server",
+    "card",
+    "vCard",
+    ("valid-address-data", "supported-address-data"),  # RFC 6352 §6.3.2.1
+    "address books",
+    "address-book home",
+    (CARDDAV, "addressbook-home-set"),  # RFC 6352 §7.1.1
+    "/.well-known/carddav",  # RFC 6764 §5
+    (CARDDAV, "addressbook"),  # RFC 6352 §5.2
+    frozenset({"text/vcard", "text/x-vcard", "text/directory"}),  # RFC 6350 §10.1, vCard 3 and 2.1 names
+)
+"""CardDAV (RFC 6352)."""
 
 
 @dataclass(frozen=True)
@@ -55,3 +114,29 @@ class Profile:
     collection_type: tuple[str, str]
     data_types: frozenset[str]
     errors: Errors = field(default_factory=Errors)
+
+    @classmethod
+    def of(cls, dialect: Dialect, *, program: str, prefix: str, errors: Errors) -> Profile:
+        """A server's profile: its dialect, its program name, the prefix of its settings and its errors.
+
+        The settings are the family's: ``<prefix>_URL``, ``<prefix>_USERNAME`` and
+        ``<prefix>_PASSWORD``, ``<prefix>_TIMEOUT`` (seconds), ``<prefix>_MAX_RESPONSE_BYTES``.
+        """
+        return cls(
+            server=dialect.server,
+            program=program,
+            url_setting=f"{prefix}_URL",
+            credential_settings=f"{prefix}_USERNAME and {prefix}_PASSWORD",
+            timeout_setting=f"{prefix}_TIMEOUT",
+            size_setting=f"{prefix}_MAX_RESPONSE_BYTES",
+            item=dialect.item,
+            data_name=dialect.data_name,
+            data_preconditions=dialect.data_preconditions,
+            collections=dialect.collections,
+            home_name=dialect.home_name,
+            home_set=dialect.home_set,
+            well_known=dialect.well_known,
+            collection_type=dialect.collection_type,
+            data_types=dialect.data_types,
+            errors=errors,
+        )

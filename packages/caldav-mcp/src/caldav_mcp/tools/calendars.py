@@ -44,13 +44,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         try:
             info.calendars = len(await app.client.calendars(refresh=True))
             found = await app.client.discovery()
-            info.discovery = DiscoveryOut(
-                method=found.method,
-                url=found.url,
-                well_known=found.well_known,
-                principal=found.principal,
-                home_sets=list(home_sets(found)),
-            )
+            info.discovery = DiscoveryOut(**DiscoveryOut.shared(found), home_sets=list(home_sets(found)))
             info.scheduling = await app.client.scheduling()
             info.reachable = True
         except BackendError as exc:
