@@ -21,7 +21,7 @@ from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, structured, vevent
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from no_etag_proxy import no_etag_proxy
+from no_etag_proxy import no_etag_proxy, writes
 from test_hrefs import rewriting_proxy
 
 pytestmark = pytest.mark.anyio
@@ -83,12 +83,12 @@ async def test_every_write_carries_a_precondition_behind_a_server_that_lists_no_
             results = {tool: await _confirmed(client, tool, args) for tool, args in _calls(account)}
     failed = {tool: r.content[0].text for tool, r in results.items() if r.is_error}
     assert failed == {}
-    writes = proxy.writes()
-    assert {m for m, _, _ in writes} == {"PUT", "DELETE", "MOVE"}
-    for method, path, fields in writes:
+    written = writes(proxy)
+    assert {m for m, _, _ in written} == {"PUT", "DELETE", "MOVE"}
+    for method, path, fields in written:
         create = method == "PUT" and fields.get("if-none-match") == "*"
         assert create or fields.get("if-match"), (method, path, fields)
-    creates = [p for m, p, f in writes if f.get("if-none-match") == "*"]
+    creates = [p for m, p, f in written if f.get("if-none-match") == "*"]
     assert len(creates) == 3  # create_event, create_task, create_journal; every other write binds an ETag
     assert "SUMMARY:Renamed" in account.get(account.work, "e1.ics")[1]
     assert account.get(account.work, "e3.ics")[0] == 404
@@ -107,7 +107,7 @@ async def test_a_server_that_gives_no_etag_at_all_is_refused_with_a_true_message
     for tool, result in results.items():
         assert result.is_error, tool
         assert "no ETag" in result.content[0].text, (tool, result.content[0].text)
-    assert proxy.writes() == []
+    assert writes(proxy) == []
     assert "SUMMARY:One" in account.get(account.work, "e1.ics")[1]
 
 

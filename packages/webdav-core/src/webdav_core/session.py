@@ -200,17 +200,13 @@ class ConfinedSession:
             raise p.errors.backend(
                 f"{what}: the server's answer could not be decoded ({type(exc).__name__}).", None
             ) from exc
-        except httpx.RemoteProtocolError as exc:
-            if "disconnected" in str(exc).lower():
+        except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
+            if isinstance(exc, httpx.RemoteProtocolError) and "disconnected" in str(exc).lower():
                 raise p.errors.unreachable(
                     f"{what}: could not reach the {p.server}: the server at {self.origin_text} closed the connection "
                     "without answering.",
                     None,
                 ) from exc
-            raise p.errors.backend(
-                f"{what}: the {p.server}'s answer is not valid HTTP ({type(exc).__name__}).", None
-            ) from exc
-        except httpx.LocalProtocolError as exc:
             raise p.errors.backend(
                 f"{what}: the {p.server}'s answer is not valid HTTP ({type(exc).__name__}).", None
             ) from exc
