@@ -207,7 +207,8 @@ async def test_move_validates_the_destination_before_asking(account) -> None:
     assert "does not accept events" in texts[1]
     assert "not one of the calendars" in texts[2]
     assert "already has an event with this UID" in texts[3]
-    assert "destination: an absolute URL must be on" in texts[4]
+    assert "destination: must be a calendar id from list_calendars; ids are paths on the configured server" in texts[4]
+    assert "never a URL or a host" in texts[4]  # the layer's rule: no URL is an id, not even one on the origin
     assert log.messages == []
 
 

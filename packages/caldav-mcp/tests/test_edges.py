@@ -5,17 +5,18 @@ from __future__ import annotations
 import logging
 
 import anyio
+import httpx2 as httpx
 import pytest
 
 from approval_core import ApprovalSettings, SettingsError
 from approval_core.testing import connect, escape_corpus, listening
 from caldav_helpers import ics, vevent
-from caldav_mcp.client import translate
 from caldav_mcp.errors import BadCredentials, NotAllowed
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from caldav_mcp.transport import BadAnswer, screen_xml
+from caldav_mcp.wire import PROFILE
 from hostile_http import BOMB, hostile_server
+from webdav_core import Answer, parse_multistatus, raise_for_status
 
 pytestmark = pytest.mark.anyio
 
@@ -185,21 +186,23 @@ async def test_no_id_of_any_tool_leads_a_request_off_the_configured_server(accou
     ],
 )
 def test_any_dtd_is_refused_before_parsing(body: bytes) -> None:
-    with pytest.raises(BadAnswer, match="declares a DTD"):
-        screen_xml(body, what="PROPFIND /", whole=True)
+    with pytest.raises(ValueError, match="declares a DTD"):
+        parse_multistatus(body)
 
 
-def test_bodies_that_are_not_xml_pass_the_screen_untouched() -> None:
-    assert screen_xml(b"BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n", what="GET /a.ics", whole=True) is None
-    assert screen_xml(b'<d:multistatus xmlns:d="DAV:"/>', what="REPORT /", whole=True) == "{DAV:}multistatus"
+def test_a_multistatus_without_a_dtd_is_read() -> None:
+    assert parse_multistatus(b'<d:multistatus xmlns:d="DAV:"/>').responses == []
 
 
-def test_library_errors_are_translated_by_status() -> None:
-    from caldav.lib import error
-
-    forbidden = translate(error.AuthorizationError(url="http://x/", reason="Forbidden", status=403), "writing")
-    unauthorised = translate(error.AuthorizationError(url="http://x/", reason="Unauthorized", status=401), "reading")
-    assert isinstance(forbidden, NotAllowed)
-    assert str(forbidden).startswith("writing: the CalDAV server answered 403 Forbidden")
-    assert isinstance(unauthorised, BadCredentials)
-    assert translate(ValueError("not ours")) is None
+@pytest.mark.parametrize(
+    ("status", "kind", "said"),
+    [
+        (403, NotAllowed, "writing: the CalDAV server answered 403 Forbidden"),
+        (401, BadCredentials, "reading: the CalDAV server refused these credentials (401)"),
+    ],
+)
+def test_statuses_are_translated_into_caldav_errors(status: int, kind: type[Exception], said: str) -> None:
+    what = "writing" if status == 403 else "reading"
+    with pytest.raises(kind) as raised:
+        raise_for_status(Answer(status, httpx.Headers(), b""), what, PROFILE)
+    assert str(raised.value).startswith(said)

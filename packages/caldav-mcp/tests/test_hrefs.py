@@ -58,11 +58,15 @@ class RewritingProxy:
     Attributes:
         url: The proxy's base URL.
         requests: ``METHOD path`` of every request relayed.
+        heads: (method, path, header fields lower-cased) of every request relayed.
+        rewrite_head: What is done to every answer's head (its lines but Content-Length), as ``rewrite`` to bodies.
     """
 
     url: str
     rewrite: Callable[[bytes], bytes]
     requests: list[str] = field(default_factory=lambda: [])
+    heads: list[tuple[str, str, dict[str, str]]] = field(default_factory=lambda: [])
+    rewrite_head: Callable[[list[bytes]], list[bytes]] = lambda lines: lines
 
 
 def _relay(proxy: RewritingProxy, client: socket.socket, upstream: tuple[str, int]) -> None:
@@ -76,23 +80,33 @@ def _relay(proxy: RewritingProxy, client: socket.socket, upstream: tuple[str, in
             head, _, rest = message.partition(b"\r\n\r\n")
             kept = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"accept-encoding:")]
             message = b"\r\n".join([*kept, b"Accept-Encoding: identity"]) + b"\r\n\r\n" + rest  # bodies to rewrite
-            proxy.requests.append(" ".join(message.split(b"\r\n", 1)[0].decode().split(" ")[:2]))
+            lines = message.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+            method, path = lines[0].split(" ")[:2]
+            proxy.requests.append(f"{method} {path}")
+            proxy.heads.append((method, path, {k.strip().lower(): v.strip() for k, _, v in
+                                               (line.partition(":") for line in lines[1:])}))  # fmt: skip
             server.sendall(message)
             answer = _read_message(server, b"", head_only=message.startswith(b"HEAD "))
             if answer is None:
                 return
             head, _, body = answer[0].partition(b"\r\n\r\n")
             body = proxy.rewrite(body)
-            lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"content-length:")]
+            lines = proxy.rewrite_head(
+                [line for line in head.split(b"\r\n") if not line.lower().startswith(b"content-length:")]
+            )
             client.sendall(b"\r\n".join([*lines, b"Content-Length: %d" % len(body)]) + b"\r\n\r\n" + body)
 
 
 @contextlib.contextmanager
-def rewriting_proxy(target: str, rewrite: Callable[[bytes], bytes]) -> Iterator[RewritingProxy]:
+def rewriting_proxy(
+    target: str, rewrite: Callable[[bytes], bytes], rewrite_head: Callable[[list[bytes]], list[bytes]] | None = None
+) -> Iterator[RewritingProxy]:
     upstream = upstream_of(target)
     proxy: RewritingProxy | None = None
     with on_loopback(lambda conn: _relay(proxy, conn, upstream)) as port:  # type: ignore[arg-type]
         proxy = RewritingProxy(f"http://127.0.0.1:{port}/", rewrite)
+        if rewrite_head is not None:
+            proxy.rewrite_head = rewrite_head
         yield proxy
 
 

@@ -161,7 +161,7 @@ async def test_can_write_reads_the_privileges_the_server_publishes(shared: Share
         assert await client.can_write(calendars["/willi/own/"].path) is True
         assert await client.can_write(calendars["/willi/shared/"].path) is False
     finally:
-        client.close()
+        await client.close()
 
 
 async def test_deleting_what_someone_else_deleted_meanwhile_is_not_an_error(shared: Shared) -> None:
@@ -188,4 +188,4 @@ async def test_the_client_reports_already_gone(shared: Shared) -> None:
         assert await client.delete(resource) == "deleted"
         assert await client.delete(resource) == "already gone"
     finally:
-        client.close()
+        await client.close()

@@ -61,7 +61,7 @@ async def test_every_status_is_translated(status: int, body: str, expected: type
     assert "hunter2" not in str(caught.value)
     assert "/u/book/x.vcf" in str(caught.value)
     if expected is PreconditionFailed:
-        assert "nothing was written" in str(caught.value)
+        assert "Nothing was written" in str(caught.value)
 
 
 @pytest.mark.parametrize("error", [httpx.ConnectError("refused"), httpx.ReadTimeout("slow")])
@@ -151,7 +151,9 @@ async def test_paths_off_the_configured_origin_are_refused_before_anything_is_se
     seen: list[httpx.Request] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
+        seen.append(httpx.Request(request.method, request.url, headers=request.headers.copy()))
+        if request.url.host == "dav.example.org" and "Authorization" not in request.headers:
+            return httpx.Response(401, headers={"WWW-Authenticate": 'Basic realm="x"'})  # the password when asked
         return httpx.Response(200, content=b"")
 
     client = CardDavClient(SETTINGS, transport=httpx.MockTransport(answer))
@@ -167,8 +169,9 @@ async def test_paths_off_the_configured_origin_are_refused_before_anything_is_se
         await client._http.get("https://elsewhere.example/")  # even a direct request elsewhere carries nothing
     finally:
         await client.aclose()
-    assert seen[0].headers["Authorization"].startswith("Basic ")
-    assert "Authorization" not in seen[1].headers
+    assert "Authorization" not in seen[0].headers  # no password before the origin asks for it
+    assert seen[1].headers["Authorization"].startswith("Basic ")
+    assert "Authorization" not in seen[2].headers
 
 
 async def test_an_unreadable_card_in_a_uid_search_is_left_out() -> None:

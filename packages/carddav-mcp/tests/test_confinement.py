@@ -143,7 +143,7 @@ async def test_a_redirect_to_another_origin_is_not_followed_with_the_credentials
     for result in (books, info):
         text = result.content[0].text
         assert result.is_error
-        assert f"redirected to another server (http://127.0.0.1:{listener.port})" in text
+        assert f"redirected PROPFIND to another origin (http://127.0.0.1:{listener.port})" in text
         assert "did not follow" in text
         assert "hunter2" not in text
 

@@ -77,7 +77,7 @@ async def test_without_well_known_the_error_says_what_was_tried(
             listed = await client.call_tool("list_address_books", {})
     text = listed.content[0].text
     assert listed.is_error
-    assert "PROPFIND / answered 405; PROPFIND /.well-known/carddav answered 403 at /nowhere/" in text, text
+    assert "PROPFIND / answered HTTP 405; PROPFIND /.well-known/carddav answered HTTP 403 at /nowhere/" in text, text
     assert "Set CARDDAV_URL to your principal or address-book home URL" in text
     assert "unexpected internal error" not in text
 
@@ -92,5 +92,5 @@ async def test_a_well_known_redirect_to_another_origin_is_not_followed(
             async with connect(build_server(ApprovalSettings(), settings), revision="2026-07-28") as client:
                 listed = await client.call_tool("list_address_books", {})
     assert listed.is_error
-    assert f"redirected to another server (http://127.0.0.1:{listener.port})" in listed.content[0].text
+    assert f"redirected PROPFIND to another origin (http://127.0.0.1:{listener.port})" in listed.content[0].text
     assert listener.received == []

@@ -111,11 +111,11 @@ def hostile() -> Iterator[tuple[ThreadingHTTPServer, type[_Hostile]]]:
 
 CASES = {
     "bomb": "could not be read",
-    "wrong-type": "instead of an XML multistatus",
+    "wrong-type": "that is not a WebDAV XML answer",
     "malformed": "could not be read",
-    "huge-declared": f"larger than {LIMIT:,} bytes (CARDDAV_MAX_RESPONSE_BYTES)",
-    "huge-chunked": f"larger than {LIMIT:,} bytes (CARDDAV_MAX_RESPONSE_BYTES)",
-    "slow": "within 1 s (CARDDAV_TIMEOUT)",
+    "huge-declared": f"larger than CARDDAV_MAX_RESPONSE_BYTES ({LIMIT:,} bytes)",
+    "huge-chunked": f"larger than CARDDAV_MAX_RESPONSE_BYTES ({LIMIT:,} bytes)",
+    "slow": "within CARDDAV_TIMEOUT (1 s)",
     "redirect-loop": "redirect loop",
 }
 

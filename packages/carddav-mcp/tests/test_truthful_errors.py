@@ -81,9 +81,9 @@ async def test_403_is_not_allowed_and_401_is_bad_credentials(radicale: Dav) -> N
         unauthorised = await client.call_tool("list_address_books", {})
     assert forbidden.is_error
     assert unauthorised.is_error
-    assert "not allowed (403)" in forbidden.content[0].text
+    assert "403 Forbidden: this account may not do that there" in forbidden.content[0].text
     assert "CARDDAV_PASSWORD" not in forbidden.content[0].text
-    assert "did not accept the credentials (401)" in unauthorised.content[0].text
+    assert "refused these credentials (401)" in unauthorised.content[0].text
 
 
 async def test_can_write_reads_the_published_privileges(dav: Dav) -> None:

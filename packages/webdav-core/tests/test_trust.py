@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx2 as httpx
 import pytest
 
-from webdav_core import Profile, WebDavClient, basic_credentials
+from webdav_core import Profile, WebDavClient
 from webdav_core.testing import MakeClient, TrustSuite
 from webdav_core.xml import CARDDAV
 
@@ -23,6 +23,8 @@ PROFILE = Profile(
     home_name="home",
     home_set=(CARDDAV, "addressbook-home-set"),
     well_known="/.well-known/carddav",
+    collection_type=(CARDDAV, "addressbook"),
+    data_types=frozenset({"text/vcard"}),
 )
 
 
@@ -36,9 +38,14 @@ class TestLayer(TrustSuite):
             timeout: float = 5.0,
             max_bytes: int = 1_000_000,
         ) -> WebDavClient:
-            credentials = basic_credentials("willi", "secret")
             return WebDavClient(
-                url, PROFILE, credentials=credentials, timeout=timeout, max_bytes=max_bytes, transport=transport
+                url,
+                PROFILE,
+                username="willi",
+                password="secret",
+                timeout=timeout,
+                max_bytes=max_bytes,
+                transport=transport,
             )
 
         return build

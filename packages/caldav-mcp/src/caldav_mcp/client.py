@@ -1,90 +1,53 @@
-"""The CalDAV backend: the ``caldav`` library, called from worker threads; its reads and writes of entries.
+"""The CalDAV backend's reads and writes of entries, on the family's WebDAV layer.
 
-:class:`CalDAVClient` stands on :class:`caldav_mcp.calendars.Calendars`
-(discovery, the allowed calendars, write privileges), itself on
-:class:`caldav_mcp.connection.Connection` (the library's client on a confined
-session). Backend failures become caldav-mcp's exceptions in one place,
-:mod:`caldav_mcp.dav`. It reads with REPORT queries, and writes with plain
-WebDAV requests so that the exact bytes and preconditions are this server's
-choice:
+:class:`CalDAVClient` stands on :class:`caldav_mcp.calendars.Calendars` (the
+account's calendars), itself on :class:`caldav_mcp.wire.CalDAVWire`, the
+layer's client in caldav-mcp's words. What is CalDAV stays here: the
+calendar-query filters (RFC 4791 §7.8, §9.7), the names of new entries, and
+iCalendar bytes. Every request, and every rule of trust, is the layer's
+(:mod:`webdav_core`):
 
 * create: ``PUT`` with ``If-None-Match: *`` (RFC 9110 §13.1.2);
-* change: ``PUT`` with ``If-Match: <ETag>`` of the version that was read;
+* change: ``PUT`` with ``If-Match`` on the ETag of the version that was read;
 * delete: ``DELETE`` with ``If-Match``;
-* move: ``MOVE`` with ``Destination``, ``Overwrite: F`` and ``If-Match``
-  (RFC 4918 §9.9).
+* move: ``MOVE`` with ``Destination``, ``Overwrite: F`` and ``If-Match`` (RFC 4918 §9.9).
 
-A 412 becomes :class:`PreconditionFailed` and is never retried; a 401 is
-:class:`BadCredentials`, a 403 :class:`NotAllowed`; a DELETE answered 404 or
-410 means the entry is already gone (not an error).
+Where the server's listing carries no ETag, the entry is read again with GET
+(data and ETag together) before a change; a server that gives none even
+there is refused (:meth:`webdav_core.WebDavClient.bound_version`), so no
+write is ever blind. A 412 becomes :class:`PreconditionFailed` and is never
+retried; a DELETE answered 404 or 410 means the entry is already gone.
 
-Ids stay home: calendars are addressed by their collection path
-(``/willi/work/``), resolved by :func:`caldav_mcp.ids.canonical_path` (all
-percent-decoding, dot-segment removal) and looked up among the calendars this
-account has (and ``CALDAV_CALENDARS`` allows); every URL this client builds
-(:meth:`CalDAVClient._url`) is a known calendar or one member of one, on
-``CALDAV_URL``'s origin. Under the library, :class:`caldav_mcp.transport.ConfinedSession`
-refuses any request to another origin, redirects included, bounds every answer
-in bytes and time, and refuses DTDs.
+Every href a server names in an answer must be an entry directly inside the
+calendar that was asked (:meth:`webdav_core.WebDavClient.member_in`, decoded
+exactly once); one that is not fails the query, so nothing is ever read or
+written elsewhere.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
-import anyio.to_thread
-from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]
-
 from caldav_mcp.calendars import Calendars
-from caldav_mcp.dav import (
-    CALDAV_NS,
-    CONTENT_TYPE,
-    SAFE_XML_OPTIONS,
-    CalendarInfo,
-    Component,
-    Deletion,
-    Discovery,
-    Resource,
-    status_error,
-    translate,
-)
-from caldav_mcp.errors import BackendError, Conflict, NotFound
-from caldav_mcp.ical import decode_object
+from caldav_mcp.components import decode_object
+from caldav_mcp.dav import CONTENT_TYPE, CalendarInfo, Component, Deletion, Resource
+from caldav_mcp.errors import BackendError, CalDAVToolError, Conflict, NotFound, PreconditionFailed
 
-if TYPE_CHECKING:
-    from caldav.collection import Calendar
+__all__ = ["CalDAVClient", "CalendarInfo", "Component", "Deletion", "Resource", "resource_name"]
 
-__all__ = [
-    "CalDAVClient",
-    "CalendarInfo",
-    "Component",
-    "Deletion",
-    "Discovery",
-    "Resource",
-    "resource_name",
-    "translate",
-]
+_CALDAV = "urn:ietf:params:xml:ns:caldav"
 
 
 def _uids(data: str) -> set[str]:
     """The UID values in iCalendar text (lines unfolded, RFC 5545 §3.1)."""
     unfolded = re.sub(r"\r?\n[ \t]", "", data)
     return {line[4:].strip() for line in unfolded.splitlines() if line.upper().startswith("UID:")}
-
-
-def _time_range(start: dt.datetime, end: dt.datetime) -> str:
-    stamp = "%Y%m%dT%H%M%SZ"
-    return (
-        f'<C:time-range start="{start.astimezone(dt.UTC).strftime(stamp)}" '
-        f'end="{end.astimezone(dt.UTC).strftime(stamp)}"/>'
-    )
 
 
 def _text_match(prop: str, needle: str, collation: str) -> str:
@@ -112,23 +75,19 @@ def resource_name(uid: str) -> str:
 
 
 class CalDAVClient(Calendars):
-    """Async facade over a synchronous ``DAVClient``; each call runs in a worker thread.
+    """Async CalDAV client for one account: the entries of its calendars.
 
     Calls are not serialized: one call held up by a slow server (for at most
-    ``CALDAV_TIMEOUT`` per request, see :mod:`caldav_mcp.transport`) never
-    makes another wait for it.
+    ``CALDAV_TIMEOUT`` per exchange) never makes another wait for it.
 
     Args:
         settings: The server's settings; missing ones raise :class:`NotConfigured`
             on first use, not at construction.
-        headers: Extra HTTP headers for every request (for example a trusted
-            ``X-Remote-User`` behind an authenticating proxy).
+        headers: Extra HTTP headers for ``CALDAV_URL``'s origin (for example a
+            trusted ``X-Remote-User`` behind an authenticating proxy).
     """
 
     # ------------------------------------------------------------------ reading
-
-    def _calendar_object(self, cal: CalendarInfo) -> Calendar:
-        return self._client().calendar(url=self._url(cal.path))
 
     async def query(
         self,
@@ -152,10 +111,13 @@ class CalDAVClient(Calendars):
             Every matching object; one whose bytes cannot be decoded comes
             with ``problem`` set (see :meth:`_objects`), the others are complete.
         """
-        inner = _time_range(start, end) if start is not None else ""
+        from caldav_mcp.wire import time_range
+
+        inner = time_range(start, end) if start is not None else ""
         for prop, needle in (text or {}).items():
             inner += _text_match(prop.upper(), needle, "i;ascii-casemap")
-        return await self._run(f"querying {cal.path}", lambda: self._objects(cal, component, inner))
+        with self.doing(f"querying {cal.path}"):
+            return await self._objects(cal, component, inner)
 
     async def text_query(
         self, cal: CalendarInfo, prop: str, needle: str, start: dt.datetime, end: dt.datetime
@@ -165,38 +127,38 @@ class CalDAVClient(Calendars):
         Raises:
             BackendError: the server does not answer the query (the caller may fall back).
         """
-        inner = _time_range(start, end) + _text_match(prop, needle, "i;ascii-casemap")
-        return await self._run(f"searching {cal.path}", lambda: self._objects(cal, "VEVENT", inner))
+        from caldav_mcp.wire import time_range
+
+        inner = time_range(start, end) + _text_match(prop, needle, "i;ascii-casemap")
+        with self.doing(f"searching {cal.path}"):
+            return await self._objects(cal, "VEVENT", inner)
 
     async def find(self, cal: CalendarInfo, component: Component, uid: str, *, field: str = "uid") -> Resource:
-        """The resource holding ``uid`` in ``cal``.
+        """The resource holding ``uid`` in ``cal``, with the ETag of exactly the bytes read.
+
+        Where the query's answer carries no ETag, the entry is read again with
+        GET, whose ETag belongs to the data it answers with.
 
         Raises:
             NotFound: no entry of that type with that UID in the calendar.
             BackendError: the entry holding it cannot be decoded (names its path).
         """
-
-        def run() -> Resource | None:
-            candidates = self._objects(cal, component, _text_match("UID", uid, "i;octet"))
+        with self.doing(f"looking up {uid!r}"):
+            candidates = await self._objects(cal, component, _text_match("UID", uid, "i;octet"))
             unreadable: Resource | None = None
             for resource in candidates:
                 if resource.problem:
                     unreadable = unreadable or resource
                 elif uid in _uids(resource.data):
-                    return resource
+                    return resource if resource.etag else await self._get_object(resource.href, None)
             if unreadable is not None and len(candidates) == 1:
                 raise BackendError(f"{field}: {unreadable.problem}")
-            return None
-
-        resource = await self._run(f"looking up {uid!r}", run)
-        if resource is None:
-            kind = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}[component]
-            raise NotFound(f"{field}: no {kind} with UID {uid!r} in {cal.path}")
-        return resource
+        kind = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}[component]
+        raise NotFound(f"{field}: no {kind} with UID {uid!r} in {cal.path}")
 
     # ------------------------------------------------------------------ bytes before text
 
-    def _objects(self, cal: CalendarInfo, component: Component, inner: str) -> list[Resource]:
+    async def _objects(self, cal: CalendarInfo, component: Component, inner: str) -> list[Resource]:
         """The objects of ``component`` in ``cal`` matching ``inner`` (filter XML).
 
         Reads a calendar-query REPORT with calendar-data. When its multistatus
@@ -204,62 +166,54 @@ class CalDAVClient(Calendars):
         sequence, RFC 5545 §3.1, makes the whole XML body invalid UTF-8), the
         same query is repeated for hrefs and ETags only and each object is
         fetched with GET, its bytes unfolded before decoding
-        (:func:`caldav_mcp.ical.decode_object`). An object that still cannot
-        be decoded is returned with ``problem`` naming it, so that a listing
-        keeps the rest.
-
-        Every href in the answer goes through :meth:`_entry_href` (decoded
-        once, directly inside ``cal``) before it is used or returned.
+        (:func:`caldav_mcp.components.decode_object`). An object that still
+        cannot be decoded is returned with ``problem`` naming it, so that a
+        listing keeps the rest.
 
         Raises:
             BackendError: the REPORT failed (status, or an answer that is not a
-                multistatus), or it named an entry outside ``cal``.
+                multistatus), or it named an entry not directly inside ``cal``.
         """
-        url = self._url(cal.path)
-        from caldav_mcp.transport import MalformedXML  # here: it loads httpcore2 (startup time)
+        from caldav_mcp.wire import calendar_query
+        from webdav_core import parse_multistatus
+        from webdav_core.xml import DAV
 
+        wire = self.wire()
+        what = f"REPORT {cal.path}"
+        body = await wire.report(cal.path, calendar_query(component, inner, with_data=True), what)
         try:
-            rows = self._report(url, component, inner, with_data=True)
-        except (MalformedXML, etree.XMLSyntaxError):
-            rows = self._report(url, component, inner, with_data=False)
+            answer = parse_multistatus(body)
+        except ValueError as exc:
+            if "malformed XML" not in str(exc):
+                raise BackendError(f"{what}: the CalDAV server's answer could not be read: {exc}.") from None
+            body = await wire.report(cal.path, calendar_query(component, inner, with_data=False), what)
+            try:
+                answer = parse_multistatus(body)
+            except ValueError as again:
+                raise BackendError(f"{what}: the CalDAV server's answer could not be read: {again}.") from None
         found: list[Resource] = []
-        for raw, etag, data in rows:
-            href = self._entry_href(raw, cal)
-            found.append(Resource(href, etag, data) if data is not None else self._get_object(href, etag))
+        for response in answer.responses:
+            raw = response.raw or response.href
+            if response.status == 404 or urlsplit(raw).path.endswith("/"):
+                continue  # not an entry: the collection itself, or a sub-collection
+            href = wire.member_in(cal.path, raw)
+            if href is None:
+                raise BackendError(
+                    f"the CalDAV server answered a query on {cal.path} with an entry that is not directly inside "
+                    "it; nothing was sent there"
+                )
+            etag = response.text(DAV, "getetag")
+            data = response.props.get(f"{{{_CALDAV}}}calendar-data")
+            if data is not None and data.text is not None:
+                found.append(Resource(href, etag, data.text))
+            else:
+                found.append(await self._get_object(href, etag))
         return found
 
-    def _report(self, url: str, component: Component, inner: str, *, with_data: bool) -> list[tuple[str, Any, Any]]:
-        data = "<C:calendar-data/>" if with_data else ""
-        body = (
-            '<?xml version="1.0" encoding="utf-8"?>'
-            '<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">'
-            f"<D:prop><D:getetag/>{data}</D:prop>"
-            f'<C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="{component}">{inner}'
-            "</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"
-        )
-        answer = self._send("REPORT", url, body, {"Depth": "1", "Content-Type": "application/xml; charset=utf-8"})
-        if answer.status_code != 207:
-            raise status_error("querying", answer.status_code)
-        rows: list[tuple[str, Any, Any]] = []
-        # One response element at a time, each dropped once read: the tree never holds the whole answer.
-        for _, item in etree.iterparse(
-            io.BytesIO(answer.content), events=("end",), tag="{DAV:}response", **SAFE_XML_OPTIONS
-        ):
-            href = item.findtext("{DAV:}href")
-            if href and not urlsplit(href).path.endswith("/"):  # not the collection itself (or a sub-collection)
-                rows.append(
-                    (href, item.findtext(".//{DAV:}getetag"), item.findtext(f".//{{{CALDAV_NS}}}calendar-data"))
-                )
-            item.clear(keep_tail=True)
-            while item.getprevious() is not None:
-                del item.getparent()[0]
-        return rows
-
-    def _get_object(self, href: str, etag: str | None) -> Resource:
+    async def _get_object(self, href: str, etag: str | None) -> Resource:
         """GET one object and decode its bytes (unfolded first); ``problem`` set when they cannot be."""
-        answer = self._send("GET", self._url(href), "", {"Accept": "text/calendar"})
-        if answer.status_code >= 300:
-            raise status_error(f"reading {href}", answer.status_code)
+        self._inside(href)
+        answer = await self.wire().fetch(href)
         etag = answer.headers.get("ETag") or etag
         try:
             return Resource(href, etag, decode_object(answer.content))
@@ -274,17 +228,20 @@ class CalDAVClient(Calendars):
 
     async def freebusy(self, cal: CalendarInfo, start: Any, end: Any) -> str | None:
         """The server's free-busy REPORT (RFC 4791 §7.10) as iCalendar text, or None where it fails."""
-
-        def run() -> str | None:
-            try:
-                answer: Any = self._calendar_object(cal).freebusy_request(start, end)  # typed as value or coroutine
-                return str(answer.data)
-            except Exception:
-                return None
-
-        return await anyio.to_thread.run_sync(run)
+        try:
+            with self.doing(f"free-busy of {cal.path}"):
+                return await self.wire().freebusy(cal.path, start, end)
+        except CalDAVToolError:
+            return None
 
     # ------------------------------------------------------------------ writing
+
+    def _inside(self, href: str) -> None:
+        """Refuse a path that is not an allowed calendar or an entry directly inside one (nothing is sent)."""
+        if not self.known(href):
+            raise BackendError(
+                "the CalDAV server named an entry outside the calendars this server may use; nothing was sent there"
+            )
 
     async def create(self, cal: CalendarInfo, uid: str, data: str) -> Resource:
         """PUT a new resource named after ``uid`` with ``If-None-Match: *``.
@@ -293,87 +250,70 @@ class CalDAVClient(Calendars):
             Conflict: a resource of that name already exists (412 on create).
         """
         href = f"{cal.path}{resource_name(uid)}"
-
-        def run() -> Resource:
-            response = self._client().request(
-                self._url(href), "PUT", data, {"If-None-Match": "*", "Content-Type": CONTENT_TYPE}
-            )
-            if response.status == 412:
-                raise Conflict(f"uid: an entry with UID {uid!r} already exists in {cal.path}")
-            if response.status >= 300:
-                raise status_error(f"creating in {cal.path}", response.status)
-            return Resource(href, response.headers.get("ETag"), data)
-
-        return await self._run(f"creating in {cal.path}", run)
+        self._inside(href)
+        try:
+            with self.doing(f"creating in {cal.path}"):
+                etag = await self.wire().store(href, data.encode(), CONTENT_TYPE, etag=None)
+        except PreconditionFailed:
+            raise Conflict(f"uid: an entry with UID {uid!r} already exists in {cal.path}") from None
+        return Resource(href, etag, data)
 
     async def replace(self, resource: Resource, data: str) -> Resource:
-        """PUT ``data`` over ``resource`` with ``If-Match`` on the ETag it was read with."""
-        headers = {"Content-Type": CONTENT_TYPE}
-        if resource.etag:
-            headers["If-Match"] = resource.etag
+        """PUT ``data`` over ``resource`` with ``If-Match`` on the ETag it was read with (GET for it when none).
 
-        def run() -> Resource:
-            response = self._client().request(self._url(resource.href), "PUT", data, headers)
-            if response.status == 412 and resource.etag:
-                current = self._client().request(self._url(resource.href), "HEAD", "", {})
-                if current.headers.get("ETag") == resource.etag:
+        Raises:
+            PreconditionFailed: it changed since it was read.
+            Conflict: 412 on an unchanged entry: one of the server's own preconditions refused the change.
+            BackendError: the server gives no ETag for it at all; nothing was written.
+        """
+        wire = self.wire()
+        self._inside(resource.href)
+        with self.doing("writing the entry"):
+            version = await wire.bound_version(resource.href, resource.etag, "writing the entry")
+            try:
+                etag = await wire.store(resource.href, data.encode(), CONTENT_TYPE, etag=version)
+            except PreconditionFailed:
+                if await wire.current_etag(resource.href) == version:
                     raise Conflict(
                         "the CalDAV server refused this change (412: one of its own preconditions failed, for "
                         "example what an attendee may change in a scheduled event). Nothing was written."
-                    )
-            if response.status >= 300:
-                raise status_error("writing the entry", response.status)
-            return Resource(resource.href, response.headers.get("ETag"), data)
-
-        return await self._run("writing the entry", run)
+                    ) from None
+                raise
+        return Resource(resource.href, etag, data)
 
     async def delete(self, resource: Resource) -> Deletion:
-        """DELETE ``resource`` with ``If-Match``.
+        """DELETE ``resource`` with ``If-Match`` (GET for the ETag when the listing gave none).
 
         Returns:
             ``"deleted"``, or ``"already gone"`` when the server answers 404 or
-            410 (someone else deleted it meanwhile; Radicale and Xandikos both
-            answer 404 to a DELETE with If-Match on a missing entry).
+            410 (someone else deleted it meanwhile).
 
         Raises:
             PreconditionFailed: 412, the entry changed since it was read.
             NotAllowed: 403, e.g. a read-only calendar.
+            BackendError: the server gives no ETag for it at all; nothing was deleted.
         """
-        headers = {"If-Match": resource.etag} if resource.etag else {}
-
-        def run() -> Deletion:
-            response = self._client().request(self._url(resource.href), "DELETE", "", headers)
-            if response.status in {404, 410}:
-                return "already gone"
-            if response.status >= 300:
-                raise status_error("deleting the entry", response.status)
-            return "deleted"
-
-        return await self._run("deleting the entry", run)
+        self._inside(resource.href)
+        with self.doing("deleting the entry"):
+            deleted = await self.wire().delete(resource.href, resource.etag)
+        return "deleted" if deleted else "already gone"
 
     async def move(self, resource: Resource, destination: CalendarInfo) -> str:
-        """MOVE ``resource`` into ``destination`` without overwriting; returns the new href."""
+        """MOVE ``resource`` into ``destination`` without overwriting; returns the new href.
+
+        Raises:
+            PreconditionFailed: it changed since it was read.
+            Conflict: ``destination`` already has an entry of that name.
+        """
         name = resource.href.rsplit("/", 1)[-1]
         target = f"{destination.path}{name}"
-        headers = {"Destination": self._url(target), "Overwrite": "F"}
-        if resource.etag:
-            headers["If-Match"] = resource.etag
-
-        def run() -> str:
-            if resource.etag:
-                # Some servers (Radicale 3.9) ignore If-Match on MOVE: compare the ETag first, so that an
-                # entry changed since it was read is never moved on their account either.
-                current = self._client().request(self._url(resource.href), "HEAD", "", {})
-                if current.status >= 300 or current.headers.get("ETag") != resource.etag:
-                    raise status_error("moving the entry", current.status if current.status >= 300 else 412)
-            response = self._client().request(self._url(resource.href), "MOVE", "", headers)
-            if response.status == 412 and "If-Match" in headers:
-                # Either the entry changed, or the destination holds that name: tell them apart.
-                current = self._client().request(self._url(resource.href), "HEAD", "", {})
-                if current.headers.get("ETag") == resource.etag:
-                    raise Conflict(f"destination: {destination.path} already has an entry named {name!r}")
-            if response.status >= 300:
-                raise status_error("moving the entry", response.status)
-            return target
-
-        return await self._run("moving the entry", run)
+        self._inside(resource.href)
+        self._inside(target)
+        try:
+            with self.doing("moving the entry"):
+                await self.wire().move(resource.href, target, resource.etag)
+        except Conflict as exc:
+            if exc.status != 412:
+                raise
+            raise Conflict(f"destination: {destination.path} already has an entry named {name!r}") from None
+        return target

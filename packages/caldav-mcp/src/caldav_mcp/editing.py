@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from approval_core import stable
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_when, value_of
 from caldav_mcp.rrule import rule_problem, until_problem
@@ -32,8 +33,12 @@ PRODID = "-//caldav-mcp//EN"
 
 
 def new_uid() -> str:
-    """A fresh UID (RFC 5545 §3.8.4.7): a random UUID under this server's name."""
-    return f"{uuid.uuid4()}@caldav-mcp"
+    """A fresh UID (RFC 5545 §3.8.4.7): a random UUID under this server's name.
+
+    The same for one tool call when it runs again for an approval (``approval_core.stable``), so the request
+    asked for is the request sent.
+    """
+    return stable("uid", lambda: f"{uuid.uuid4()}@caldav-mcp")
 
 
 def new_entry(component: icalendar.Component, uid: str | None = None) -> icalendar.Component:
@@ -62,8 +67,13 @@ def serialise(cal: icalendar.Calendar) -> str:
 
 
 def now_utc() -> dt.datetime:
-    """The current instant, UTC, to the second."""
-    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+    """The current instant, UTC, to the second.
+
+    Within one tool call the same instant, also when the call runs again for an approval
+    (``approval_core.stable``).
+    """
+    made = stable("now", lambda: dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat())
+    return dt.datetime.fromisoformat(made)
 
 
 def bump(component: icalendar.Component, *, sequence: bool = True) -> None:

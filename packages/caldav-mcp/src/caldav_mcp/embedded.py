@@ -49,8 +49,6 @@ import wsgiref.simple_server
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lxml import etree  # pyright: ignore[reportAttributeAccessIssue]
-
 from approval_core import SettingsError
 
 __all__ = ["CALENDAR_PATH", "USERNAME", "EmbeddedRadicale", "EmbeddedStartError", "default_folder", "start"]
@@ -68,7 +66,6 @@ _EXTRA_HINT = (
 _SOCKET_TIMEOUT = 30.0  # seconds a connection may stay silent
 _CALDAV = "urn:ietf:params:xml:ns:caldav"
 _XML_TYPE = "application/xml; charset=utf-8"
-_SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 _PROPFIND = '<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><resourcetype/></prop></propfind>'
 _MKCALENDAR = (
     f'<?xml version="1.0" encoding="utf-8"?><C:mkcalendar xmlns:D="DAV:" xmlns:C="{_CALDAV}"><D:set><D:prop>'
@@ -246,8 +243,10 @@ def _ensure_calendar(server: EmbeddedRadicale) -> None:
         status, body = send("PROPFIND", f"/{USERNAME}/", _PROPFIND, {"Depth": "1"})
         if status != 207:
             raise EmbeddedStartError(f"the embedded Radicale answered PROPFIND /{USERNAME}/ with {status}")
-        tree = etree.fromstring(body, _SAFE_XML)
-        return tree.find(f".//{{DAV:}}resourcetype/{{{_CALDAV}}}calendar") is not None
+        from webdav_core import parse_multistatus  # the layer's parser: no DTD, no entities
+
+        listed = parse_multistatus(body).responses
+        return any(r.has_child("DAV:", "resourcetype", (_CALDAV, "calendar")) for r in listed)
 
     try:
         if has_calendar():
@@ -255,5 +254,5 @@ def _ensure_calendar(server: EmbeddedRadicale) -> None:
         status, _ = send("MKCALENDAR", CALENDAR_PATH, _MKCALENDAR, {})
         if status != 201 and not has_calendar():
             raise EmbeddedStartError(f"the embedded Radicale could not make the first calendar (MKCALENDAR {status})")
-    except (OSError, http.client.HTTPException, etree.XMLSyntaxError) as exc:
+    except (OSError, http.client.HTTPException, ValueError) as exc:
         raise EmbeddedStartError(f"the embedded Radicale could not make the first calendar: {exc}") from None

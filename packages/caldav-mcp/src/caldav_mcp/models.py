@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from webdav_core.reports import DiscoveryOut as SharedDiscoveryOut
+
 __all__ = [
     "Attachment",
     "Attendee",
@@ -61,18 +63,9 @@ class Calendars(BaseModel):
     calendars: list[CalendarOut]
 
 
-class DiscoveryOut(BaseModel):
+class DiscoveryOut(SharedDiscoveryOut):
     """How the calendars were found from CALDAV_URL (RFC 6764 §6, RFC 5397, RFC 4791 §6.2.1)."""
 
-    method: Literal["given URL", "principal", "well-known"] = Field(
-        description="principal: CALDAV_URL named the current-user-principal; well-known: it did not, "
-        "/.well-known/caldav did; given URL: no principal anywhere, CALDAV_URL is the calendar or its home."
-    )
-    url: str = Field(description="The path of CALDAV_URL.")
-    well_known: str | None = Field(
-        default=None, description="Where /.well-known/caldav led (same-origin redirects followed), when used."
-    )
-    principal: str | None = Field(default=None, description="The principal's path, when one was named.")
     home_sets: list[str] = Field(description="The calendar-home-set paths whose calendars are listed.")
 
 

@@ -23,14 +23,16 @@ from approval_core import (
     configure_logging,
     exit_on_bad_setting,
     install_error_boundary,
+    install_every_write,
     load_settings_or_exit,
+    origin_text,
     say,
     serve,
 )
 from caldav_mcp import embedded
-from caldav_mcp.client import CalDAVClient, translate
+from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import CalDAVToolError
-from caldav_mcp.guards import GUARDS
+from caldav_mcp.guards import EFFECTS, GUARDS
 from caldav_mcp.ical import expansion_budget
 from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import calendars, entries, events_read, events_write, freebusy
@@ -59,20 +61,23 @@ def build_server(
         caldav: Backend settings; default: read from the environment.
         headers: Extra HTTP headers for every backend request.
     """
-    client = CalDAVClient(caldav or CalDAVSettings.from_env(), headers=headers)
+    backend = caldav or CalDAVSettings.from_env()
+    client = CalDAVClient(backend, headers=headers)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            client.close()
+            await client.close()
 
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, CalDAVToolError, translate=translate)
+    install_error_boundary(server, CalDAVToolError)
+    where = (origin_text(backend.url or ""), backend.username)
+    install_every_write(server, gate, backend=lambda: where, effects=EFFECTS)
     _bound_expansion_per_call(server)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):

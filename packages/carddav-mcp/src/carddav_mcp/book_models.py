@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
+
+from webdav_core.reports import DiscoveryOut as SharedDiscoveryOut
 
 __all__ = ["DATA_NOTE", "AddressBook", "AddressBooks", "DiscoveryOut", "ServerInfo"]
 
@@ -27,18 +27,9 @@ class AddressBooks(BaseModel):
     limited_by_configuration: bool
 
 
-class DiscoveryOut(BaseModel):
+class DiscoveryOut(SharedDiscoveryOut):
     """How the address books were found from CARDDAV_URL (RFC 6764 §6, RFC 5397, RFC 6352 §7.1.1)."""
 
-    method: Literal["given URL", "principal", "well-known"] = Field(
-        description="principal: CARDDAV_URL named the current-user-principal; well-known: it did not, "
-        "/.well-known/carddav did; given URL: no principal anywhere, CARDDAV_URL is the book or its home."
-    )
-    url: str = Field(description="The path of CARDDAV_URL.")
-    well_known: str | None = Field(
-        default=None, description="Where /.well-known/carddav led (same-origin redirects followed), when used."
-    )
-    principal: str | None = Field(default=None, description="The principal's path, when one was named.")
     home: str | None = Field(default=None, description="The addressbook-home-set path, when one was named.")
 
 

@@ -21,20 +21,15 @@ from dataclasses import dataclass
 import httpx2 as httpx
 
 from approval_core import before_send, report_progress
-from carddav_mcp import davxml
+from carddav_mcp import davxml, errors
 from carddav_mcp.davxml import CARDDAV, DAV, DavResponse, norm_href
 from carddav_mcp.errors import (
     AuthenticationFailed,
     BackendError,
     CardRejected,
-    Conflict,
-    Forbidden,
     InvalidInput,
     NotFound,
-    OffOrigin,
-    PreconditionFailed,
     ResponseTooLarge,
-    Unreachable,
 )
 from carddav_mcp.settings import CardDavSettings
 from webdav_core import (
@@ -42,15 +37,16 @@ from webdav_core import (
     MAX_REDIRECTS,
     Answer,
     Discovery,
-    Errors,
     Profile,
     SyncResult,
     WebDavClient,
+    account_of,
     allows_write,
-    basic_credentials,
+    errors_of,
     folder,
 )
 from webdav_core.origin import shown
+from webdav_core.profile import CARDDAV_DIALECT
 
 log = logging.getLogger("carddav_mcp")
 
@@ -65,32 +61,16 @@ __all__ = [
     "SyncResult",
 ]
 
-PROFILE = Profile(
-    server="CardDAV server",
+PROFILE = Profile.of(
+    CARDDAV_DIALECT,
     program="carddav-mcp",
-    url_setting="CARDDAV_URL",
-    credential_settings="CARDDAV_USERNAME and CARDDAV_PASSWORD",
-    timeout_setting="CARDDAV_TIMEOUT",
-    size_setting="CARDDAV_MAX_RESPONSE_BYTES",
-    item="card",
-    data_name="vCard",
-    data_preconditions=("valid-address-data", "supported-address-data"),
-    collections="address books",
-    home_name="address-book home",
-    home_set=(CARDDAV, "addressbook-home-set"),
-    well_known="/.well-known/carddav",
+    prefix="CARDDAV",
     before_send=before_send,  # APPROVAL_PROFILE=every-write asks before each changing request
-    errors=Errors(
+    errors=errors_of(
+        errors,
         invalid_id=InvalidInput,
-        off_origin=OffOrigin,
-        backend=BackendError,
-        unreachable=Unreachable,
         too_large=ResponseTooLarge,
         unauthenticated=AuthenticationFailed,
-        forbidden=Forbidden,
-        not_found=NotFound,
-        precondition_failed=PreconditionFailed,
-        conflict=Conflict,
         rejected=CardRejected,
     ),
 )
@@ -98,7 +78,6 @@ PROFILE = Profile(
 
 MULTIGET_BATCH = 250
 """Hrefs per addressbook-multiget REPORT."""
-_VCARD_TYPES = {"text/vcard", "text/x-vcard", "text/directory"}
 _MAX_HREF = MAX_ID_LENGTH
 """The longest card href taken (as ids: ``backend.MAX_ID_LENGTH``)."""
 _BOOK_PROPS = [
@@ -169,15 +148,8 @@ class CardDavClient(WebDavClient):
     member_description = "a card of the address book that was asked"
 
     def __init__(self, settings: CardDavSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        credentials = {**settings.extra_headers, **basic_credentials(settings.username, settings.password)}
-        super().__init__(
-            settings.require(),
-            PROFILE,
-            credentials=credentials,
-            timeout=settings.timeout,
-            max_bytes=settings.max_response_bytes,
-            transport=transport,
-        )
+        url = settings.require()
+        super().__init__(url, PROFILE, credentials=settings.extra_headers, transport=transport, **account_of(settings))
         self._text_match: bool | None = None
 
     def card_in(self, book: str, raw: str) -> str | None:
@@ -335,12 +307,7 @@ class CardDavClient(WebDavClient):
             NotFound: no card at ``href``.
             BackendError: the answer is not a vCard (RFC 6350 §10.1 ``text/vcard``).
         """
-        response = await self._send("GET", href, what=f"read {href}")
-        if response.media_type and response.media_type not in _VCARD_TYPES:
-            raise BackendError(
-                f"read {href}: the server answered with {shown(response.media_type[:60])}, not a vCard (text/vcard).",
-                response.status_code,
-            )
+        response = await self.fetch(href)
         return CardData(norm_href(href), response.headers.get("ETag"), response.text)
 
     # ---------------------------------------------------------------- writing

@@ -5,7 +5,7 @@ A server describes itself with a :class:`Profile` and subclasses
 """
 
 from webdav_core.answer import Answer
-from webdav_core.client import SyncResult, WebDavClient
+from webdav_core.client import Account, SyncResult, WebDavClient, account_of
 from webdav_core.discovery import Discovery
 from webdav_core.errors import (
     BackendError,
@@ -21,8 +21,9 @@ from webdav_core.errors import (
     TooLarge,
     Unauthenticated,
     Unreachable,
+    errors_of,
 )
-from webdav_core.origin import OriginAuth, basic_credentials, origin_of
+from webdav_core.origin import OriginAuth, origin_of
 from webdav_core.paths import MAX_ID_LENGTH, folder, member_in, resolve_path
 from webdav_core.privileges import WRITE_PRIVILEGES, allows_write
 from webdav_core.profile import Profile
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_REDIRECTS",
     "WRITE_PRIVILEGES",
+    "Account",
     "Answer",
     "BackendError",
     "ConfinedSession",
@@ -56,8 +58,9 @@ __all__ = [
     "Unauthenticated",
     "Unreachable",
     "WebDavClient",
+    "account_of",
     "allows_write",
-    "basic_credentials",
+    "errors_of",
     "folder",
     "member_in",
     "norm_href",

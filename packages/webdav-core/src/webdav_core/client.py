@@ -11,19 +11,59 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import httpx2 as httpx
 
 from webdav_core import discovery, privileges, xml
 from webdav_core.answer import Answer
 from webdav_core.discovery import Discovery
-from webdav_core.origin import Origin
+from webdav_core.origin import Origin, shown
 from webdav_core.paths import member_in, resolved_member
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
+from webdav_core.statuses import raise_for_status
 from webdav_core.xml import DAV, norm_href
 
-__all__ = ["SyncResult", "WebDavClient"]
+__all__ = ["Account", "SyncResult", "WebDavClient", "account_of"]
+
+
+class Account(Protocol):
+    """A server's connection settings, as the layer reads them (``CalDAVSettings``, ``CardDavSettings``)."""
+
+    @property
+    def username(self) -> str | None:
+        """The account's user name, or None."""
+        ...
+
+    @property
+    def password(self) -> str | None:
+        """Its password, or None."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one whole exchange may take."""
+        ...
+
+    @property
+    def max_response_bytes(self) -> int:
+        """The largest answer read, in bytes."""
+        ...
+
+
+def account_of(settings: Account) -> dict[str, Any]:
+    """The keyword arguments of :class:`WebDavClient` that come from a server's settings.
+
+    The user name and password (sent only when the origin's 401 asks), the deadline
+    of one exchange in seconds, and the largest answer read in bytes.
+    """
+    return {
+        "username": settings.username,
+        "password": settings.password,
+        "timeout": settings.timeout,
+        "max_bytes": settings.max_response_bytes,
+    }
 
 
 @dataclass(frozen=True)
@@ -41,7 +81,9 @@ class WebDavClient:
     Args:
         url: The configured URL (``CARDDAV_URL``).
         profile: The server's names and exception classes.
-        credentials: Headers sent to the configured origin only (``Authorization`` and header credentials).
+        credentials: Headers sent to the configured origin only (a trusted ``X-Remote-User``).
+        username: The account, or None.
+        password: Its password; sent only as the origin's 401 challenge asks.
         timeout: Seconds one whole exchange may take.
         max_bytes: The largest answer read, in bytes.
         transport: An httpx transport (tests of fault handling only).
@@ -55,13 +97,22 @@ class WebDavClient:
         url: str,
         profile: Profile,
         *,
-        credentials: Mapping[str, str],
+        credentials: Mapping[str, str] | None = None,
+        username: str | None = None,
+        password: str | None = None,
         timeout: float,
         max_bytes: int,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.session = ConfinedSession(
-            url, profile, credentials=credentials, timeout=timeout, max_bytes=max_bytes, transport=transport
+            url,
+            profile,
+            credentials=credentials,
+            username=username,
+            password=password,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            transport=transport,
         )
         self.profile = profile
         self.base_url = url
@@ -177,7 +228,60 @@ class WebDavClient:
         ]
         return SyncResult(ms.sync_token, sorted(changed), sorted(deleted))
 
+    async def fetch(self, href: str) -> Answer:
+        """GET one item (RFC 9110 §9.3.1): its whole answer, with its ETag when the server sends one.
+
+        Raises:
+            not_found: nothing at ``href``.
+            backend: the answer is of a media type that is not one of ``Profile.data_types``
+                (a login page, a proxy's answer), named in the message.
+        """
+        p = self.profile
+        response = await self._send(
+            "GET", href, headers={"Accept": ", ".join(sorted(p.data_types))}, what=f"read {href}"
+        )
+        media = response.media_type
+        if media and media not in p.data_types:
+            raise p.errors.backend(
+                f"read {href}: the {p.server} answered with {shown(media[:60])}, not {p.data_name} "
+                f"({', '.join(sorted(p.data_types))}).",
+                response.status_code,
+            )
+        return response
+
     # ---------------------------------------------------------------- writing
+
+    async def current_etag(self, href: str) -> str | None:
+        """The ETag a GET of ``href`` answers with (RFC 9110 §8.8.3), or None when the server sends none.
+
+        Raises:
+            not_found: nothing at ``href``.
+        """
+        response = await self._send("GET", href, what=f"read {href}")
+        return response.headers.get("ETag")
+
+    async def bound_version(self, href: str, etag: str | None, what: str) -> str:
+        """The ETag a change of ``href`` is made conditional on: ``etag``, else the one a GET answers with.
+
+        Every PUT over, DELETE and MOVE of an existing resource carries ``If-Match``
+        (RFC 9110 §13.1.1), so a change made meanwhile is never overwritten. A
+        listing without ``getetag`` is completed by a GET; a server that gives
+        no ETag even there is refused, because the write could not be bound.
+
+        Raises:
+            backend: the server gives no ETag for ``href``; nothing was written.
+            not_found: ``href`` is gone.
+        """
+        found = etag or await self.current_etag(href)
+        if not found:
+            p = self.profile
+            raise p.errors.backend(
+                f"{what}: the {p.server} gives no ETag for {href}, neither in its listing nor on a GET, so the "
+                f"change could not be made conditional on the {p.item} that was read (If-Match, RFC 9110 §13.1.1); "
+                "nothing was written.",
+                None,
+            )
+        return found
 
     async def store(self, href: str, data: bytes, content_type: str, *, etag: str | None) -> str | None:
         """Store ``data`` at ``href``: ``If-Match: etag`` to replace, ``If-None-Match: *`` when ``etag`` is None.
@@ -197,7 +301,7 @@ class WebDavClient:
         return response.headers.get("ETag")
 
     async def delete(self, href: str, etag: str | None) -> bool:
-        """DELETE ``href``, with ``If-Match`` when its ETag is known.
+        """DELETE ``href`` with ``If-Match`` (the ETag given, else the one a GET answers with).
 
         Returns:
             True when this request deleted it (200, 204); False when the server
@@ -206,9 +310,12 @@ class WebDavClient:
 
         Raises:
             precondition_failed: it changed since ``etag`` was read (412).
+            backend: the server gives no ETag for it (see :meth:`bound_version`); nothing was sent.
         """
+        what = f"delete {href}"
         try:
-            await self._send("DELETE", href, headers={"If-Match": etag} if etag else {}, what=f"delete {href}")
+            version = await self.bound_version(href, etag, what)
+            await self._send("DELETE", href, headers={"If-Match": version}, what=what)
         except self.profile.errors.not_found:
             return False
         return True
@@ -216,14 +323,39 @@ class WebDavClient:
     async def move(self, href: str, destination: str, etag: str | None) -> None:
         """MOVE ``href`` to ``destination`` (RFC 4918 §9.9) with ``Overwrite: F`` and ``If-Match``.
 
+        Some servers (Radicale 3.9) ignore ``If-Match`` on MOVE, so the ETag is
+        compared by a GET first: a resource changed since it was read is never
+        moved. A 412 whose source is unchanged means the destination holds that
+        name already (``Overwrite: F``).
+
+        Args:
+            href: The resource.
+            destination: Its path in the other collection.
+            etag: The ETag it was read with (None: the one a GET answers with).
+
         Raises:
             off_origin: ``destination`` is not on the configured origin (nothing sent).
+            precondition_failed: it changed since it was read.
+            conflict: the destination already holds a resource of that name.
+            backend: the server gives no ETag for it; nothing was moved.
         """
-        headers = {"Destination": str(self.url(destination)), "Overwrite": "F"}
-        if etag:
-            headers["If-Match"] = etag
-        await self._send("MOVE", href, headers=headers, what=f"move {href}")
+        what = f"move {href}"
+        target = str(self.url(destination))  # off the origin: refused before anything is sent
+        version = await self.bound_version(href, etag, what)
+        p = self.profile
+        if etag and await self.current_etag(href) != etag:
+            raise_for_status(Answer(412, httpx.Headers(), b""), what, p)  # the one wording of a 412
+        headers = {"Destination": target, "Overwrite": "F", "If-Match": version}
+        try:
+            await self._send("MOVE", href, headers=headers, what=what)
+        except p.errors.precondition_failed:
+            if await self.current_etag(href) != version:
+                raise
+            name = destination.rstrip("/").rsplit("/", 1)[-1]
+            raise p.errors.conflict(
+                f"{what}: the destination already has a {p.item} named {name!r} (412 with Overwrite: F).", 412
+            ) from None
 
-    async def mkcol(self, path: str, body: str) -> None:
-        """Create a collection at ``path`` with an extended MKCOL body (RFC 5689 §3)."""
-        await self._send("MKCOL", path, body=body, what=f"create {path}")
+    async def mkcol(self, path: str, body: str, *, method: str = "MKCOL") -> None:
+        """Create a collection at ``path``: extended MKCOL (RFC 5689 §3), or ``MKCALENDAR`` (RFC 4791 §5.3.1)."""
+        await self._send(method, path, body=body, what=f"create {path}")

@@ -8,8 +8,14 @@
 3. Otherwise the configured URL itself is used (``given URL``).
 
 The principal's home-set property (``Profile.home_set``: RFC 6352 §7.1.1,
-RFC 4791 §6.2.1) is the home. A principal or home named on another origin is
-ignored (logged), never reduced to its path.
+RFC 4791 §6.2.1) is the home (all of them, when it lists several). A
+principal or home named on another origin is ignored (logged), never reduced
+to its path.
+
+A server that answers step 1 without asking for the credentials, naming the
+principal ``DAV:unauthenticated`` (RFC 5397 §3, Cyrus on its root), is asked
+again once step 2 has been challenged: the password goes only where a 401
+asked for it (:class:`~webdav_core.origin.OriginAuth`).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from webdav_core.session import ConfinedSession
 from webdav_core.statuses import raise_for_status
 from webdav_core.xml import DAV, DavResponse, norm_href
 
-__all__ = ["Discovery", "discover", "find_home"]
+__all__ = ["Discovery", "discover", "find_home", "find_homes"]
 
 log = logging.getLogger("webdav_core")
 
@@ -43,7 +49,10 @@ class Discovery:
         url: The path of the configured URL.
         well_known: Where the well-known path led (after same-origin redirects), when it was used.
         principal: The principal's path, when one was named.
-        home: The home-set path, when one was named.
+        home: The (first) home-set path, when one was named.
+        homes: Every home-set path named on the origin, in the server's order (``home`` first).
+        given_is_collection: With ``given URL``: the configured URL is itself a collection of the
+            server's kind (``Profile.collection_type``: a calendar, an address book).
     """
 
     method: Method
@@ -51,6 +60,13 @@ class Discovery:
     well_known: str | None
     principal: str | None
     home: str | None
+    homes: tuple[str, ...] = ()
+    given_is_collection: bool = False
+
+
+def _unauthenticated(response: DavResponse | None) -> bool:
+    """Whether ``current-user-principal`` is ``DAV:unauthenticated`` (RFC 5397 §3: no credentials were asked)."""
+    return response is not None and response.has_child(DAV, "current-user-principal", (DAV, "unauthenticated"))
 
 
 def _discovery_props(session: ConfinedSession) -> list[tuple[str, str]]:
@@ -110,16 +126,33 @@ def _principals(session: ConfinedSession, response: DavResponse | None) -> list[
     return [p for p in (discovered_path(session, "current-user-principal", href) for href in raw[:1]) if p]
 
 
-async def find_home(session: ConfinedSession, principal: str) -> str | None:
-    """The principal's home set (``Profile.home_set``, RFC 6352 §7.1.1 / RFC 4791 §6.2.1), or None."""
+def _homes(session: ConfinedSession, response: DavResponse | None) -> tuple[str, ...]:
+    """The home-set hrefs of an answer that are on the origin, as folder paths, each once."""
+    namespace, name = session.profile.home_set
+    raw = response.raw_hrefs(namespace, name) if response is not None else []
+    found = (discovered_path(session, name, href) for href in raw)
+    return tuple(dict.fromkeys(folder(h) for h in found if h))
+
+
+async def find_homes(session: ConfinedSession, principal: str) -> tuple[str, ...]:
+    """The principal's home set (``Profile.home_set``, RFC 6352 §7.1.1 / RFC 4791 §6.2.1); empty when none.
+
+    Raises:
+        As :meth:`ConfinedSession.multistatus`: the principal could not be read.
+    """
     namespace, name = session.profile.home_set
     ms = await session.multistatus("PROPFIND", principal, xml.propfind([(namespace, name)]), "0", "find the home")
     for response in ms.responses:
-        hrefs = response.raw_hrefs(namespace, name)
-        if hrefs:
-            found = discovered_path(session, name, hrefs[0])
-            return folder(found) if found else None
-    return None
+        homes = _homes(session, response)
+        if homes:
+            return homes
+    return ()
+
+
+async def find_home(session: ConfinedSession, principal: str) -> str | None:
+    """The principal's (first) home set, or None; see :func:`find_homes`."""
+    homes = await find_homes(session, principal)
+    return homes[0] if homes else None
 
 
 async def discover(session: ConfinedSession) -> Discovery:
@@ -131,7 +164,6 @@ async def discover(session: ConfinedSession) -> Discovery:
             or a redirect left the origin.
     """
     p = session.profile
-    namespace, name = p.home_set
     given = norm_href(session.base_url) or "/"
     status, answered, response = await probe(session, given)
     method: Method = "principal"
@@ -140,21 +172,28 @@ async def discover(session: ConfinedSession) -> Discovery:
     if not principal:
         wk_status, wk_answered, wk_response = await probe(session, p.well_known)
         wk_principal = _principals(session, wk_response)
-        if wk_principal:
+        if _unauthenticated(response) and session.auth.chosen:
+            # The configured URL answered without asking for the credentials (RFC 5397 §3); the well-known
+            # request was challenged, so they now go with every request: ask the configured URL again.
+            status, answered, response = await probe(session, given)
+            principal = _principals(session, response)
+        if principal:
+            pass
+        elif wk_principal:
             method, well_known, principal = "well-known", wk_answered, wk_principal
             answered, response = wk_answered, wk_response
         elif response is not None:
-            return Discovery("given URL", given, None, None, None)
+            kind = response.has_child(DAV, "resourcetype", p.collection_type)
+            return Discovery("given URL", given, None, None, None, (), kind)
         else:
             moved = f" at {wk_answered}" if wk_answered != p.well_known else ""
             raise p.errors.backend(
-                f"no {p.collections} could be found from {p.url_setting} (PROPFIND {given} answered {status}; "
-                f"PROPFIND {p.well_known} answered {wk_status}{moved}; no current-user-principal was named, "
+                f"no {p.collections} could be found from {p.url_setting} (PROPFIND {given} answered HTTP {status}; "
+                f"PROPFIND {p.well_known} answered HTTP {wk_status}{moved}; no current-user-principal was named, "
                 f"RFC 6764 §6). Set {p.url_setting} to your principal or {p.home_name} URL.",
                 int(status[:3]),
             )
     found = folder(principal[0])
-    raw_homes = response.raw_hrefs(namespace, name) if response and found == answered else []
-    homes = [h for h in (discovered_path(session, name, raw) for raw in raw_homes[:1]) if h]
-    home = folder(homes[0]) if homes else await find_home(session, found)
-    return Discovery(method, given, well_known, found, home)
+    homes = _homes(session, response) if found == answered else ()
+    homes = homes or await find_homes(session, found)
+    return Discovery(method, given, well_known, found, homes[0] if homes else None, homes)

@@ -40,6 +40,7 @@ __all__ = [
     "TooLarge",
     "Unauthenticated",
     "Unreachable",
+    "errors_of",
 ]
 
 ERROR_BODY_BYTES = 65_536
@@ -133,3 +134,31 @@ class Errors:
     precondition_failed: type[Exception] = PreconditionFailed
     conflict: type[Exception] = Conflict
     rejected: type[Exception] = Rejected
+
+
+_DEFAULT_NAMES = {
+    "invalid_id": "InvalidId",
+    "off_origin": "OffOrigin",
+    "backend": "BackendError",
+    "unreachable": "Unreachable",
+    "too_large": "TooLarge",
+    "unauthenticated": "Unauthenticated",
+    "forbidden": "Forbidden",
+    "not_found": "NotFound",
+    "precondition_failed": "PreconditionFailed",
+    "conflict": "Conflict",
+    "rejected": "Rejected",
+}
+
+
+def errors_of(module: object, **renamed: type[Exception]) -> Errors:
+    """A server's :class:`Errors`: each kind the class of ``module`` with the layer's name, unless ``renamed``.
+
+    ``errors_of(caldav_mcp.errors, unauthenticated=BadCredentials, forbidden=NotAllowed)`` takes
+    ``caldav_mcp.errors.InvalidId``, ``.OffOrigin``, ``.BackendError`` ... and the two named.
+
+    Raises:
+        AttributeError: ``module`` has no class of a kind's name, and it was not given.
+    """
+    chosen = {kind: renamed.get(kind) or getattr(module, name) for kind, name in _DEFAULT_NAMES.items()}
+    return Errors(**chosen)

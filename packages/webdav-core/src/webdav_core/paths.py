@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from urllib.parse import quote, unquote, urlsplit
 
@@ -36,7 +37,13 @@ def folder(path: str) -> str:
     return path if path.endswith("/") else path + "/"
 
 
-def resolve_path(field: str, value: str, rule: str, errors: Errors = _DEFAULT_ERRORS) -> str:
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+"""Unicode categories refused in a path: controls, format (bidi, zero-width), surrogates, private use, separators."""
+
+
+def resolve_path(
+    field: str, value: str, rule: str, errors: Errors = _DEFAULT_ERRORS, *, from_server: bool = False
+) -> str:
     """An id decoded into the one canonical, percent-encoded server path it names.
 
     The value must be an absolute path (``/user/book/card.vcf``) as the server
@@ -44,16 +51,24 @@ def resolve_path(field: str, value: str, rule: str, errors: Errors = _DEFAULT_ER
     has a ``?`` or ``#`` (a query or fragment), when the decoded path starts
     with ``//`` or has an empty segment, a ``.`` or ``..`` segment (so there
     is nothing for dot-segment removal, RFC 3986 §5.2.4, to change), a
-    backslash or a control character, when a ``%2F`` encodes a slash (it
-    would move a segment boundary), or when it still holds a percent-escape
-    after decoding (a double encoding). An encoded ``%3F`` or ``%23`` is
-    kept, re-encoded, as part of a name.
+    backslash, a control or invisible character (Unicode Cc, Cf, Cs, Co, Zl,
+    Zp: bidi overrides, zero-width marks), when a ``%2F`` encodes a slash (it
+    would move a segment boundary), or, for a caller's id, when it still holds
+    a percent-escape after decoding (a double encoding). An encoded ``%3F`` or
+    ``%23`` is kept, re-encoded, as part of a name.
+
+    An href a server names (``from_server``, RFC 4918 §8.3) is decoded exactly
+    once too, but a ``%`` left after that is part of the resource's name
+    (Radicale stores ``a%41.ics`` as the href ``a%2541.ics``): it is re-encoded
+    as ``%25``, so the path names that resource and never the one a second
+    decoding would (``aA.ics``).
 
     Args:
         field: The argument's name, for the error.
         value: The id as given.
         rule: What the field must be, for the error (``"a contact id ..."``).
         errors: The server's exception classes (``errors.invalid_id(field, rule)`` is raised).
+        from_server: ``value`` is an href from a server's answer, not a caller's id.
 
     Raises:
         errors.invalid_id: any of the above, naming ``field``.
@@ -74,9 +89,9 @@ def resolve_path(field: str, value: str, rule: str, errors: Errors = _DEFAULT_ER
         raise refuse("an encoded slash (%2F) is not allowed")
     if "?" in value or "#" in value:
         raise refuse("a query ('?') or fragment ('#') is not allowed")
-    if _FORBIDDEN.search(decoded):
-        raise refuse("backslashes and control characters are not allowed")
-    if _ENCODED.search(decoded):
+    if _FORBIDDEN.search(decoded) or any(unicodedata.category(c) in _INVISIBLE for c in decoded if ord(c) > 127):
+        raise refuse("backslashes, control and invisible characters are not allowed")
+    if not from_server and _ENCODED.search(decoded):
         raise refuse("it is percent-encoded twice")
     segments = decoded.split("/")[1:]
     if any(s in {".", ".."} for s in segments):
@@ -135,7 +150,7 @@ def resolved_member(
         on_origin(raw)
         parts = urlsplit(raw)
         if not parts.query and not parts.fragment:
-            path = resolve_path("href", parts.path, describe, errors)
+            path = resolve_path("href", parts.path, describe, errors, from_server=True)
     except (errors.off_origin, errors.invalid_id, ValueError):
         path = None
     if path is None or not path.startswith(collection) or "/" in path[len(collection) :] or path == collection:

@@ -5,19 +5,24 @@ Its rules, each kept here and nowhere else:
 * A request is sent only when its URL has the scheme, host and port of the
   configured URL (RFC 6454 §4); anything else raises the server's
   ``off_origin`` error before a byte is sent.
-* The credentials (Basic, or header credentials) are attached by an auth flow
-  only to requests for that origin (:class:`~webdav_core.origin.OriginAuth`),
-  so even a direct request elsewhere carries none.
+* The credentials are attached by an auth flow only to requests for that
+  origin (:class:`~webdav_core.origin.OriginAuth`), so even a direct request
+  elsewhere carries none; a password only once the origin's 401 challenge
+  asks for it, by Digest when offered, else Basic.
 * Redirects are followed here, never by httpx: at most :data:`MAX_REDIRECTS`,
   each within the origin, never to a URL carrying user information; method
-  and body are kept (RFC 9110 §15.4).
-* A request of an idempotent method that a closed connection left without
-  any answer is sent once more (:meth:`ConfinedSession._send_answered`).
+  and body are kept, except that a 303 is followed with a GET without a body
+  (RFC 9110 §15.4.4).
+* A request of a safe method that a closed connection left without any
+  answer is sent once more (:func:`send_answered`).
 * One exchange (request, redirects, the whole body) ends after ``timeout``
   seconds, however slowly the server drips its answer.
 * A success is read as a stream and refused past ``max_bytes``; an error
   answer is cut at :data:`~webdav_core.errors.ERROR_BODY_BYTES`.
-* A multistatus is parsed without DTDs or entities (:mod:`webdav_core.xml`).
+* A 2xx answer to PROPFIND, REPORT or PROPPATCH must be XML (RFC 4918 §13);
+  a multistatus is parsed without DTDs or entities (:mod:`webdav_core.xml`).
+* An answer that is not HTTP, or a connection closed before the answer, is
+  said so; nothing of httpx reaches a tool.
 * Every failure becomes one of the server's errors (:mod:`webdav_core.errors`).
 """
 
@@ -35,7 +40,7 @@ from webdav_core.origin import OriginAuth, origin_of, origin_text, shown
 from webdav_core.profile import Profile
 from webdav_core.statuses import raise_for_status
 
-__all__ = ["MAX_REDIRECTS", "Answer", "ConfinedSession"]
+__all__ = ["MAX_REDIRECTS", "RESENT_METHODS", "Answer", "ConfinedSession", "send_answered"]
 
 MAX_REDIRECTS = 5
 """Same-origin redirects followed for one request before it counts as a loop."""
@@ -45,18 +50,25 @@ RESENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 A write is never sent twice: a connection closed before its answer may have carried it out, so the servers'
 lost-reply rules read the entry back instead."""
 _XML_BODY = "application/xml; charset=utf-8"
+_XML_METHODS = {"PROPFIND", "REPORT", "PROPPATCH"}
+"""Methods whose 2xx answer is a WebDAV XML body (RFC 4918 §9.1, §9.2; RFC 3253 §3.6)."""
 
 
 class ConfinedSession:
     """An async HTTP session confined to the origin of one URL (see the module docstring).
 
     Args:
-        url: The configured URL (``CARDDAV_URL``); its origin is the only one used.
+        url: The configured URL (``CALDAV_URL``, ``CARDDAV_URL``); its origin is the only one used.
         profile: The server's names and exception classes.
-        credentials: Headers attached to requests for the origin only.
-        timeout: Seconds one whole exchange may take (redirects and body included).
+        credentials: Headers attached to requests for the origin only (a trusted ``X-Remote-User``).
+        username: The account, or None.
+        password: Its password, or None; sent only when challenged.
+        timeout: Seconds one whole exchange may take (redirects, authentication and body included).
         max_bytes: The largest successful answer read, in bytes.
         transport: An httpx transport (tests of fault handling only).
+
+    The connection pool is made at the first request, so building a session
+    costs nothing at a server's start.
     """
 
     def __init__(
@@ -64,7 +76,9 @@ class ConfinedSession:
         url: str,
         profile: Profile,
         *,
-        credentials: Mapping[str, str],
+        credentials: Mapping[str, str] | None = None,
+        username: str | None = None,
+        password: str | None = None,
         timeout: float,
         max_bytes: int,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -76,9 +90,18 @@ class ConfinedSession:
         self._origin_url = f"{base.scheme}://{base.netloc.decode('ascii')}"
         self.timeout = timeout
         self.max_bytes = max_bytes
-        self.http = httpx.AsyncClient(
-            auth=OriginAuth(self.origin, credentials), timeout=timeout, transport=transport, follow_redirects=False
-        )
+        self.auth = OriginAuth(self.origin, credentials, username, password)
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The httpx client (made at first use; credentials attached for the configured origin only)."""
+        if self._http is None:
+            self._http = httpx.AsyncClient(
+                auth=self.auth, timeout=self.timeout, transport=self._transport, follow_redirects=False
+            )
+        return self._http
 
     @property
     def origin_text(self) -> str:
@@ -86,8 +109,10 @@ class ConfinedSession:
         return origin_text(self.origin)
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self.http.aclose()
+        """Close the connection pool (a later request opens a new one)."""
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
 
     def url(self, path: str) -> httpx.URL:
         """The absolute URL of a server path (``/user/book/``) or of a URL on the configured origin.
@@ -124,6 +149,7 @@ class ConfinedSession:
         body: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
         what: str,
+        xml_answer: bool | None = None,
     ) -> Answer:
         """Send one request and return its answer; an error status raises (see :func:`raise_for_status`).
 
@@ -133,14 +159,17 @@ class ConfinedSession:
             body: The request body; an XML Content-Type is set unless ``headers`` name one.
             headers: Further headers (``Depth``, ``If-Match``, ``Destination``...).
             what: What is being done, the start of every error message.
+            xml_answer: Whether a 2xx answer must be XML; None: for PROPFIND, REPORT and PROPPATCH
+                (False for the one REPORT answered with iCalendar, RFC 4791 §7.10 free-busy-query).
 
         Raises:
             off_origin: the path (or a redirect) leads off the configured origin; nothing was sent there.
             unreachable: no connection, or no whole answer within ``timeout`` seconds.
             too_large: the answer is larger than ``max_bytes``.
-            backend (or a kind of it): an error status, a redirect loop, an answer that could not be decoded.
+            backend (or a kind of it): an error status, a redirect loop, an answer that could not be decoded,
+                is not HTTP, or is not the XML asked for.
         """
-        answer = await self.exchange(method, path, body=body, headers=headers, what=what)
+        answer = await self.exchange(method, path, body=body, headers=headers, what=what, xml_answer=xml_answer)
         if answer.status_code >= 300:
             raise_for_status(answer, what, self.profile)
         return answer
@@ -153,6 +182,7 @@ class ConfinedSession:
         body: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
         what: str,
+        xml_answer: bool | None = None,
     ) -> Answer:
         """As :meth:`send`, but an error status is returned, not raised (discovery probes read it)."""
         sent = dict(headers or {})
@@ -164,31 +194,66 @@ class ConfinedSession:
             await p.before_send(method, str(url), body, sent)
         try:
             with anyio.fail_after(self.timeout):
-                return await self._follow(method, url, body, sent, what)
+                answer = await self._follow(method, url, body, sent, what)
         except TimeoutError as exc:
             raise p.errors.unreachable(
-                f"{what}: the {p.server} did not answer in full within {self.timeout:g} s ({p.timeout_setting}).",
+                f"{what}: the {p.server} did not answer in full within {p.timeout_setting} ({self.timeout:g} s).",
                 None,
             ) from exc
         except httpx.TimeoutException as exc:
-            raise p.errors.unreachable(f"{what}: the {p.server} did not answer in time.", None) from exc
+            raise p.errors.unreachable(
+                f"{what}: the {p.server} did not answer within {p.timeout_setting} ({self.timeout:g} s).", None
+            ) from exc
         except httpx.DecodingError as exc:
             raise p.errors.backend(
                 f"{what}: the server's answer could not be decoded ({type(exc).__name__}).", None
             ) from exc
+        except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
+            if isinstance(exc, httpx.RemoteProtocolError) and "disconnected" in str(exc).lower():
+                raise p.errors.unreachable(
+                    f"{what}: could not reach the {p.server}: the server at {self.origin_text} closed the connection "
+                    "without answering.",
+                    None,
+                ) from exc
+            raise p.errors.backend(
+                f"{what}: the {p.server}'s answer is not valid HTTP ({type(exc).__name__}).", None
+            ) from exc
         except httpx.HTTPError as exc:
-            raise p.errors.unreachable(f"{what}: could not reach the {p.server} ({type(exc).__name__}).", None) from exc
+            raise p.errors.unreachable(
+                f"{what}: could not reach the {p.server}: the server at {self.origin_text} could not be reached "
+                f"({type(exc).__name__}).",
+                None,
+            ) from exc
+        expects_xml = method.upper() in _XML_METHODS if xml_answer is None else xml_answer
+        if expects_xml and 200 <= answer.status_code < 300 and answer.status_code != 204:
+            self._screen_xml(answer, method, what)
+        return answer
+
+    def _screen_xml(self, answer: Answer, method: str, what: str) -> None:
+        """Refuse a 2xx answer to PROPFIND, REPORT or PROPPATCH that is not XML (a login page, a proxy)."""
+        media = answer.media_type
+        if not media or media.endswith(("/xml", "+xml")):
+            return  # XML, or unlabelled: the parser decides
+        p = self.profile
+        raise p.errors.backend(
+            f"{what}: the {p.server} answered {method} with {media[:60]} "
+            f"that is not a WebDAV XML answer (a login page, a proxy, or not a {p.server} at {p.url_setting}?).",
+            answer.status_code,
+        )
 
     async def _follow(
         self, method: str, url: httpx.URL, body: str | bytes | None, headers: dict[str, str], what: str
     ) -> Answer:
         """The request, its same-origin redirects (method and body kept), and the answer read within the limit."""
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._send_answered(method, url, body, headers)
+            response = await send_answered(self.http, method, url, body, headers)
             try:
                 location = response.headers.get("Location")
                 if response.status_code in _REDIRECTS and location:
-                    url = self._redirect_target(url, location, what)
+                    url = self._redirect_target(url, location, what, method)
+                    if response.status_code == 303 and method != "HEAD":
+                        method, body = "GET", None  # RFC 9110 §15.4.4: see other, by GET
+                        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
                     if self.profile.before_send is not None:  # a redirected request is another request
                         await self.profile.before_send(method, str(url), body, headers)
                     continue
@@ -199,32 +264,12 @@ class ConfinedSession:
                 await response.aclose()
         p = self.profile
         raise p.errors.backend(
-            f"{what}: the {p.server} redirected more than {MAX_REDIRECTS} times (a redirect loop); "
+            f"{what}: the {p.server} redirected {method} more than {MAX_REDIRECTS} times (a redirect loop?); "
             f"check {p.url_setting}.",
             None,
         )
 
-    async def _send_answered(
-        self, method: str, url: httpx.URL, body: str | bytes | None, headers: dict[str, str]
-    ) -> httpx.Response:
-        """Send one request; when the connection it went on closed without any answer, send it once more.
-
-        A server may close a kept-alive connection as the next request goes out on it (sogod after its
-        answer, any server at its idle timeout): the request was never answered, and httpx drops that
-        connection, so the second try goes on another. Only safe methods (:data:`RESENT_METHODS`) are sent
-        again; a write fails as unreachable, since the server may have acted on it (it is then read back).
-        """
-        for attempt in (1, 2):
-            request = self.http.build_request(method, url, content=body, headers=headers)
-            try:
-                return await self.http.send(request, stream=True)
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-                unanswered = not isinstance(exc, httpx.RemoteProtocolError) or "without sending" in str(exc)
-                if attempt == 2 or not unanswered or method.upper() not in RESENT_METHODS:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _redirect_target(self, current: httpx.URL, location: str, what: str) -> httpx.URL:
+    def _redirect_target(self, current: httpx.URL, location: str, what: str, method: str) -> httpx.URL:
         """Where a redirect leads, when it stays on the origin (RFC 9110 §10.2.2).
 
         Raises:
@@ -243,10 +288,11 @@ class ConfinedSession:
                 None,
             )
         if origin_of(target) != self.origin:
+            elsewhere = origin_text(origin_of(target))
             raise p.errors.backend(
-                f"{what}: the {p.server} redirected to another server ({origin_text(origin_of(target))}). "
-                f"{p.program} sends requests and credentials only to {self.origin_text}, so it did not follow; "
-                f"if that address is the right one, set {p.url_setting} to it.",
+                f"{what}: the {p.server} redirected {method} to another origin ({elsewhere}). {p.program} sends "
+                f"requests and credentials only to {self.origin_text} ({p.url_setting}), so it did not follow; if "
+                f"the server moved, set {p.url_setting} to its new address.",
                 None,
             )
         return target
@@ -256,7 +302,8 @@ class ConfinedSession:
         declared = response.headers.get("Content-Length", "")
         p = self.profile
         too_large = p.errors.too_large(
-            f"{what}: the {p.server}'s answer is larger than {limit:,} bytes ({p.size_setting}); it was not read.",
+            f"{what}: the {p.server}'s answer is larger than {p.size_setting} ({limit:,} bytes); it was not read. "
+            "Narrow the request, or raise the limit.",
             None,
         )
         if response.status_code < 300 and declared.isdigit() and int(declared) > limit:
@@ -292,7 +339,8 @@ class ConfinedSession:
         p = self.profile
         if media and not (media.endswith("/xml") or media.endswith("+xml")):
             raise p.errors.backend(
-                f"{what}: the server answered with {shown(media[:60])} instead of an XML multistatus.",
+                f"{what}: the {p.server} answered with {shown(media[:60])} that is not a WebDAV XML answer "
+                "(an XML multistatus was expected).",
                 response.status_code,
             )
         try:
@@ -301,3 +349,24 @@ class ConfinedSession:
             raise p.errors.backend(
                 f"{what}: the server's answer could not be read: {exc}.", response.status_code
             ) from exc
+
+
+async def send_answered(
+    http: httpx.AsyncClient, method: str, url: httpx.URL, body: str | bytes | None, headers: dict[str, str]
+) -> httpx.Response:
+    """Send one request; when the connection it went on closed without any answer, send it once more.
+
+    A server may close a kept-alive connection as the next request goes out on it (sogod after its
+    answer, any server at its idle timeout): the request was never answered, and httpx drops that
+    connection, so the second try goes on another. Only safe methods (:data:`RESENT_METHODS`) are sent
+    again; a write fails as unreachable, since the server may have acted on it (it is then read back).
+    """
+    for attempt in (1, 2):
+        request = http.build_request(method, url, content=body, headers=headers)
+        try:
+            return await http.send(request, stream=True)
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            unanswered = not isinstance(exc, httpx.RemoteProtocolError) or "without sending" in str(exc)
+            if attempt == 2 or not unanswered or method.upper() not in RESENT_METHODS:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -31,26 +31,29 @@ def raise_for_status(answer: Answer, what: str, profile: Profile) -> NoReturn:
     errors, item = profile.errors, profile.item
     if status == 401:
         raise errors.unauthenticated(
-            f"{what}: the server did not accept the credentials (401); check {profile.credential_settings}.", status
+            f"{what}: the {profile.server} refused these credentials (401); check {profile.credential_settings}.",
+            status,
         )
     if status == 403:
         raise errors.forbidden(
-            f"{what}: not allowed (403): the server accepted the credentials, but this account may not do that there.",
+            f"{what}: the {profile.server} answered 403 Forbidden: this account may not do that there (the "
+            f"credentials were accepted; for example, {profile.collections} shared with it read-only). "
+            "Nothing was changed.",
             status,
         )
     if status in {404, 410}:
-        raise errors.not_found(f"{what}: not found on the server ({status}).", status)
+        raise errors.not_found(f"{what}: the {profile.server} answered {status}: it is not there (any more).", status)
     if status == 409 or "uid-conflict" in text:
         raise errors.conflict(
-            f"{what}: the server reports a conflict ({status}); a {item} with that UID may exist.", status
+            f"{what}: the {profile.server} reported a conflict ({status}); a {item} with that UID may exist.", status
         )
     named = any(name in text for name in profile.data_preconditions)
     if status == 412 and not named:
         raise errors.precondition_failed(
-            f"{what}: the {item} changed on the server since it was read (412), so nothing was written. "
-            "Read it again and repeat the change if it still applies.",
+            f"{what}: the {item} changed on the server since it was read (412 Precondition Failed). "
+            "Nothing was written. Read it again and decide on the current version (nothing was changed by this call).",
             status,
         )
     if status in {400, 412, 415, 422}:
         raise errors.rejected(f"{what}: the server refused the {profile.data_name} as invalid ({status}).", status)
-    raise errors.backend(f"{what}: the {profile.server} answered {status}.", status)
+    raise errors.backend(f"{what}: the {profile.server} answered HTTP {status}.", status)

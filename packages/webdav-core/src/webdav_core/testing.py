@@ -52,6 +52,9 @@ ESCAPING_IDS = [
     "u/a",
     "/u/\x00",
     "/u/%ff",
+    "/u/\u202e/",
+    "/u/%E2%80%AE/",
+    "/u/a\u200bb",
 ]
 """Ids that would move a request off its collection or its server, each refused by the rules of ids."""
 
@@ -98,10 +101,23 @@ class _Recorded:
         self.seen: list[httpx.Request] = []
 
         def handle(request: httpx.Request) -> httpx.Response:
-            self.seen.append(request)
+            # A copy: an auth flow may add a header to the same request object when it sends it again.
+            self.seen.append(httpx.Request(request.method, request.url, headers=request.headers.copy(),
+                                           content=request.content))  # fmt: skip
             return answer(request)
 
         self.transport = httpx.MockTransport(handle)
+
+
+def _challenging(offered: str, scheme: str = "Basic ") -> Callable[[httpx.Request], httpx.Response]:
+    """A stand-in server that answers 401 offering ``offered`` until a request carries ``scheme`` credentials."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if not request.headers.get("Authorization", "").startswith(scheme):
+            return httpx.Response(401, headers={"WWW-Authenticate": offered})
+        return httpx.Response(200, content=b"ok")
+
+    return answer
 
 
 class _Dripping(httpx.AsyncByteStream):
@@ -155,15 +171,75 @@ class TrustSuite:
 
     @pytest.mark.anyio
     async def test_credentials_go_to_the_origin_only(self, make: MakeClient) -> None:
-        """The credentials are attached to requests for the configured origin and to no other."""
-        recorded = _Recorded(lambda _: httpx.Response(200))
+        """The credentials are attached to requests for the configured origin, when it asks, and to no other."""
+        recorded = _Recorded(_challenging('Basic realm="x"'))
         client = make(ORIGIN + BOOK, recorded.transport)
         await client.session.send("GET", BOOK + "a.vcf", what="read")
         await client.session.http.get("https://elsewhere.example/")  # even a direct request elsewhere
-        assert [("Authorization" in r.headers, r.url.host) for r in recorded.seen] == [
-            (True, "dav.example.org"),
-            (False, "elsewhere.example"),
+        assert [(r.headers.get("Authorization", "")[:6], r.url.host) for r in recorded.seen] == [
+            ("", "dav.example.org"),
+            ("Basic ", "dav.example.org"),
+            ("", "elsewhere.example"),
         ]
+        await client.aclose()
+
+    @pytest.mark.parametrize(
+        "offered", ['Digest realm="x", nonce="n1", qop="auth"', 'Basic realm="x", Digest realm="x", nonce="n1"']
+    )
+    @pytest.mark.anyio
+    async def test_digest_is_answered_when_offered_and_the_password_never_sent(
+        self, make: MakeClient, offered: str
+    ) -> None:
+        """RFC 9110 §11.6.1, RFC 7616: no password before a challenge; Digest when offered, then up front."""
+        recorded = _Recorded(_challenging(offered, "Digest "))
+        client = make(ORIGIN + BOOK, recorded.transport)
+        await client.session.send("GET", BOOK + "a.vcf", what="read")
+        await client.session.send("GET", BOOK + "b.vcf", what="read")
+        sent = [r.headers.get("Authorization") for r in recorded.seen]
+        assert sent[0] is None
+        assert len(sent) == 3  # the challenge once, then Digest up front
+        assert all(a is None or a.startswith("Digest ") for a in sent)
+        assert all("secret" not in (a or "") for a in sent)
+        await client.aclose()
+
+    @pytest.mark.anyio
+    async def test_a_303_is_followed_by_a_get_without_the_body(self, make: MakeClient) -> None:
+        """RFC 9110 §15.4.4: see other means GET there; other redirects keep the method and body."""
+
+        def answer(request: httpx.Request) -> httpx.Response:
+            if request.url.path == BOOK:
+                return httpx.Response(303, headers={"Location": BOOK + "other"})
+            return httpx.Response(200, content=b"ok")
+
+        recorded = _Recorded(answer)
+        client = make(ORIGIN + BOOK, recorded.transport)
+        await client.session.send("POST", BOOK, body="<x/>", what="send")
+        assert [(r.method, r.url.path, r.content) for r in recorded.seen] == [
+            ("POST", BOOK, b"<x/>"),
+            ("GET", BOOK + "other", b""),
+        ]
+        await client.aclose()
+
+    @pytest.mark.anyio
+    async def test_every_change_is_bound_to_a_version(self, make: MakeClient) -> None:
+        """RFC 9110 §13.1.1: DELETE and MOVE carry If-Match, read by GET when not given; none at all is refused."""
+        etag: list[str] = ['"7"']
+
+        def answer(request: httpx.Request) -> httpx.Response:
+            headers = {"ETag": etag[0]} if etag[0] and request.method == "GET" else {}
+            return httpx.Response(200 if request.method == "GET" else 204, headers=headers)
+
+        recorded = _Recorded(answer)
+        client = make(ORIGIN + BOOK, recorded.transport)
+        await client.delete(BOOK + "a.vcf", None)
+        await client.move(BOOK + "b.vcf", "/u/other/b.vcf", None)
+        changes = [r for r in recorded.seen if r.method in {"DELETE", "MOVE"}]
+        assert [r.headers.get("If-Match") for r in changes] == ['"7"', '"7"']
+        etag[0] = ""
+        recorded.seen.clear()
+        with pytest.raises(client.profile.errors.backend, match="gives no ETag"):
+            await client.delete(BOOK + "a.vcf", None)
+        assert [r.method for r in recorded.seen] == ["GET"]
         await client.aclose()
 
     @pytest.mark.parametrize(
@@ -241,11 +317,21 @@ class TrustSuite:
             BOOK + "%2e%2e/z.vcf",
             BOOK + "sub/z.vcf",
             BOOK + "a%2Fb.vcf",
-            BOOK + "%2541.vcf",
+            BOOK + "%2e%2e",
         )
         answer = httpx.Response(207, content=listing, headers={"Content-Type": "application/xml"})
         client = make(ORIGIN + BOOK, _Recorded(lambda _: answer).transport)
         assert [href for href, _ in await client.list_etags(BOOK)] == [BOOK + "ok.vcf"]
+        await client.aclose()
+
+    @pytest.mark.anyio
+    async def test_a_server_href_is_decoded_once(self, make: MakeClient) -> None:
+        """RFC 4918 §8.3: ``a%2541`` names ``a%41`` (kept as ``a%2541``), never ``aA``, a second decoding."""
+        answer = httpx.Response(
+            207, content=_multistatus(BOOK + "a%2541.vcf"), headers={"Content-Type": "application/xml"}
+        )
+        client = make(ORIGIN + BOOK, _Recorded(lambda _: answer).transport)
+        assert [href for href, _ in await client.list_etags(BOOK)] == [BOOK + "a%2541.vcf"]
         await client.aclose()
 
     @pytest.mark.parametrize(

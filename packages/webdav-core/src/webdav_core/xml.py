@@ -16,6 +16,7 @@ from xml.etree.ElementTree import Element
 from xml.sax.saxutils import escape
 
 import defusedxml.ElementTree as SafeET
+from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 
 __all__ = [
     "CALDAV",
@@ -139,11 +140,16 @@ def parse_multistatus(body: bytes) -> MultiStatus:
     """Parse a 207 Multi-Status body (RFC 4918 §13) without resolving entities.
 
     Raises:
-        ValueError: the body is not XML, declares a DTD, or is not a multistatus
+        ValueError: the body is not well-formed XML, declares any DTD (RFC 4918 §20.6: none is ever
+            needed), or is not a multistatus
             (the session turns it into the server's BackendError).
     """
     try:
-        root = SafeET.fromstring(body)
+        root = SafeET.fromstring(body, forbid_dtd=True)
+    except (DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
+        raise ValueError("it declares a DTD (<!DOCTYPE>), which is never parsed (entity expansion is refused)") from exc
+    except SafeET.ParseError as exc:
+        raise ValueError(f"malformed XML ({exc})") from exc
     except Exception as exc:
         raise ValueError(f"unreadable XML ({type(exc).__name__})") from exc
     if root.tag != f"{{{DAV}}}multistatus":

@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from approval_core import structured
+from caldav_mcp.calendars import home_sets
 from caldav_mcp.errors import BackendError
 from caldav_mcp.models import CalendarOut, Calendars, DiscoveryOut, ServerInfo
 from caldav_mcp.tools.common import READ, App
@@ -43,13 +44,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         try:
             info.calendars = len(await app.client.calendars(refresh=True))
             found = await app.client.discovery()
-            info.discovery = DiscoveryOut(
-                method=found.method,
-                url=found.url,
-                well_known=found.well_known,
-                principal=found.principal,
-                home_sets=list(found.home_sets),
-            )
+            info.discovery = DiscoveryOut(**DiscoveryOut.shared(found), home_sets=list(home_sets(found)))
             info.scheduling = await app.client.scheduling()
             info.reachable = True
         except BackendError as exc:

@@ -36,7 +36,7 @@ def loss_of(failure: BackendError) -> Loss | None:
 
     Returns:
         ``"not sent"`` (httpx.ConnectError / ConnectTimeout: nothing reached the server), ``"timed out"``
-        (any other httpx timeout, or CALDAV_TIMEOUT passed while reading the answer), ``"no answer"`` (the
+        (any other httpx timeout, or CALDAV_TIMEOUT, the deadline of the whole exchange, passed), ``"no answer"`` (the
         connection broke or the answer could not be read), or None (an HTTP status answered the write).
     """
     if isinstance(failure, BadCredentials | NotAllowed):
@@ -49,7 +49,7 @@ def loss_of(failure: BackendError) -> Loss | None:
     names = {type(item).__name__ for item in seen}
     if any(isinstance(item, httpx.ConnectError | httpx.ConnectTimeout) for item in seen):
         return "not sent"
-    if any(isinstance(item, httpx.TimeoutException) for item in seen) or "TooSlow" in names:
+    if any(isinstance(item, httpx.TimeoutException | TimeoutError) for item in seen) or "TooSlow" in names:
         return "timed out"
     if any(isinstance(item, httpx.TransportError | OSError) for item in seen) or names & {"Unreachable", "BadAnswer"}:
         return "no answer"

@@ -45,13 +45,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             ServerInfo(
                 url=client.base_url,
                 principal=found.principal,
-                discovery=DiscoveryOut(
-                    method=found.method,
-                    url=found.url,
-                    well_known=found.well_known,
-                    principal=found.principal,
-                    home=found.home,
-                ),
+                discovery=DiscoveryOut(**DiscoveryOut.shared(found), home=found.home),
                 dav_classes=sorted(classes),
                 supports_sync_collection=bool(books) and await client.supports_sync(books[0].path),
                 allowed_address_books=sorted(backend.settings.addressbooks),
