@@ -23,6 +23,7 @@ from approval_core import (
     configure_logging,
     exit_on_bad_setting,
     install_error_boundary,
+    install_portable_schemas,
     load_settings_or_exit,
     say,
     serve,
@@ -73,6 +74,7 @@ def build_server(
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, CalDAVToolError, translate=translate)
+    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
     _bound_expansion_per_call(server)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
