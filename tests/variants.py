@@ -27,7 +27,7 @@ TEXT = "Changed text"
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """The schema itself: a ``$ref`` followed, ``anyOf`` / ``oneOf`` narrowed to its first non-null choice."""
+    """The schema itself: a ``$ref`` followed; ``anyOf``, ``oneOf``, a ``type`` list narrowed to the first non-null."""
     while True:
         if "$ref" in schema:
             schema = defs[schema["$ref"].rsplit("/", 1)[1]]
@@ -36,6 +36,8 @@ def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
         if choices:
             schema = next((c for c in choices if c.get("type") != "null"), choices[0])
             continue
+        if isinstance(schema.get("type"), list):  # ["string", "null"] (approval_core.portable)
+            return {**schema, "type": next((t for t in schema["type"] if t != "null"), "null")}
         return schema
 
 

@@ -52,6 +52,7 @@ from approval_core.policy import (
     annotations,
     effects,
 )
+from approval_core.portable import install_portable_schemas, mapping_from_pairs, portable_schema
 from approval_core.progress import report_progress
 from approval_core.recovery import StateRecovery, install_state_recovery, share_sdk_state_keys
 from approval_core.redis_store import RedisStore
@@ -154,12 +155,15 @@ __all__ = [
     "install_error_boundary",
     "install_every_write",
     "install_one_capability_set",
+    "install_portable_schemas",
     "install_state_recovery",
     "judge_answer",
     "load_settings_or_exit",
+    "mapping_from_pairs",
     "operation",
     "origin_text",
     "plan_writes",
+    "portable_schema",
     "read_key_file",
     "refusal",
     "report_progress",

@@ -24,6 +24,7 @@ from approval_core import (
     exit_on_bad_setting,
     install_error_boundary,
     install_every_write,
+    install_portable_schemas,
     load_settings_or_exit,
     origin_text,
     say,
@@ -76,6 +77,7 @@ def build_server(
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, CalDAVToolError)
+    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
     where = (origin_text(backend.url or ""), backend.username)
     install_every_write(server, gate, backend=lambda: where, effects=EFFECTS)
     _bound_expansion_per_call(server)

@@ -26,6 +26,7 @@ from approval_core import (
     exit_on_bad_setting,
     install_error_boundary,
     install_every_write,
+    install_portable_schemas,
     load_settings_or_exit,
     origin_text,
     say,
@@ -72,6 +73,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, CardDavError)
+    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
     account = backend.settings.username
     install_every_write(
         server, gate, backend=lambda: (origin_text(backend.settings.url or ""), account), effects=EFFECTS

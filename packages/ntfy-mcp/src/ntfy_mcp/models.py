@@ -14,9 +14,10 @@ import re
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic.config import JsonDict
 
+from approval_core import mapping_from_pairs
 from ntfy_mcp.errors import InputError
 
 __all__ = [
@@ -100,6 +101,11 @@ def delay_to_unix(delay: str, now: float | None = None) -> int:
     return int(now) + seconds
 
 
+_PairsOrMap = Annotated[dict[str, Annotated[str, Field(max_length=1000)]], BeforeValidator(mapping_from_pairs)]
+"""Header / extra names and their values: a map, or the list of ``{name, value}`` pairs that the published
+input schema shows (approval_core.portable: the OpenAI Agents SDK's strict mode takes no open map)."""
+
+
 class _Button(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -125,7 +131,7 @@ class HttpAction(_Button):
     action: Literal["http"]
     url: HttpUrl
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
-    headers: dict[str, Annotated[str, Field(max_length=1000)]] = Field(default_factory=dict, max_length=10)
+    headers: _PairsOrMap = Field(default_factory=dict, max_length=10)
     body: str = Field(default="", max_length=4096)
 
     @field_validator("url")
@@ -147,7 +153,7 @@ class BroadcastAction(_Button):
 
     action: Literal["broadcast"]
     intent: str = Field(default="io.heckel.ntfy.USER_ACTION", max_length=256)
-    extras: dict[str, Annotated[str, Field(max_length=1000)]] = Field(default_factory=dict, max_length=10)
+    extras: _PairsOrMap = Field(default_factory=dict, max_length=10)
 
 
 class CopyAction(_Button):

@@ -25,6 +25,7 @@ from approval_core import (
     exit_on_bad_setting,
     install_error_boundary,
     install_every_write,
+    install_portable_schemas,
     load_settings_or_exit,
     origin_text,
     say,
@@ -74,6 +75,7 @@ def build_server(
     )
     gate = ApprovalGate.attach(server, GUARDS, settings)
     install_error_boundary(server, NtfyMcpError, translate=_translate)
+    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
     install_every_write(server, gate, backend=lambda: (origin_text(app.settings.url), app.settings.username),
