@@ -2,8 +2,7 @@
 
 Each server is configured by its root URL, as a person would; discovery
 (RFC 6764) finds the calendars and address books. Where a server differs,
-the test says so. (SOGo's calendar tests other than discovery start from its
-principal URL, until caldav-mcp discovers through webdav-core: see ``calendars``.)
+the test says so.
 """
 
 from __future__ import annotations
@@ -30,18 +29,11 @@ def ok(result: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-SOGO_PRINCIPAL = "SOGo/dav/willi/"
 """The URL SOGo's documentation gives CalDAV clients, relative to its root."""
 
 
-def calendars(target: Any, answer: Any = accept, *, from_root: bool = False) -> Any:
-    url = target.url
-    if target.kind == "sogo" and not from_root:
-        # caldav-mcp's own transport refuses the HTML page SOGo's root leads to (issue 23 §1, see
-        # test_calendars_are_found_from_the_root); until caldav-mcp discovers through webdav-core, the other
-        # calendar tests start from the principal URL, as SOGo's documentation tells CalDAV clients to.
-        url += SOGO_PRINCIPAL
-    settings = CalDAVSettings(url, target.username, target.password)
+def calendars(target: Any, answer: Any = accept) -> Any:
+    settings = CalDAVSettings(target.url, target.username, target.password)
     return connect(
         caldav_server(ApprovalSettings(), settings, headers=target.headers), revision="2026-07-28", answer=answer
     )
@@ -54,16 +46,8 @@ def contacts(target: Any, answer: Any = accept) -> Any:
     return connect(carddav_server(ApprovalSettings(), settings), revision="2026-07-28", answer=answer)
 
 
-async def test_calendars_are_found_from_the_root(target: Any, request: pytest.FixtureRequest) -> None:
-    if target.kind == "sogo":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="caldav-mcp's own transport refuses the <!DOCTYPE> of the page SOGo's root leads to "
-                "(issue 23 §1); webdav-core's discovery goes on to the well-known path (carddav-mcp does)",
-            )
-        )
-    async with calendars(target, from_root=True) as client:
+async def test_calendars_are_found_from_the_root(target: Any) -> None:
+    async with calendars(target) as client:
         first = ok(await client.call_tool("get_server_info", {}))
         listed = ok(await client.call_tool("list_calendars", {}))
         info = ok(await client.call_tool("get_server_info", {}))
@@ -225,10 +209,9 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
         # binds the ETag of that read, so it still writes with If-Match.
         ok(await client.call_tool("update_contact", {"contact_id": contact_id, "changes": {"title": "Analyst"}}))
         found = ok(await client.call_tool("search_contacts", {"query": "Lovelace", "address_book": book}))
-        # SOGo 5.8 answers a text-match on FN from the surname it keeps (N), which this card leaves empty, so
-        # its server-side narrowing drops the card: an open fault, reported at the end (the rest still runs).
-        sogo_missed = target.kind == "sogo" and contact_id not in [h["id"] for h in found["hits"]]
-        assert sogo_missed or contact_id in [h["id"] for h in found["hits"]], found
+        # SOGo 5.8 answers a text-match on FN from the surname it keeps (N), which this card leaves empty: the
+        # first narrowed answer is checked against a full read, and a server that left a card out is not trusted.
+        assert contact_id in [h["id"] for h in found["hits"]], found
         # narrowed on the server by "org", which only the EMAIL holds (DAViCal filters EMAIL after its SQL)
         found = ok(await client.call_tool("search_contacts", {"query": "ADA@example.ORG", "address_book": book}))
         assert [h["matched"] for h in found["hits"] if h["id"] == contact_id] == [["email"]]
@@ -257,8 +240,6 @@ async def test_contacts_crud_a_group_and_changes(target: Any) -> None:
             await client.call_tool("list_changes", {"address_book": book, "sync_token": changes.get("sync_token")})
         )
         assert contact_id in since["deleted"], since  # RFC 6578 §3.5.1: a deleted member is reported (404)
-    if sogo_missed:
-        pytest.xfail("SOGo narrows a text-match on FN by the surname only: search_contacts missed the card by its FN")
 
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # a 1x1 PNG

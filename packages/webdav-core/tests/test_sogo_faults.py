@@ -15,29 +15,15 @@ import httpx2 as httpx
 import pytest
 from closing_server import closing_server
 
-from webdav_core import Profile, basic_credentials
+from webdav_core import Profile
 from webdav_core.discovery import discover
-from webdav_core.errors import BackendError
+from webdav_core.errors import BackendError, Errors
+from webdav_core.profile import CARDDAV_DIALECT
 from webdav_core.session import ConfinedSession
-from webdav_core.xml import CARDDAV
 
 pytestmark = pytest.mark.anyio
 
-PROFILE = Profile(
-    server="WebDAV server",
-    program="webdav-core",
-    url_setting="DAV_URL",
-    credential_settings="DAV_USERNAME and DAV_PASSWORD",
-    timeout_setting="DAV_TIMEOUT",
-    size_setting="DAV_MAX_RESPONSE_BYTES",
-    item="resource",
-    data_name="data",
-    data_preconditions=(),
-    collections="collections",
-    home_name="home",
-    home_set=(CARDDAV, "addressbook-home-set"),
-    well_known="/.well-known/carddav",
-)
+PROFILE = Profile.of(CARDDAV_DIALECT, program="webdav-core", prefix="DAV", errors=Errors())
 
 SOGO_PAGE = (
     b'\n\n  <!DOCTYPE html>\n  <html lang="en" xmlns="http://www.w3.org/1999/xhtml"><head><title>SOGo</title>'
@@ -60,8 +46,9 @@ HOME = (
 
 
 def _session(url: str, transport: httpx.AsyncBaseTransport | None = None) -> ConfinedSession:
-    credentials = basic_credentials("willi", "secret")
-    return ConfinedSession(url, PROFILE, credentials=credentials, timeout=10, max_bytes=1_000_000, transport=transport)
+    return ConfinedSession(
+        url, PROFILE, username="willi", password="secret", timeout=10, max_bytes=1_000_000, transport=transport
+    )
 
 
 def _sogo_like(root: tuple[int, str, bytes]) -> httpx.MockTransport:
@@ -118,7 +105,10 @@ async def test_when_no_step_answers_a_multistatus_the_error_names_each() -> None
             await discover(session)
     finally:
         await session.aclose()
-    assert "PROPFIND / answered 200; PROPFIND /.well-known/carddav answered 200" in str(caught.value)
+    assert (
+        "PROPFIND / answered HTTP 200 with text/html that is not a WebDAV XML answer; PROPFIND /.well-known/carddav"
+        in str(caught.value)
+    )
 
 
 @pytest.mark.parametrize("method", ["PROPFIND", "REPORT", "GET"])
@@ -149,5 +139,5 @@ async def test_a_write_left_unanswered_is_not_sent_again(method: str) -> None:
                 await session.exchange(method, "/willi/x", body=b"<x/>", what="the write")
         finally:
             await session.aclose()
-    assert "could not reach the WebDAV server" in str(caught.value)
+    assert "could not reach the CardDAV server" in str(caught.value)
     assert server.seen == ["PROPFIND /", f"{method} /willi/x"]

@@ -41,6 +41,7 @@ from carddav_mcp.errors import (
     ResponseTooLarge,
     Unreachable,
 )
+from carddav_mcp.narrowing import holds, left_out_cards
 from carddav_mcp.search import TEXT_PROPERTIES, server_needle
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from webdav_core import paths
@@ -264,11 +265,11 @@ class Backend:
         :func:`~carddav_mcp.search.match_text`. Cards already held with the same
         ETag are not parsed again; the cards read are kept (whole). An answer
         holding a card without the needle shows that the server ignored the
-        filter (its probe ran on an empty book): later searches read every card.
+        filter, and the first answer is checked against a full read for cards it
+        left out (SOGo): either way later searches read every card.
 
-        Returns None (the caller then reads every card) for a phone query, a
-        query without such a piece, a server that ignores or refuses the
-        filter, or an answer larger than ``CARDDAV_MAX_RESPONSE_BYTES``.
+        Returns None (the caller then reads every card) for a phone query, a query without such a piece, a
+        server that ignores, refuses or misapplies the filter, or an answer over ``CARDDAV_MAX_RESPONSE_BYTES``.
 
         Raises:
             Unreachable / AuthenticationFailed / NotFound: as for any read.
@@ -301,8 +302,12 @@ class Backend:
                     log.warning("skipping an unreadable card at %s: %s", data.href, exc)
                     continue
             entries.append(entry)
-        if any(not any(needle in p.text().lower() for p in e.card.all(*TEXT_PROPERTIES)) for e in entries):
+        if any(not holds(e, needle) for e in entries):
             client.text_match_ignored()  # it sent a card without the text: the filter was not applied
+        elif not client.text_match_checked() and await left_out_cards(
+            client, lambda: self.entries(book), entries, needle
+        ):
+            return None
         return entries
 
     async def writable_book(self, field: str, value: str) -> BookInfo:

@@ -290,9 +290,20 @@ class CardDavClient(WebDavClient):
         noted by :meth:`text_match_ignored` and later searches read whole
         books. Asking a server that ignores the filter costs one answer
         holding the whole book, which is still right: every card is matched
-        again locally.
+        again locally. The first answer is also checked for what it left out
+        (:meth:`text_match_checked`): a server that misses cards holding the text
+        (SOGo matches FN by the surname only) is not asked again.
         """
         return self._text_match is not False
+
+    def text_match_checked(self) -> bool:
+        """Whether a server-side answer was already found complete (the first one is checked by a full read)."""
+        return self._text_match is True
+
+    def text_match_complete(self) -> None:
+        """Note that a server-side answer held every card a full read found (kept for the life of the client)."""
+        if self._text_match is None:
+            self._text_match = True
 
     def text_match_ignored(self) -> None:
         """Note that the server refuses or ignores ``text-match`` (kept for the life of the client)."""

@@ -87,11 +87,16 @@ async def probe(session: ConfinedSession, path: str) -> tuple[str, str, DavRespo
     """
     what = f"discovery (PROPFIND {path})"
     answer = await session.exchange(
-        "PROPFIND", path, body=xml.propfind(_discovery_props(session)), headers={"Depth": "0"}, what=what
-    )
+        "PROPFIND", path, body=xml.propfind(_discovery_props(session)), headers={"Depth": "0"}, what=what,
+        xml_answer=False,  # a page that is not XML is no fault here: nothing to find, discovery goes on
+    )  # fmt: skip
     answered = norm_href(answer.url) or "/"
     if answer.status_code == 401:
         raise_for_status(answer, what, session.profile)
+    media = answer.media_type or ""
+    if 200 <= answer.status_code < 300 and media and not media.endswith(("/xml", "+xml")):
+        log.info("%s: %s answered, no WebDAV answer; discovery goes on", what, media[:60])
+        return f"{answer.status_code} with {media[:60]} that is not a WebDAV XML answer", answered, None
     if answer.status_code != 207:
         return str(answer.status_code), answered, None
     try:
