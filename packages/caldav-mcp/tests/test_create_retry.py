@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
 
 import pytest
+from rewriting_proxy import on_loopback, read_message, upstream_of
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
@@ -51,35 +51,11 @@ class LossyProxy:
     forwarded: threading.Event = field(default_factory=threading.Event)
 
 
-def _read_message(sock: socket.socket, buffer: bytes, *, head_only: bool = False) -> tuple[bytes, bytes] | None:
-    """One HTTP/1.1 message (head and Content-Length body) from ``sock``; None at end of stream."""
-    while b"\r\n\r\n" not in buffer:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return None
-        buffer += chunk
-    head, _, rest = buffer.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    status_line = head.split(b"\r\n", 1)[0]
-    if head_only or status_line.split(b" ")[1:2] in ([b"204"], [b"304"]):
-        length = 0
-    while len(rest) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return None
-        rest += chunk
-    return head + b"\r\n\r\n" + rest[:length], rest[length:]
-
-
 def _serve(proxy: LossyProxy, client: socket.socket, upstream: tuple[str, int]) -> None:
     with client, socket.create_connection(upstream) as server:
         pending = b""
         while True:
-            request = _read_message(client, pending)
+            request = read_message(client, pending)
             if request is None:
                 return
             message, pending = request
@@ -93,50 +69,17 @@ def _serve(proxy: LossyProxy, client: socket.socket, upstream: tuple[str, int]) 
             if mode == "hold":
                 proxy.release.wait(60)
                 server.sendall(message)
-                _read_message(server, b"")
+                read_message(server, b"")
                 proxy.forwarded.set()
                 return
             server.sendall(message)
             if method == b"PUT":
                 proxy.puts += 1
-            answer = _read_message(server, b"", head_only=method == b"HEAD")
+            answer = read_message(server, b"", head_only=method == b"HEAD")
             if answer is None or mode == "drop_reply":
                 client.shutdown(socket.SHUT_RDWR)
                 return
             client.sendall(answer[0])
-
-
-@contextlib.contextmanager
-def on_loopback(handle: Callable[[socket.socket], None]) -> Iterator[int]:
-    """A TCP listener on 127.0.0.1 handing each connection to ``handle`` in its own thread; yields its port."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.settimeout(0.2)
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        listener.close()
-
-
-def upstream_of(target: str) -> tuple[str, int]:
-    """The (host, port) a proxy double forwards to."""
-    parts = urlsplit(target)
-    return parts.hostname or "127.0.0.1", parts.port or 80
 
 
 @contextlib.contextmanager

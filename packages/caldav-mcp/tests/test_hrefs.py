@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import socket
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-
 import pytest
+from rewriting_proxy import rewriting_proxy
 
 from approval_core import ApprovalSettings
 from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, vevent
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from test_create_retry import _read_message, on_loopback, upstream_of
 
 pytestmark = pytest.mark.anyio
 
@@ -46,68 +41,6 @@ async def test_an_entry_named_with_a_percent_is_the_one_written_and_deleted(acco
     assert status == 200
     assert "UID:other@example.org" in sibling
     assert "Renamed" not in sibling
-
-
-@dataclass
-class RewritingProxy:
-    """A test double: a TCP proxy on 127.0.0.1 in front of the real Radicale that rewrites answers.
-
-    Every answer's body passes through ``rewrite`` (asked for uncompressed; Content-Length fixed up),
-    as a compromised or buggy server (or a proxy) could answer.
-
-    Attributes:
-        url: The proxy's base URL.
-        requests: ``METHOD path`` of every request relayed.
-        heads: (method, path, header fields lower-cased) of every request relayed.
-        rewrite_head: What is done to every answer's head (its lines but Content-Length), as ``rewrite`` to bodies.
-    """
-
-    url: str
-    rewrite: Callable[[bytes], bytes]
-    requests: list[str] = field(default_factory=lambda: [])
-    heads: list[tuple[str, str, dict[str, str]]] = field(default_factory=lambda: [])
-    rewrite_head: Callable[[list[bytes]], list[bytes]] = lambda lines: lines
-
-
-def _relay(proxy: RewritingProxy, client: socket.socket, upstream: tuple[str, int]) -> None:
-    with client, socket.create_connection(upstream) as server, contextlib.suppress(OSError):
-        pending = b""
-        while True:
-            request = _read_message(client, pending)
-            if request is None:
-                return
-            message, pending = request
-            head, _, rest = message.partition(b"\r\n\r\n")
-            kept = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"accept-encoding:")]
-            message = b"\r\n".join([*kept, b"Accept-Encoding: identity"]) + b"\r\n\r\n" + rest  # bodies to rewrite
-            lines = message.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
-            method, path = lines[0].split(" ")[:2]
-            proxy.requests.append(f"{method} {path}")
-            proxy.heads.append((method, path, {k.strip().lower(): v.strip() for k, _, v in
-                                               (line.partition(":") for line in lines[1:])}))  # fmt: skip
-            server.sendall(message)
-            answer = _read_message(server, b"", head_only=message.startswith(b"HEAD "))
-            if answer is None:
-                return
-            head, _, body = answer[0].partition(b"\r\n\r\n")
-            body = proxy.rewrite(body)
-            lines = proxy.rewrite_head(
-                [line for line in head.split(b"\r\n") if not line.lower().startswith(b"content-length:")]
-            )
-            client.sendall(b"\r\n".join([*lines, b"Content-Length: %d" % len(body)]) + b"\r\n\r\n" + body)
-
-
-@contextlib.contextmanager
-def rewriting_proxy(
-    target: str, rewrite: Callable[[bytes], bytes], rewrite_head: Callable[[list[bytes]], list[bytes]] | None = None
-) -> Iterator[RewritingProxy]:
-    upstream = upstream_of(target)
-    proxy: RewritingProxy | None = None
-    with on_loopback(lambda conn: _relay(proxy, conn, upstream)) as port:  # type: ignore[arg-type]
-        proxy = RewritingProxy(f"http://127.0.0.1:{port}/", rewrite)
-        if rewrite_head is not None:
-            proxy.rewrite_head = rewrite_head
-        yield proxy
 
 
 INSIDE_NOT = "not directly inside it"

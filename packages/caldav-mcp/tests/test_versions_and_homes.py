@@ -1,6 +1,6 @@
 """Every write binds a version, also behind a server that lists no ETag; calendars stay inside the home set.
 
-Issue 22 §3 and §6: a test double (``no_etag_proxy``) in front of the real
+Issue 22 §3 and §6: a test double (``rewriting_proxy.no_etag_proxy``) in front of the real
 Radicale strips ``getetag`` from every multistatus (a GET still carries
 ``ETag``, as on some real servers); every writing tool runs through it and
 every PUT, DELETE and MOVE must carry ``If-Match``, or ``If-None-Match: *``
@@ -15,14 +15,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from rewriting_proxy import no_etag_proxy, rewriting_proxy, writes
 
 from approval_core import ApprovalSettings
 from approval_core.testing import approval_of, connect
 from caldav_helpers import ics, structured, vevent
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from no_etag_proxy import no_etag_proxy, writes
-from test_hrefs import rewriting_proxy
 
 pytestmark = pytest.mark.anyio
 

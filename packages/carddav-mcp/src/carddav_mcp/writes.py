@@ -100,7 +100,8 @@ async def unchanged(
 ) -> list[str]:
     """Check, before the first write, that every card still has the ETag it was read with.
 
-    One addressbook-multiget of the cards (RFC 6352 §8.7).
+    One addressbook-multiget of the cards (RFC 6352 §8.7); where it lists a card without its ETag, a GET of
+    that card gives it (issue 22 §3: every write binds a version).
 
     Args:
         backend: Where the cards are read.
@@ -119,7 +120,13 @@ async def unchanged(
     """
     if not etags:
         return []
-    now = {card.href: card.etag for card in await backend.client().multiget(book, sorted(etags))}
+    client = backend.client()
+    now = {card.href: card.etag for card in await client.multiget(book, sorted(etags))}
+    for href in [h for h, etag in now.items() if etag is None]:  # a listing without ETags: each one by GET
+        try:
+            now[href] = (await client.get(href)).etag
+        except NotFound:
+            del now[href]
     changed = sorted(href for href, etag in etags.items() if href in now and now[href] != etag)
     gone = sorted(href for href in etags if href not in now)
     if gone_ok and not changed:

@@ -121,7 +121,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             if group.id == href:
                 if group.entry is not None:  # a write builds on the card as the server has it now
                     fresh = await backend.fresh("group_id", group.id)
-                    if fresh.data.etag != group.entry.data.etag:
+                    listed = group.entry.data
+                    # A listing without ETags (some servers) leaves the content to compare; the GET's ETag binds.
+                    if listed.etag is None:  # (XML carries the listed card with its line ends as LF)
+                        moved = fresh.data.text.replace("\r\n", "\n") != listed.text.replace("\r\n", "\n")
+                    else:
+                        moved = fresh.data.etag != listed.etag
+                    if moved:
                         raise PreconditionFailed(
                             "group_id: the group card changed while it was being read; nothing was changed. Try again."
                         )
