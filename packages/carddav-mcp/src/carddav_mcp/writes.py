@@ -37,6 +37,7 @@ __all__ = [
     "Write",
     "create_card",
     "existing_card",
+    "moved_since_listed",
     "still_as_asked",
     "unchanged",
     "version_of",
@@ -93,6 +94,17 @@ def still_as_asked(what: str, asked: Mapping[str, object], now: Mapping[str, obj
             f"({', '.join(differ)}), so nothing was changed. Call again to be asked about the address book as it "
             "is now."
         )
+
+
+def moved_since_listed(listed: CardData, fresh: CardData) -> bool:
+    """Whether a card read fresh differs from the card a listing gave.
+
+    By ETag; by content when the listing carried none (some servers), the GET's ETag then binding the write.
+    XML gives the listed card's line ends as LF, so those are compared alike.
+    """
+    if listed.etag is None:
+        return fresh.text.replace("\r\n", "\n") != listed.text.replace("\r\n", "\n")
+    return fresh.etag != listed.etag
 
 
 async def unchanged(

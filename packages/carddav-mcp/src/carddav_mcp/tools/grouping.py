@@ -4,14 +4,11 @@ Groups come in three conventions (see :mod:`carddav_mcp.groups`). For a
 CATEGORIES group the writes land on the member cards themselves (the label
 is added or removed), each with its own If-Match.
 
-update_group and delete_group bind the version of what their dialog was
-built from: the group card's ETag, or for a CATEGORIES group a digest of the
-ETags of every card the change touches, together with the member set and the
-counts the dialog states. After a pushed dialog the group is read again and
-must still be as described. A CATEGORIES change checks every touched card's
-ETag before its first write, writes each card with If-Match, and on a failure
-part-way names the cards changed and not changed
-(:func:`carddav_mcp.writes.write_each`).
+update_group and delete_group bind the version of what their dialog was built from (the group card's ETag,
+or for a CATEGORIES group a digest of the ETags of every card it touches), the member set and the counts the
+dialog states. After a pushed dialog the group is read again and must still be as described. A CATEGORIES
+change checks every touched card's ETag first, writes each with If-Match, and on a failure part-way names the
+cards changed and not changed (:func:`carddav_mcp.writes.write_each`).
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ from pydantic import Field
 
 from approval_core import ApprovalGate, Approved, Dialog, NotApproved, annotations, stable, structured
 from carddav_mcp import dialogs
+from carddav_mcp import writes as cards
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.errors import Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
 from carddav_mcp.groups import (
@@ -121,13 +119,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             if group.id == href:
                 if group.entry is not None:  # a write builds on the card as the server has it now
                     fresh = await backend.fresh("group_id", group.id)
-                    listed = group.entry.data
-                    # A listing without ETags (some servers) leaves the content to compare; the GET's ETag binds.
-                    if listed.etag is None:  # (XML carries the listed card with its line ends as LF)
-                        moved = fresh.data.text.replace("\r\n", "\n") != listed.text.replace("\r\n", "\n")
-                    else:
-                        moved = fresh.data.etag != listed.etag
-                    if moved:
+                    if cards.moved_since_listed(group.entry.data, fresh.data):
                         raise PreconditionFailed(
                             "group_id: the group card changed while it was being read; nothing was changed. Try again."
                         )
