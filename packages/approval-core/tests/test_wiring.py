@@ -252,6 +252,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
         "passkeys",
         "pending",
         "policy",
+        "portable",
         "progress",
         "push",
         "recorders",

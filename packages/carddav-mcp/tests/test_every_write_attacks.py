@@ -10,24 +10,10 @@ import pytest
 from carddav_conftest import Dav, vcard
 
 from approval_core import ApprovalSettings
-from approval_core.testing import DialogLog, call_once, connect, decline, ticked
+from approval_core.testing import DialogLog, call_once, changes_then_approves, connect, decline, ticked
 
 pytestmark = pytest.mark.anyio
 EVERY_WRITE = ApprovalSettings(profile="every-write")
-
-
-def changes_then_accepts(change: Any) -> Any:
-    """Ticks the box while someone else changes the book; declines any later question (asked again)."""
-    asked: list[int] = []
-
-    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(1)
-        if len(asked) > 1:
-            return types.ElicitResult(action="decline")
-        change()
-        return ticked
-
-    return answer
 
 
 def asked_again_under_every_write(profile: str, log: DialogLog) -> None:
@@ -41,7 +27,7 @@ async def test_move_contact_does_not_move_a_card_changed_while_the_person_was_as
     away a card changed during the dialog: guarded refuses, every-write runs the call again and asks afresh."""
     href = dav.put(dav.book, "mv.vcf", vcard("UID:mv-1", "FN:Original"))
     changed = vcard("UID:mv-1", "FN:Rewritten during the dialog", "NOTE:not what the person approved")
-    log = DialogLog(changes_then_accepts(lambda: dav.put(dav.book, "mv.vcf", changed)))
+    log = DialogLog(changes_then_approves(lambda: dav.put(dav.book, "mv.vcf", changed)))
     settings = EVERY_WRITE if profile == "every-write" else ApprovalSettings()
     async with connect(dav.server(settings), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool("move_contact", {"contact_id": href, "destination": dav.other})
@@ -88,7 +74,7 @@ async def test_delete_group_does_not_report_deleted_when_a_member_joined_during_
     a = dav.put(dav.book, "ga.vcf", vcard("UID:ga", "FN:A", "CATEGORIES:Team"))
     b = dav.put(dav.book, "gb.vcf", vcard("UID:gb", "FN:B", "CATEGORIES:Team"))
     joined = vcard("UID:gc", "FN:C", "CATEGORIES:Team")
-    log = DialogLog(changes_then_accepts(lambda: dav.put(dav.book, "gc.vcf", joined)))
+    log = DialogLog(changes_then_approves(lambda: dav.put(dav.book, "gc.vcf", joined)))
     settings = EVERY_WRITE if profile == "every-write" else ApprovalSettings()
     async with connect(dav.server(settings), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool("delete_group", {"group_id": f"{dav.book}#Team"})
@@ -205,7 +191,7 @@ async def test_create_contact_does_not_write_a_second_card_with_a_uid_that_appea
     card with the same UID stored meanwhile under another name is not seen and a second card with the UID is
     written (If-None-Match: * guards only the one path)."""
     other = vcard("UID:dup-1", "FN:Made elsewhere meanwhile")
-    log = DialogLog(changes_then_accepts(lambda: dav.put(dav.book, "elsewhere.vcf", other)))
+    log = DialogLog(changes_then_approves(lambda: dav.put(dav.book, "elsewhere.vcf", other)))
     async with connect(dav.server(EVERY_WRITE), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool(
             "create_contact", {"address_book": dav.book, "fields": {"fn": "Dup"}, "uid": "dup-1"}

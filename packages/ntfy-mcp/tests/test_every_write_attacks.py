@@ -17,6 +17,7 @@ from approval_core.testing import (
     bad_content,
     call_once,
     cancel,
+    changes_then_approves,
     client_error,
     connect,
     decline,
@@ -46,21 +47,6 @@ def grant(ntfy: NtfyServer, username: str, topic: str, permission: str) -> None:
     response.raise_for_status()
 
 
-def changes_then_accepts(change: Any) -> Any:
-    """A person who ticks the box, while someone else changes the account during the dialog; any later
-    question (the changed account, asked again) is declined."""
-    asked: list[int] = []
-
-    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(1)
-        if len(asked) > 1:
-            return types.ElicitResult(action="decline")
-        change()
-        return ticked
-
-    return answer
-
-
 def changed_meanwhile_held(profile: str, log: DialogLog, result: types.CallToolResult) -> None:
     """A yes given to the account as it was never acts on the account as it is now.
 
@@ -83,7 +69,7 @@ async def test_delete_user_is_not_run_on_an_account_that_changed_while_the_perso
     """The yes binds the version the dialog was built from (the account's role and rules as read)."""
     name = f"victim{uuid.uuid4().hex[:8]}"
     ntfy.add_user(name, "pw-12345678")
-    log = DialogLog(changes_then_accepts(lambda: grant(ntfy, name, "payroll", "read-write")))
+    log = DialogLog(changes_then_approves(lambda: grant(ntfy, name, "payroll", "read-write")))
     async with connect(profiled(ntfy, profile), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool("delete_user", {"username": name})
     changed_meanwhile_held(profile, log, result)
@@ -98,7 +84,7 @@ async def test_manage_user_access_is_not_run_on_an_account_that_changed_while_th
     name = f"victim{uuid.uuid4().hex[:8]}"
     ntfy.add_user(name, "pw-12345678")
     grant(ntfy, name, "alerts", "read-only")
-    log = DialogLog(changes_then_accepts(lambda: grant(ntfy, name, "alerts", "deny-all")))
+    log = DialogLog(changes_then_approves(lambda: grant(ntfy, name, "alerts", "deny-all")))
     async with connect(profiled(ntfy, profile), revision="2025-11-25", answer=log) as client:
         result = await client.call_tool(
             "manage_user_access", {"username": name, "topic": "alerts", "permission": "read-write"}

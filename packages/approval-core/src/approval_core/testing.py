@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -71,6 +72,7 @@ __all__ = [
     "bad_content",
     "call_once",
     "cancel",
+    "changes_then_approves",
     "check_result",
     "client_error",
     "connect",
@@ -119,6 +121,25 @@ client_error = answer_with(types.ErrorData(code=types.INVALID_REQUEST, message="
 def bad_content(content: dict[str, Any] | None = None) -> Answer:
     """Accept with content that is not one ticked box (default: ``{"approve": "yes"}``)."""
     return answer_with(types.ElicitResult(action="accept", content=content or {APPROVE_FIELD: "yes"}))
+
+
+def changes_then_approves(change: Callable[[], object]) -> Answer:
+    """A person who ticks the box while someone else makes ``change`` during the dialog.
+
+    Any later question (the call asked again after the change) is declined.
+    """
+    asked: list[int] = []
+
+    async def answer(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        asked.append(1)
+        if len(asked) > 1:
+            return types.ElicitResult(action="decline")
+        change()
+        return ticked
+
+    return answer
 
 
 async def never_answers(
