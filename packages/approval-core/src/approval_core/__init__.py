@@ -24,6 +24,7 @@ from approval_core.dialog import (
     Operation,
     operation,
 )
+from approval_core.equip import equip, run
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
 from approval_core.every_write import install_every_write
 from approval_core.gate import (
@@ -149,6 +150,7 @@ __all__ = [
     "client_can_show_form",
     "configure_logging",
     "effects",
+    "equip",
     "exit_on_bad_setting",
     "expect_writes",
     "fingerprint",
@@ -167,6 +169,7 @@ __all__ = [
     "read_key_file",
     "refusal",
     "report_progress",
+    "run",
     "running_page",
     "say",
     "serve",

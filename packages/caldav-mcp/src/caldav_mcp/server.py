@@ -16,20 +16,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import (
-    ApprovalGate,
-    ApprovalSettings,
-    SettingsError,
-    configure_logging,
-    exit_on_bad_setting,
-    install_error_boundary,
-    install_every_write,
-    install_portable_schemas,
-    load_settings_or_exit,
-    origin_text,
-    say,
-    serve,
-)
+from approval_core import ApprovalSettings, equip, origin_text, run, say
+from approval_core.equip import Prepared
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import CalDAVToolError
@@ -75,11 +63,8 @@ def build_server(
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
-    gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, CalDAVToolError)
-    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
     where = (origin_text(backend.url or ""), backend.username)
-    install_every_write(server, gate, backend=lambda: where, effects=EFFECTS)
+    gate = equip(server, GUARDS, settings, own_errors=CalDAVToolError, effects=EFFECTS, backend=lambda: where)
     _bound_expansion_per_call(server)
     app = App(client, gate)
     for module in (calendars, events_read, events_write, freebusy, entries):
@@ -105,24 +90,19 @@ def main() -> None:
     is started first and stopped when the server ends; a failure to start it is
     exit code 1 with the reason on stderr.
     """
-    configure_logging()
-    settings = load_settings_or_exit(SERVER_NAME)
-    try:
+
+    def prepare() -> Prepared:
         caldav = CalDAVSettings.from_env()
         backend = embedded.start(caldav.embedded_dir) if caldav.embedded else None  # imports Radicale only then
-    except (SettingsError, embedded.EmbeddedStartError) as exc:
-        exit_on_bad_setting(SERVER_NAME, exc)
-    if backend is not None:
-        caldav = dataclasses.replace(caldav, url=backend.url, username=backend.username, password=backend.password)
-        say(SERVER_NAME, f"embedded Radicale on {backend.url}, calendars kept in {backend.folder}")
-    elif missing := caldav.missing():
-        say(
-            SERVER_NAME,
-            f"{', '.join(missing)} not set (or CALDAV_EMBEDDED=true for calendars on this machine); "
-            "the tools will say what to set",
-        )
-    try:
-        serve(build_server(settings, caldav), SERVER_NAME)
-    finally:
         if backend is not None:
-            backend.stop()
+            caldav = dataclasses.replace(caldav, url=backend.url, username=backend.username, password=backend.password)
+            say(SERVER_NAME, f"embedded Radicale on {backend.url}, calendars kept in {backend.folder}")
+        elif missing := caldav.missing():
+            say(
+                SERVER_NAME,
+                f"{', '.join(missing)} not set (or CALDAV_EMBEDDED=true for calendars on this machine); "
+                "the tools will say what to set",
+            )
+        return (lambda settings: build_server(settings, caldav)), (backend.stop if backend is not None else None)
+
+    run(SERVER_NAME, prepare, refusals=(embedded.EmbeddedStartError,))

@@ -18,20 +18,8 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-from approval_core import (
-    ApprovalGate,
-    ApprovalSettings,
-    SettingsError,
-    configure_logging,
-    exit_on_bad_setting,
-    install_error_boundary,
-    install_every_write,
-    install_portable_schemas,
-    load_settings_or_exit,
-    origin_text,
-    say,
-    serve,
-)
+from approval_core import ApprovalSettings, equip, origin_text, run, say
+from approval_core.equip import Prepared
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import CardDavError, NotConfigured
@@ -71,13 +59,8 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
             "delete_group ask the user first."
         ),
     )
-    gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, CardDavError)
-    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
-    account = backend.settings.username
-    install_every_write(
-        server, gate, backend=lambda: (origin_text(backend.settings.url or ""), account), effects=EFFECTS
-    )
+    where = (origin_text(backend.settings.url or ""), backend.settings.username)
+    gate = equip(server, GUARDS, settings, own_errors=CardDavError, effects=EFFECTS, backend=lambda: where)
     for module in (books, reading, writing, grouping):
         module.register(server, backend, gate)
     return server
@@ -90,11 +73,10 @@ def main() -> None:
     starts first and stops with the server; if it cannot start, exit code 1
     and the reason on stderr.
     """
-    configure_logging()
-    settings = load_settings_or_exit(SERVER_NAME)
-    backend: embedded.EmbeddedRadicale | None = None
-    try:
+
+    def prepare() -> Prepared:
         carddav = CardDavSettings.from_env()
+        backend: embedded.EmbeddedRadicale | None = None
         if carddav.embedded:
             backend = anyio.run(embedded.start, carddav.embedded_dir)
             carddav = dataclasses.replace(backend.settings, addressbooks=carddav.addressbooks)
@@ -107,10 +89,6 @@ def main() -> None:
                 "CARDDAV_URL is not set (or CARDDAV_EMBEDDED=true for address books on this machine); "
                 "the tools will say what to set",
             )
-    except (SettingsError, NotConfigured, embedded.EmbeddedStartError) as exc:
-        exit_on_bad_setting(SERVER_NAME, exc)
-    try:
-        serve(build_server(settings, carddav), SERVER_NAME)
-    finally:
-        if backend is not None:
-            backend.stop()
+        return (lambda settings: build_server(settings, carddav)), (backend.stop if backend is not None else None)
+
+    run(SERVER_NAME, prepare, refusals=(NotConfigured, embedded.EmbeddedStartError))

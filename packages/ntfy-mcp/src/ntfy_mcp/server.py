@@ -19,13 +19,10 @@ import httpx2
 from mcp.server.mcpserver import MCPServer
 
 from approval_core import (
-    ApprovalGate,
     ApprovalSettings,
     configure_logging,
+    equip,
     exit_on_bad_setting,
-    install_error_boundary,
-    install_every_write,
-    install_portable_schemas,
     load_settings_or_exit,
     origin_text,
     say,
@@ -73,13 +70,10 @@ def build_server(
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, instructions=_INSTRUCTIONS, lifespan=lifespan, version=importlib.metadata.version(SERVER_NAME)
     )
-    gate = ApprovalGate.attach(server, GUARDS, settings)
-    install_error_boundary(server, NtfyMcpError, translate=_translate)
-    install_portable_schemas(server)  # input schemas every model SDK accepts (approval_core.portable)
+    gate = equip(server, GUARDS, settings, own_errors=NtfyMcpError, effects=EFFECTS, translate=_translate,
+                 backend=lambda: (origin_text(app.settings.url), app.settings.username))  # fmt: skip
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
-    install_every_write(server, gate, backend=lambda: (origin_text(app.settings.url), app.settings.username),
-                        effects=EFFECTS)  # fmt: skip
     for module in (messages, revise, admin, info):
         module.register(server, app)
     return server
