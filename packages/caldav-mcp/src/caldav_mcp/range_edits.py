@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from caldav_mcp.ical import first_after, occurrence_start, overrides, rid_text, utc_bound, value_of
 from caldav_mcp.recurrence_ids import anchors, governing_anchor, is_anchor, original_of, shift_of
-from caldav_mcp.rid_forms import in_series_form, key_of, written
+from caldav_mcp.rid_forms import in_series_form, keyer, written
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -82,7 +82,8 @@ def detach(cal: icalendar.Calendar, kind: str, anchor: icalendar.Component) -> N
     own = value_of(anchor, "RECURRENCE-ID")
     begins = utc_bound(original_of(cal, kind, anchor))
     shift = shift_of(cal, kind, anchor) or dt.timedelta(0)
-    taken = {key_of(cal, kind, occurrence_start(component)) for component in overrides(cal, kind)}
+    key = keyer(cal, kind)
+    taken = {key(occurrence_start(component)) for component in overrides(cal, kind)}
     later = [utc_bound(original_of(cal, kind, a)) for a in anchors(cal, kind).values()]
     later = [at for at in later if at > begins]
     bound = min(later) if later else None

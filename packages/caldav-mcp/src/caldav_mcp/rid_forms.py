@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from caldav_mcp.components import master, overrides, rid_text, value_of
@@ -34,7 +35,16 @@ from caldav_mcp.watch import ExpansionTimeout
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["in_series_form", "in_series_forms", "key_of", "key_of_text", "stored_forms", "value_of_text", "written"]
+__all__ = [
+    "in_series_form",
+    "in_series_forms",
+    "key_of",
+    "key_of_text",
+    "keyer",
+    "stored_forms",
+    "value_of_text",
+    "written",
+]
 
 _DAY_SEARCH = 10_000
 """The most rule instances looked at for the one on a date (a rule with more per day than this is not searched)."""
@@ -90,7 +100,10 @@ def in_series_form(cal: icalendar.Calendar, kind: str, value: dt.date | dt.datet
     already in DTSTART's form is returned as it is (a zoned one in DTSTART's
     zone). Without a DTSTART the value is returned unchanged.
     """
-    start = _start(cal, kind)
+    return _formed(cal, kind, _start(cal, kind), value)
+
+
+def _formed(cal: icalendar.Calendar, kind: str, start: Any, value: dt.date | dt.datetime) -> dt.date | dt.datetime:
     if not isinstance(start, dt.date):
         return value
     if not isinstance(start, dt.datetime):
@@ -102,6 +115,12 @@ def in_series_form(cal: icalendar.Calendar, kind: str, value: dt.date | dt.datet
     if value.tzinfo is None:
         return value.replace(tzinfo=start.tzinfo)
     return value.astimezone(start.tzinfo)
+
+
+def keyer(cal: icalendar.Calendar, kind: str) -> Callable[[dt.date | dt.datetime], str]:
+    """:func:`key_of` for many values of one series (its DTSTART looked up once)."""
+    start = _start(cal, kind)
+    return lambda value: rid_text(_formed(cal, kind, start, value))
 
 
 def key_of(cal: icalendar.Calendar, kind: str, value: dt.date | dt.datetime) -> str:
@@ -147,11 +166,14 @@ def in_series_forms(cal: icalendar.Calendar, kind: str) -> tuple[icalendar.Calen
 
     stored: dict[str, Any] = {}
     clones: dict[int, icalendar.Component] = {}
+    start = _start(cal, kind)
+    if not isinstance(start, dt.date):
+        return cal, stored
     for component in overrides(cal, kind):
         prop: Any = component["RECURRENCE-ID"]
-        formed = in_series_form(cal, kind, prop.dt)
-        if _form(formed) == _form(prop.dt) and formed == prop.dt:
-            continue
+        if _form(prop.dt) == _form(start):
+            continue  # DTSTART's form (a zoned one in any zone names an instant the library matches as it is)
+        formed = _formed(cal, kind, start, prop.dt)
         clone = component.__class__()
         clone.update(component)
         clone.subcomponents = list(component.subcomponents)

@@ -19,7 +19,7 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
 from caldav_mcp.recurrence_ids import governing_anchor
-from caldav_mcp.rid_forms import key_of, key_of_text, written
+from caldav_mcp.rid_forms import key_of, key_of_text, keyer, written
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -187,12 +187,13 @@ def reach_of(ical: icalendar.Calendar) -> tuple[dialogs.Count, int]:
     changed = overrides(ical, "VEVENT")
     if not changed or not isinstance(count, int):
         return count, len(changed) if count is None else 0
-    own = {key_of(ical, "VEVENT", occurrence_start(component)) for component in changed}
+    key = keyer(ical, "VEVENT")
+    own = {key(occurrence_start(component)) for component in changed}
     try:
         starts = [occurrence_start(component) for component in series_occurrences(ical, "VEVENT")]
     except Unreadable:
         return "uncountable", 0
-    keys = [key_of(ical, "VEVENT", at) for at in starts]
+    keys = [key(at) for at in starts]
     return count, sum(
         1
         for at, key in zip(starts, keys, strict=True)
