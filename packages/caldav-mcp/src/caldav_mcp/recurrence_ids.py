@@ -9,6 +9,11 @@ several occurrences would carry one id. Here each one gets back the
 RECURRENCE-ID it has in the recurrence set: its original start, the override's
 shift taken off again.
 
+Every RECURRENCE-ID is read in the series' DTSTART form (a DATE or floating
+one names the rule's occurrence it means, see :mod:`caldav_mcp.rid_forms`),
+so an override's shift and the order of anchors are those of the occurrences
+they name.
+
 Terms used in this package:
 
 * **anchor**: a stored override with ``RANGE=THISANDFUTURE``;

@@ -118,7 +118,7 @@ def _formed(cal: icalendar.Calendar, kind: str, start: Any, value: dt.date | dt.
 
 
 def keyer(cal: icalendar.Calendar, kind: str) -> Callable[[dt.date | dt.datetime], str]:
-    """:func:`key_of` for many values of one series (its DTSTART looked up once)."""
+    """:func:`key_of` for many values of one series, its DTSTART looked up once (RFC 5545 §3.8.4.4)."""
     start = _start(cal, kind)
     return lambda value: rid_text(_formed(cal, kind, start, value))
 
