@@ -4,7 +4,11 @@ Each example is a series stored by plain PUT on the real Radicale: a daily or
 weekly RRULE with COUNT (or only RDATEs), extra RDATEs at other times,
 EXDATEs, and overrides with and without ``RANGE=THISANDFUTURE`` (RFC 5545
 §3.8.4.4), some moved, one possibly outside the rule's set; in UTC or in a
-zone, across a daylight-saving change. For each example:
+zone, across a daylight-saving change. An override's RECURRENCE-ID is written
+in DTSTART's form, or (as a server may hold it) as a DATE naming the first
+instance of its day, or as a floating time naming that wall-clock time in the
+series' zone: each names the same occurrence (see ``caldav_mcp.rid_forms``).
+For each example:
 
 * every id ``list_events`` gives is different, and ``get_event`` with it
   answers the same start and summary;
@@ -45,7 +49,8 @@ class Series:
     instances: list[dt.datetime]
     rdates: list[dt.datetime]
     exdates: list[dt.datetime]
-    overrides: list[tuple[dt.datetime, bool, int, str]] = field(default_factory=lambda: [])  # rid, range, hours, name
+    # rid, range, hours, name, form of the RECURRENCE-ID ("same", "date" or "floating")
+    overrides: list[tuple[dt.datetime, bool, int, str, str]] = field(default_factory=lambda: [])
     edit: int = 0
     drop: int = 0
 
@@ -63,10 +68,16 @@ class Series:
         lines += [self.stamp("RDATE", value) for value in self.rdates]
         lines += [self.stamp("EXDATE", value) for value in self.exdates]
         lines.append("END:VEVENT")
-        for rid, ranged, hours, name in self.overrides:
+        for rid, ranged, hours, name, form in self.overrides:
             moved = rid + dt.timedelta(hours=hours)
             lines += ["BEGIN:VEVENT", f"UID:{uid}", "DTSTAMP:20270101T000000Z", f"SUMMARY:{name}"]
-            lines.append(self.stamp("RECURRENCE-ID", rid, ";RANGE=THISANDFUTURE" if ranged else ""))
+            extra = ";RANGE=THISANDFUTURE" if ranged else ""
+            if form == "date":
+                lines.append(f"RECURRENCE-ID{extra};VALUE=DATE:{rid:%Y%m%d}")
+            elif form == "floating":
+                lines.append(f"RECURRENCE-ID{extra}:{rid:%Y%m%dT%H%M%S}")
+            else:
+                lines.append(self.stamp("RECURRENCE-ID", rid, extra))
             lines += [self.stamp("DTSTART", moved), self.stamp("DTEND", moved + dt.timedelta(hours=1))]
             lines.append("END:VEVENT")
         lines.append("END:VCALENDAR")
@@ -98,9 +109,11 @@ def series(draw: st.DrawFn) -> Series:
     for index, rid in enumerate(chosen):
         ranged = draw(st.booleans())
         hours = draw(st.sampled_from([-2, 0, 1, 2, 5]))
-        made.overrides.append((rid, ranged, hours, f"{'Range' if ranged else 'One'} {index}"))
+        first_of_day = min(value for value in kept if value.date() == rid.date()) == rid
+        form = draw(st.sampled_from(["same", "date", "floating"] if first_of_day else ["same", "floating"]))
+        made.overrides.append((rid, ranged, hours, f"{'Range' if ranged else 'One'} {index}", form))
     if draw(st.booleans()):
-        made.overrides.append((start + dt.timedelta(days=60), False, 0, "Outside"))
+        made.overrides.append((start + dt.timedelta(days=60), False, 0, "Outside", "same"))
     made.edit = draw(st.integers(0, 1000))
     made.drop = draw(st.integers(0, 1000))
     return made

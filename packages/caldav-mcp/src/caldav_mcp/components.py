@@ -31,6 +31,7 @@ __all__ = [
     "parse_rid",
     "parse_when",
     "rid_text",
+    "single_zoned",
     "times_of",
     "utc_bound",
     "value_of",
@@ -273,3 +274,31 @@ def occurrence_start(component: icalendar.Component) -> Any:
 def utc_bound(value: dt.date | dt.datetime) -> dt.datetime:
     """A window bound as an aware datetime (a date is midnight UTC)."""
     return _aware(value, dt.UTC)
+
+
+def single_zoned(cal: icalendar.Calendar, kind: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """(start, end) of an entry that is one plain occurrence with zoned times; None for anything else.
+
+    The common case of a listing (one VEVENT, no RRULE, RDATE, EXDATE or
+    RECURRENCE-ID, DTSTART and DTEND both date-times with a zone or UTC, end
+    after start) needs no recurrence library: it overlaps a window when it
+    starts before the window's end and ends after its start, as
+    recurring-ical-events decides for it too (RFC 4791 §9.9). Dates,
+    floating times, DURATION, zero-length entries and everything recurring go
+    through the library.
+    """
+    components = _of_kind(cal, kind)
+    if len(components) != 1:
+        return None
+    only = components[0]
+    if any(name in only for name in ("RRULE", "RDATE", "EXDATE", "RECURRENCE-ID")):
+        return None
+    begin, finish = only.get("DTSTART"), only.get("DTEND")
+    if begin is None or finish is None:
+        return None
+    began, ended = getattr(begin, "dt", None), getattr(finish, "dt", None)
+    if not (isinstance(began, dt.datetime) and isinstance(ended, dt.datetime)):
+        return None
+    if began.tzinfo is None or ended.tzinfo is None or ended <= began:
+        return None
+    return began, ended

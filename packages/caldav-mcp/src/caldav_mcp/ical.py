@@ -39,12 +39,14 @@ from caldav_mcp.components import (
     parse_rid,
     parse_when,
     rid_text,
+    single_zoned,
     times_of,
     utc_bound,
     value_of,
     zone,
 )
 from caldav_mcp.recurrence_ids import own_recurrence_ids
+from caldav_mcp.rid_forms import in_series_forms, stored_forms
 from caldav_mcp.rrule import rule_problem
 from caldav_mcp.watch import ExpansionTimeout, call_limit, time_limit
 
@@ -248,34 +250,6 @@ def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, watch
     return found
 
 
-def _single_zoned(cal: icalendar.Calendar, kind: str) -> tuple[dt.datetime, dt.datetime] | None:
-    """(start, end) of an entry that is one plain occurrence with zoned times; None for anything else.
-
-    The common case of a listing (one VEVENT, no RRULE, RDATE, EXDATE or
-    RECURRENCE-ID, DTSTART and DTEND both date-times with a zone or UTC, end
-    after start) needs no recurrence library: it overlaps a window when it
-    starts before the window's end and ends after its start, as
-    recurring-ical-events decides for it too (RFC 4791 §9.9). Dates,
-    floating times, DURATION, zero-length entries and everything recurring go
-    through the library.
-    """
-    components = _of_kind(cal, kind)
-    if len(components) != 1:
-        return None
-    only = components[0]
-    if any(name in only for name in ("RRULE", "RDATE", "EXDATE", "RECURRENCE-ID")):
-        return None
-    begin, finish = only.get("DTSTART"), only.get("DTEND")
-    if begin is None or finish is None:
-        return None
-    began, ended = getattr(begin, "dt", None), getattr(finish, "dt", None)
-    if not (isinstance(began, dt.datetime) and isinstance(ended, dt.datetime)):
-        return None
-    if began.tzinfo is None or ended.tzinfo is None or ended <= began:
-        return None
-    return began, ended
-
-
 def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.datetime) -> list[icalendar.Component]:
     """Occurrences of ``kind`` overlapping ``[start, end)``, overrides and EXDATEs applied.
 
@@ -291,7 +265,7 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     Raises:
         Unreadable: the entry breaks one of these bounds (the message says which).
     """
-    single = _single_zoned(cal, kind)
+    single = single_zoned(cal, kind)
     if single is not None:
         began, ended = single
         return [_of_kind(cal, kind)[0]] if began < end and ended > start else []
@@ -300,13 +274,15 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
         raise Unreadable(problem)
     import recurring_ical_events
 
+    formed, stored = in_series_forms(cal, kind)
     found = _bounded(
-        lambda: recurring_ical_events.of(cal, components=[kind]).between(start, end),
+        lambda: recurring_ical_events.of(formed, components=[kind]).between(start, end),
         MAX_OCCURRENCES_PER_ITEM,
         "occurrences in this window",
         watch=needs_watch(cal, kind, end),
     )
-    own_recurrence_ids(cal, kind, found)
+    own_recurrence_ids(formed, kind, found)
+    stored_forms(stored, found)
     return found
 
 
@@ -356,11 +332,14 @@ def first_after(
         raise Unreadable(problem)
     import recurring_ical_events
 
+    formed, stored = in_series_forms(cal, kind)
+
     def search() -> Iterator[icalendar.Component]:
-        for seen, component in enumerate(recurring_ical_events.of(cal, components=[kind]).after(start)):
+        for seen, component in enumerate(recurring_ical_events.of(formed, components=[kind]).after(start)):
             if seen >= MAX_OCCURRENCES_PER_ITEM:
                 raise Unreadable(f"no occurrence was found among the first {MAX_OCCURRENCES_PER_ITEM} looked at")
-            own_recurrence_ids(cal, kind, [component])
+            own_recurrence_ids(formed, kind, [component])
+            stored_forms(stored, [component])
             verdict = take(component)
             if verdict is None:
                 return
@@ -384,8 +363,10 @@ def series_occurrences(cal: icalendar.Calendar, kind: str) -> list[icalendar.Com
         raise Unreadable(problem)
     import recurring_ical_events
 
+    formed, stored = in_series_forms(cal, kind)
     found = _bounded(
-        lambda: recurring_ical_events.of(cal, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
+        lambda: recurring_ical_events.of(formed, components=[kind]).all(), MAX_OCCURRENCES_PER_ITEM, "occurrences"
     )
-    own_recurrence_ids(cal, kind, found)
+    own_recurrence_ids(formed, kind, found)
+    stored_forms(stored, found)
     return found

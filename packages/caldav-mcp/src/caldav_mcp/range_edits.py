@@ -17,6 +17,9 @@ so that the others read exactly as before:
   same shift, the same properties), and the old anchor becomes an override of
   its own occurrence only, which is then edited, or removed with an EXDATE.
 
+Every RECURRENCE-ID is read, and every new one and EXDATE written, in the
+series' DTSTART form (:mod:`caldav_mcp.rid_forms`), so each names one instance.
+
 So no override is left on an excluded occurrence, every override names one
 occurrence except anchors, and an anchor always stands on an occurrence it
 governs. This is also what a client that does not understand RANGE reads most
@@ -29,7 +32,8 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from caldav_mcp.ical import first_after, occurrence_start, overrides, rid_text, utc_bound, value_of
-from caldav_mcp.recurrence_ids import anchors, governing_anchor, is_anchor, shift_of
+from caldav_mcp.recurrence_ids import anchors, governing_anchor, is_anchor, original_of, shift_of
+from caldav_mcp.rid_forms import in_series_form, keyer, written
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -76,18 +80,20 @@ def detach(cal: icalendar.Calendar, kind: str, anchor: icalendar.Component) -> N
         Unreadable: the series cannot be expanded within the bounds of :func:`caldav_mcp.ical.first_after`.
     """
     own = value_of(anchor, "RECURRENCE-ID")
-    shift = shift_of(anchor) or dt.timedelta(0)
-    taken = {rid_text(occurrence_start(component)) for component in overrides(cal, kind)}
-    later = [utc_bound(rid) for rid in (value_of(a, "RECURRENCE-ID") for a in anchors(cal, kind).values())]
-    later = [at for at in later if at > utc_bound(own)]
+    begins = utc_bound(original_of(cal, kind, anchor))
+    shift = shift_of(cal, kind, anchor) or dt.timedelta(0)
+    key = keyer(cal, kind)
+    taken = {key(occurrence_start(component)) for component in overrides(cal, kind)}
+    later = [utc_bound(original_of(cal, kind, a)) for a in anchors(cal, kind).values()]
+    later = [at for at in later if at > begins]
     bound = min(later) if later else None
 
     def take(component: icalendar.Component) -> bool | None:
-        original: Any = occurrence_start(component)
+        original: Any = in_series_form(cal, kind, occurrence_start(component))
         at = utc_bound(original)
         if bound is not None and utc_bound(value_of(component, "DTSTART")) >= bound + abs(shift):
             return None  # past every occurrence this anchor can govern
-        if at <= utc_bound(own) or rid_text(original) in taken:
+        if at <= begins or rid_text(original) in taken:
             return False
         return bound is None or at < bound
 
@@ -102,5 +108,5 @@ def detach(cal: icalendar.Calendar, kind: str, anchor: icalendar.Component) -> N
         carried.add("DTEND", value_of(found, "DTEND"))
     elif "DURATION" in anchor:
         carried.add("DURATION", value_of(anchor, "DURATION"))
-    carried.add("RECURRENCE-ID", occurrence_start(found), parameters={"RANGE": "THISANDFUTURE"})
+    written(carried, cal, kind, "RECURRENCE-ID", occurrence_start(found), {"RANGE": "THISANDFUTURE"})
     cal.add_component(carried)

@@ -9,6 +9,11 @@ several occurrences would carry one id. Here each one gets back the
 RECURRENCE-ID it has in the recurrence set: its original start, the override's
 shift taken off again.
 
+Every RECURRENCE-ID is read in the series' DTSTART form (a DATE or floating
+one names the rule's occurrence it means, see :mod:`caldav_mcp.rid_forms`),
+so an override's shift and the order of anchors are those of the occurrences
+they name.
+
 Terms used in this package:
 
 * **anchor**: a stored override with ``RANGE=THISANDFUTURE``;
@@ -22,12 +27,21 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from caldav_mcp.components import _of_kind, rid_text, utc_bound, value_of
+from caldav_mcp.components import _of_kind, utc_bound, value_of
+from caldav_mcp.rid_forms import in_series_form, key_of, key_of_text, value_of_text
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["anchors", "governing_anchor", "is_anchor", "offset_of", "own_recurrence_ids", "shift_of"]
+__all__ = [
+    "anchors",
+    "governing_anchor",
+    "is_anchor",
+    "offset_of",
+    "original_of",
+    "own_recurrence_ids",
+    "shift_of",
+]
 
 
 def is_anchor(component: icalendar.Component) -> bool:
@@ -36,8 +50,13 @@ def is_anchor(component: icalendar.Component) -> bool:
     return rid is not None and str(rid.params.get("RANGE", "")).upper() == "THISANDFUTURE"
 
 
-def shift_of(component: icalendar.Component) -> dt.timedelta | None:
+def shift_of(cal: icalendar.Calendar, kind: str, component: icalendar.Component) -> dt.timedelta | None:
     """An override's DTSTART less its RECURRENCE-ID (how far it moved its occurrence); None if not comparable.
+
+    The RECURRENCE-ID is read in the series' DTSTART form
+    (:func:`caldav_mcp.rid_forms.in_series_form`, RFC 5545 §3.8.4.4), so a
+    DATE or floating one on a UTC series gives the shift from the occurrence
+    it names.
 
     Python's own difference, as the recurrence library takes it (wall-clock
     time within one zone, the instants' difference across zones), so that a
@@ -49,24 +68,29 @@ def shift_of(component: icalendar.Component) -> dt.timedelta | None:
     start: Any = component.get("DTSTART")
     if rid is None or start is None:
         return None
-    if isinstance(rid.dt, dt.datetime) != isinstance(start.dt, dt.datetime):
+    original = in_series_form(cal, kind, rid.dt)
+    if isinstance(original, dt.datetime) != isinstance(start.dt, dt.datetime):
         return None
-    if isinstance(rid.dt, dt.datetime) and (rid.dt.tzinfo is None) != (start.dt.tzinfo is None):
+    if isinstance(original, dt.datetime) and (original.tzinfo is None) != (start.dt.tzinfo is None):
         return None
-    return start.dt - rid.dt
+    return start.dt - original
 
 
 def anchors(cal: icalendar.Calendar, kind: str) -> dict[str, icalendar.Component]:
-    """The stored RANGE=THISANDFUTURE overrides of ``kind``, by compact RECURRENCE-ID (``20270106T120000Z``)."""
+    """The stored RANGE=THISANDFUTURE overrides of ``kind``, by the key of their occurrence (``20270106T120000Z``).
+
+    The key is the compact RECURRENCE-ID in the series' DTSTART form (:func:`caldav_mcp.rid_forms.key_of`).
+    """
     found: dict[str, icalendar.Component] = {}
     for component in _of_kind(cal, kind):
         if is_anchor(component):
-            found[rid_text(value_of(component, "RECURRENCE-ID"))] = component
+            found[key_of(cal, kind, value_of(component, "RECURRENCE-ID"))] = component
     return found
 
 
-def _order(value: dt.date | dt.datetime) -> dt.datetime:
-    return utc_bound(value)
+def original_of(cal: icalendar.Calendar, kind: str, component: icalendar.Component) -> dt.date | dt.datetime:
+    """An override's original start: its RECURRENCE-ID in the series' DTSTART form (RFC 5545 §3.8.4.4)."""
+    return in_series_form(cal, kind, value_of(component, "RECURRENCE-ID"))
 
 
 def governing_anchor(cal: icalendar.Calendar, kind: str, original: dt.date | dt.datetime) -> icalendar.Component | None:
@@ -76,9 +100,10 @@ def governing_anchor(cal: icalendar.Calendar, kind: str, original: dt.date | dt.
     """
     chosen: icalendar.Component | None = None
     chosen_at: dt.datetime | None = None
+    limit = utc_bound(in_series_form(cal, kind, original))
     for component in anchors(cal, kind).values():
-        at = _order(value_of(component, "RECURRENCE-ID"))
-        if at <= _order(original) and (chosen_at is None or at > chosen_at):
+        at = utc_bound(original_of(cal, kind, component))
+        if at <= limit and (chosen_at is None or at > chosen_at):
             chosen, chosen_at = component, at
     return chosen
 
@@ -103,8 +128,8 @@ def own_recurrence_ids(cal: icalendar.Calendar, kind: str, expanded: list[icalen
         rid: Any = component.get("RECURRENCE-ID")
         if rid is None or not is_anchor(component):
             continue
-        anchor = stored.get(rid_text(rid.dt))
-        shift = shift_of(anchor) if anchor is not None else None
+        anchor = stored.get(key_of(cal, kind, rid.dt))
+        shift = shift_of(cal, kind, anchor) if anchor is not None else None
         start: Any = component.get("DTSTART")
         if shift is None or start is None:
             continue
@@ -119,15 +144,12 @@ def offset_of(cal: icalendar.Calendar, kind: str, rid: str) -> dt.timedelta:
     ``RANGE=THISANDFUTURE`` override that governs it, else nothing; used to
     look the occurrence up in a window of a few days around its actual start.
     """
+    key = key_of_text(cal, kind, rid)
     for component in _of_kind(cal, kind):
-        if "RECURRENCE-ID" in component and rid_text(value_of(component, "RECURRENCE-ID")) == rid:
-            return shift_of(component) or dt.timedelta(0)
-    digits = rid.rstrip("Z")
-    day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
-    if len(digits) == 8:
-        original: dt.date | dt.datetime = day
-    else:
-        clock = dt.time(int(digits[9:11]), int(digits[11:13]), int(digits[13:15]))
-        original = dt.datetime.combine(day, clock, tzinfo=dt.UTC if rid.endswith("Z") else None)
+        if "RECURRENCE-ID" in component and key_of(cal, kind, value_of(component, "RECURRENCE-ID")) == key:
+            return shift_of(cal, kind, component) or dt.timedelta(0)
+    original = value_of_text(rid)
+    if original is None:
+        return dt.timedelta(0)
     anchor = governing_anchor(cal, kind, original)
-    return (shift_of(anchor) or dt.timedelta(0)) if anchor is not None else dt.timedelta(0)
+    return (shift_of(cal, kind, anchor) or dt.timedelta(0)) if anchor is not None else dt.timedelta(0)

@@ -14,12 +14,12 @@ from caldav_mcp.ical import (
     count_occurrences,
     occurrence_start,
     overrides,
-    rid_text,
     series_occurrences,
     value_of,
 )
 from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
 from caldav_mcp.recurrence_ids import governing_anchor
+from caldav_mcp.rid_forms import key_of, key_of_text, keyer, written
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -110,8 +110,9 @@ def override_of(ical: icalendar.Calendar, series: icalendar.Component, rid: str)
         NotFound: the series has no such occurrence.
         BackendError: the stored series cannot be expanded.
     """
+    key = key_of_text(ical, "VEVENT", rid)
     for component in overrides(ical, "VEVENT"):
-        if rid_text(occurrence_start(component)) == rid:
+        if key_of(ical, "VEVENT", occurrence_start(component)) == key:
             _detached(ical, component)
             return component
     generated = occurrence_of(ical, rid, str(series.get("UID")))
@@ -120,7 +121,7 @@ def override_of(ical: icalendar.Calendar, series: icalendar.Component, rid: str)
     component.add("DTSTART", value_of(generated, "DTSTART"))
     if "DTEND" in generated:
         component.add("DTEND", value_of(generated, "DTEND"))
-    component.add("RECURRENCE-ID", original)
+    written(component, ical, "VEVENT", "RECURRENCE-ID", original)
     ical.add_component(component)
     return component
 
@@ -130,16 +131,18 @@ def remove_occurrence(ical: icalendar.Calendar, series: icalendar.Component, rid
 
     Its override, if any, goes (an anchor is detached first, so the rest of
     its range stays as it was), and ``original`` becomes an EXDATE of the
-    series (RFC 5545 §3.8.5.1); the series is marked changed.
+    series (RFC 5545 §3.8.5.1) in DTSTART's exact form, naming that one
+    instance (:func:`caldav_mcp.rid_forms.written`); the series is marked changed.
 
     Raises:
         BackendError: the stored series cannot be expanded (detaching an anchor).
     """
+    key = key_of_text(ical, "VEVENT", rid)
     for component in overrides(ical, "VEVENT"):
-        if rid_text(occurrence_start(component)) == rid:
+        if key_of(ical, "VEVENT", occurrence_start(component)) == key:
             _detached(ical, component)
             ical.subcomponents.remove(component)
-    series.add("EXDATE", original)
+    written(series, ical, "VEVENT", "EXDATE", original)
     bump(series)
 
 
@@ -184,12 +187,18 @@ def reach_of(ical: icalendar.Calendar) -> tuple[dialogs.Count, int]:
     changed = overrides(ical, "VEVENT")
     if not changed or not isinstance(count, int):
         return count, len(changed) if count is None else 0
-    own = {rid_text(occurrence_start(component)) for component in changed}
+    key = keyer(ical, "VEVENT")
+    own = {key(occurrence_start(component)) for component in changed}
     try:
         starts = [occurrence_start(component) for component in series_occurrences(ical, "VEVENT")]
     except Unreadable:
         return "uncountable", 0
-    return count, sum(1 for at in starts if rid_text(at) in own or governing_anchor(ical, "VEVENT", at) is not None)
+    keys = [key(at) for at in starts]
+    return count, sum(
+        1
+        for at, key in zip(starts, keys, strict=True)
+        if key in own or governing_anchor(ical, "VEVENT", at) is not None
+    )
 
 
 def count_of(ical: icalendar.Calendar) -> dialogs.Count:

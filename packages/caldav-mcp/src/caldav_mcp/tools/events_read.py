@@ -22,11 +22,11 @@ from caldav_mcp.ical import (
     occurrence_start,
     occurrences,
     overrides,
-    rid_text,
 )
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.recurrence_ids import offset_of
+from caldav_mcp.rid_forms import key_of, key_of_text
 from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
@@ -114,7 +114,10 @@ def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component |
     The occurrence is looked for within two days of its original start
     (time zones), moved by as much as its override, or the
     ``RANGE=THISANDFUTURE`` override that governs it, moved it
-    (:func:`caldav_mcp.recurrence_ids.offset_of`, RFC 5545 §3.8.4.4).
+    (:func:`caldav_mcp.recurrence_ids.offset_of`, RFC 5545 §3.8.4.4). ``rid`` and
+    each occurrence's RECURRENCE-ID are compared in the series' DTSTART form
+    (:func:`caldav_mcp.rid_forms.key_of`), so a stored override's own form and the
+    original start in DTSTART's form both find it.
 
     Raises:
         Unreadable: the series cannot be expanded within the bounds (see :func:`caldav_mcp.ical.occurrences`).
@@ -127,8 +130,9 @@ def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component |
         hi = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), tzinfo=dt.UTC) + moved
     except (OverflowError, ValueError):
         return None
+    key = key_of_text(ical, "VEVENT", rid)
     for component in occurrences(ical, "VEVENT", lo, hi):
-        if rid_text(occurrence_start(component)) == rid:
+        if key_of(ical, "VEVENT", occurrence_start(component)) == key:
             return component
     return None
 
