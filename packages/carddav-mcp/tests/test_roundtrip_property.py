@@ -116,9 +116,11 @@ def cards(draw: st.DrawFn) -> Spec:
     nicknames = draw(st.lists(TEXT, max_size=2))
     lines += [f"NICKNAME{';TYPE=work' if i else ''}:{escape_text(v)}" for i, v in enumerate(nicknames)]
     emails = draw(st.lists(st.tuples(EMAIL, TYPES), max_size=2))
+    labelled = False
     for index, (value, types) in enumerate(emails):
-        if index == 0 and draw(st.booleans()):  # Apple's itemN group with its label
+        if index == 0 and draw(st.booleans()):  # Apple's itemN group with its label, read back as "Other"
             lines += [f"item1.EMAIL{_types(types, version)}:{value}", "item1.X-ABLabel:_$!<Other>!$_"]
+            labelled = True
         else:
             lines.append(f"EMAIL{_types(types, version)}:{value}")
     phones = draw(st.lists(st.tuples(PHONE, TYPES), max_size=2))
@@ -166,7 +168,10 @@ def cards(draw: st.DrawFn) -> Spec:
         lines.append(f"PHOTO;ENCODING=b;TYPE=PNG:{base64.b64encode(photo).decode()}")
     expected = {
         "fn": fn, "n": n, "nickname": nicknames,
-        "emails": [{"value": v, "types": t} for v, t in emails],
+        "emails": [
+            {"value": v, "types": t, **({"label": "Other"} if labelled and i == 0 else {})}
+            for i, (v, t) in enumerate(emails)
+        ],
         "phones": [{"value": v, "types": t} for v, t in phones],
         "addresses": addresses, "org": org, "note": note, "categories": categories, "title": title,
         "urls": [{"value": f"https://{v}.example/", "types": t} for v, t in urls],

@@ -10,7 +10,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from carddav_mcp.book_models import DATA_NOTE, AddressBook, AddressBooks, DiscoveryOut, ServerInfo
 
@@ -130,6 +138,13 @@ class Typed(_Model):
         "'Volunteer desk'; '_$!<Assistant>!$_' reads as 'Assistant'). Written back only unchanged, on a value "
         "the card already has: labels are not written",
     )
+
+    @model_serializer(mode="wrap")
+    def _label_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("label") is None:
+            data.pop("label", None)  # most values have none: the key is left out, as its default says
+        return data
 
 
 class PostalAddress(_Model):
