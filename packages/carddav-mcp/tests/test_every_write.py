@@ -48,3 +48,14 @@ async def test_deleting_several_cards_is_one_question_listing_each_delete(dav: D
     assert dialog.count("  DELETE ") == 3
     assert "Card 1" not in dialog  # a stored name never reaches a dialog
     assert not any(dav.exists(href) for href in hrefs)
+
+
+async def test_a_structured_value_shows_its_letters_and_still_escapes_what_cannot_be_seen(dav: Dav) -> None:
+    log = DialogLog(decline)
+    fields = {"fn": "Jürgen Weiß\u202eevil", "note": "ok"}
+    async with connect(dav.server(EVERY_WRITE), revision="2025-11-25", answer=log) as client:
+        await client.call_tool("create_contact", {"address_book": dav.book, "fields": fields})
+    (dialog,) = log.messages
+    assert "Jürgen Weiß" in dialog  # letters as written, not \\u escapes
+    assert "\u202e" not in dialog  # a bidi override is escaped
+    assert "\\u202e" in dialog

@@ -188,7 +188,9 @@ class EveryWrite:
             if name not in known or value is None:
                 continue
             label = cast(LiteralString, name)  # a name from the tool's own input schema
-            text = "(not shown)" if _hidden(name) else value if isinstance(value, str) else json.dumps(value)
+            # Non-ASCII text as written (the dialog escapes what a person cannot see), not as \u escapes.
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            text = "(not shown)" if _hidden(name) else shown
             identifier = name.endswith(_IDENTIFIER_ENDINGS) or "://" in text  # a look-alike host stays visible
             values.append(CallerValue(label, text, identifier=identifier))
         origin, account = self.backend()
