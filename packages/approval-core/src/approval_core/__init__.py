@@ -80,7 +80,7 @@ from approval_core.startup import (
 from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
 from approval_core.write_dialog import RequestLine, WriteDialog
-from approval_core.write_scope import before_send, chosen_by_server, expect_writes, origin_text, plan_writes, stable
+from approval_core.write_scope import before_send, chosen_by_server, origin_text, plan_writes, stable
 
 __all__ = [
     "APPROVAL_META_KEY",
@@ -152,7 +152,6 @@ __all__ = [
     "effects",
     "equip",
     "exit_on_bad_setting",
-    "expect_writes",
     "fingerprint",
     "install_error_boundary",
     "install_every_write",

@@ -9,7 +9,7 @@ session, ntfy-mcp's client), before the request's deadline starts. There:
   goes out;
 * the first changing request of a call stops and asks: the dialog
   (:class:`~approval_core.write_dialog.WriteDialog`) lists it, or every
-  request the tool announced with :func:`expect_writes` before it, and the
+  request the tool announced with :func:`plan_writes` before it, and the
   approval binds each one's method, URL, deciding headers and body digest,
   the caller's arguments, the principal and, for a guarded tool, the target
   and version its own :meth:`ApprovalGate.check` gave. The person is asked
@@ -97,6 +97,11 @@ def _hidden(name: str) -> bool:
     return any(name == word or name.endswith(f"_{word}") for word in HIDDEN_ARGUMENTS)
 
 
+def _bound_arguments(call: WriteCall) -> dict[str, Any]:
+    """The call's arguments an approval binds: all but the hidden ones (a password is bound by its body digest)."""
+    return {k: v for k, v in call.arguments.items() if not _hidden(k)}
+
+
 def _first_sentence(text: str) -> str:
     first = " ".join(text.split()).split(". ")[0].rstrip(".")
     return first[:200] or "change data"
@@ -154,8 +159,7 @@ class EveryWrite:
         call.sent.append(line)
 
     def _target(self, call: WriteCall, plan: Sequence[RequestLine]) -> dict[str, Any]:
-        shown = {k: v for k, v in call.arguments.items() if not _hidden(k)}
-        target: dict[str, Any] = {"requests": [line.bound() for line in plan], "arguments": shown}
+        target: dict[str, Any] = {"requests": [line.bound() for line in plan], "arguments": _bound_arguments(call)}
         if call.guarded is not None:
             target["guarded"] = call.guarded[1]
         return target
@@ -166,8 +170,7 @@ class EveryWrite:
         Keyed by the tool, the caller's arguments and (over HTTP) the principal, under the body key: the
         same call made again finds them, so it builds the requests the person approves there.
         """
-        shown = {k: v for k, v in call.arguments.items() if not _hidden(k)}
-        text = canonical_json({"tool": call.tool, "arguments": shown, "principal": principal()})
+        text = canonical_json({"tool": call.tool, "arguments": _bound_arguments(call), "principal": principal()})
         return hmac.new(self.key, text.encode("ascii"), hashlib.sha256).hexdigest()
 
     async def _page_memo(self, call: WriteCall) -> dict[str, str]:

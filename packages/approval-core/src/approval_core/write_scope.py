@@ -1,9 +1,9 @@
 """The scope of one tool call under the every-write profile, and what a server's code calls inside it.
 
 :func:`before_send` is what a server's client awaits before each request;
-:func:`plan_writes` / :func:`expect_writes` announce several changing
-requests before the first; :func:`stable` keeps a value the call makes up
-(a new UID) the same when the call runs again. Outside the profile each is a
+:func:`plan_writes` announces several changing requests before the first;
+:func:`stable` keeps a value the call makes up (a new UID) the same when the
+call runs again. Outside the profile each is a
 no-op (or, for :func:`stable`, just makes the value). The profile itself,
 which asks and decides, is :mod:`approval_core.every_write`.
 """
@@ -33,7 +33,6 @@ __all__ = [
     "chosen_by_server",
     "current_call",
     "enter",
-    "expect_writes",
     "leave",
     "origin_text",
     "plan_writes",
@@ -87,7 +86,7 @@ class WriteCall:
         tool: The tool's name.
         arguments: The call's arguments as the caller sent them.
         guarded: What the tool's own :meth:`ApprovalGate.check` gave: ``(dialog, target, version)``, or None.
-        planned: The requests the tool announced (:func:`expect_writes`, :func:`plan_writes`), or None.
+        planned: The requests the tool announced (:func:`plan_writes`), or None.
         planning: True while :func:`plan_writes` runs an attempt (its changing request is noted, not sent).
         approved: The requests still to be sent under the yes (None until asked).
         sent: The changing requests sent so far.
@@ -159,19 +158,6 @@ async def before_send(method: str, url: str, body: bytes | str | None, headers: 
         call.planned = [*(call.planned or []), line]
         raise _Planned
     await call.owner.check(call, line)
-
-
-def expect_writes(requests: Sequence[tuple[str, str, bytes | str | None, Mapping[str, str]]]) -> None:
-    """Announce every changing request a call will send, before the first of them.
-
-    Each is ``(method, url, body, headers)`` as :func:`before_send` will see it, so that one question lists
-    them all. A no-op outside the every-write profile. A tool that sends more than one changing request must
-    call it; otherwise the second request is refused as one the dialog did not show.
-    """
-    call = _CALL.get()
-    if call is not None and call.approved is None:
-        key = call.owner.key
-        call.planned = [RequestLine.of(m, u, b, h, key) for m, u, b, h in requests]
 
 
 MEMO_LIMIT = 8
