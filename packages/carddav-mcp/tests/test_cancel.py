@@ -4,7 +4,7 @@ over real stdio, as clients run it."""
 
 from __future__ import annotations
 
-import time
+import threading
 from urllib.parse import urlsplit
 
 import anyio
@@ -26,12 +26,17 @@ async def test_a_cancelled_export_sends_no_request_after_the_cancellation(radica
         radicale.put(radicale.book, f"c{i:03d}.vcf", vcard(f"UID:c{i}", f"FN:Card {i}"))
     parts = urlsplit(radicale.settings.url)
 
-    def slowly(method: str, path: str) -> str:
+    reached, released = threading.Event(), threading.Event()
+
+    def held(method: str, path: str) -> str:
         if method == "REPORT":
-            time.sleep(0.4)  # each batch takes a while, so the cancellation lands between batches
+            # The first batch is held until the server has taken in the cancellation, so the
+            # test does not depend on how fast a loaded machine delivers it.
+            reached.set()
+            released.wait(30)
         return "pass"
 
-    with fault_proxy(f"{parts.scheme}://{parts.netloc}/", slowly) as proxy:
+    with fault_proxy(f"{parts.scheme}://{parts.netloc}/", held) as proxy:
         through = radicale.settings.__class__(
             **{**radicale.settings.__dict__, "url": proxy.url.rstrip("/") + parts.path}
         )
@@ -40,13 +45,22 @@ async def test_a_cancelled_export_sends_no_request_after_the_cancellation(radica
             async with anyio.create_task_group() as calls:
                 calls.start_soon(client.call_tool, "export_contacts", {"address_book": radicale.book, "limit": 1000})
                 with anyio.fail_after(30):
-                    while not proxy.requests("REPORT"):  # noqa: ASYNC110 - the proxy thread sets no event
+                    while not reached.is_set():  # noqa: ASYNC110 - a thread's event, not an anyio one
                         await anyio.sleep(0.05)
                 calls.cancel_scope.cancel()
+            # The client sends its notifications/cancelled from a task of its own: let it go out
+            # first. The server acts on messages in the order they arrive, so once tools/list is
+            # answered, the cancellation sent before it has been acted on.
+            await anyio.sleep(0.1)
+            await client.list_tools()
             sent_before = len(proxy.seen)
-            await anyio.sleep(3 * 0.4)  # long enough for the second batch, had the work gone on
+            released.set()
+            await anyio.sleep(1.0)  # long enough for the second batch to be sent, had the work gone on
             after = len(proxy.seen)
             listed = await client.call_tool("list_address_books", {})  # the session still serves
-    assert after == sent_before, [f"{s.method} {s.path}" for s in proxy.seen[sent_before:]]
+    # The held batch enters the record once released; it was sent before the cancellation.
+    late = [f"{s.method} {s.path}" for s in proxy.seen[sent_before:after]]
+    assert len(late) == 1, late
+    assert late[0].startswith("REPORT "), late
     assert len(proxy.requests("REPORT")) == 1
     assert not listed.is_error
