@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT / "testing"))
 from ntfy_server import NtfyUnavailable, find_or_build_binary, ntfy_server  # noqa: E402
 
 WINDOW = ("2026-12-01", "2027-01-01")
+YEAR_ENTRIES = 1_200
 """The listing window of the calendar part: December 2026 (start inclusive, end exclusive)."""
 
 COMPONENTS = {"VEVENT": "events", "VTODO": "tasks", "VJOURNAL": "journal entries"}
@@ -123,10 +124,19 @@ class Talk:
         self.log = log
         self.read_up_to = 0
 
-    async def call(self, doing: str, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """Call ``tool`` saying ``doing`` first; return its structured content, or None when it did not act."""
+    async def call(
+        self, doing: str, tool: str, args: dict[str, Any], *, progress: bool = False
+    ) -> dict[str, Any] | None:
+        """Call ``tool`` saying ``doing`` first; return its structured content, or None when it did not act.
+
+        With ``progress``, the call asks for progress notifications and says each one as it comes.
+        """
         say(f"\n→ {doing}   [{tool}]")
-        result = await self.client.call_tool(tool, args)
+
+        async def told(done: float, total: float | None, message: str | None) -> None:
+            say(f"  … {done:g}" + (f" of {total:g}" if total is not None else "") + f" {message or ''}".rstrip())
+
+        result = await self.client.call_tool(tool, args, progress_callback=told if progress else None)
         self.tell_log()
         if not result.is_error:
             return result.structured_content or {}
@@ -177,8 +187,38 @@ def day_and_time(start: str | None, end: str | None) -> str:
     return f"{day} {clock[:5]}-{end_clock}" if clock else day
 
 
+def year_of_entries(folder: Path) -> None:
+    """Write YEAR_ENTRIES one-hour entries over 2027 into the embedded calendar's storage, as Radicale keeps them.
+
+    One ``.ics`` file each, so that the demo has a long read to show.
+    """
+    calendar = folder / "collection-root" / "me" / "calendar"
+    calendar.mkdir(parents=True, mode=0o700)
+    for path in (folder, folder / "collection-root", folder / "collection-root" / "me"):
+        path.chmod(0o700)
+    props = {
+        "tag": "VCALENDAR",
+        "D:displayname": "Calendar",
+        "C:supported-calendar-component-set": "VEVENT,VTODO,VJOURNAL",
+    }
+    (calendar / ".Radicale.props").write_text(json.dumps(props))
+    for i in range(YEAR_ENTRIES):
+        day = f"2027{1 + i % 12:02d}{1 + i % 28:02d}"
+        hour = 8 + i % 9
+        (calendar / f"year-{i}.ics").write_text(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//demo//EN\r\nBEGIN:VEVENT\r\n"
+            f"UID:year-{i}@demo\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:{day}T{hour:02d}0000Z\r\n"
+            f"DTEND:{day}T{hour:02d}5900Z\r\nSUMMARY:Appointment {i}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+            newline="",
+        )
+
+
 async def calendars(data: Path, answer: Any) -> None:
-    """caldav-mcp on its embedded backend: list, create a weekly series, list it, delete it (asks), list again."""
+    """caldav-mcp on its embedded backend: list, create a weekly series, list it, delete it (asks), list again.
+
+    Then a long read (a year of YEAR_ENTRIES entries) that reports its progress.
+    """
+    year_of_entries(data / "calendars")
     env = {"CALDAV_EMBEDDED": "true", "CALDAV_EMBEDDED_DIR": str(data / "calendars")}
     say("\n=== caldav-mcp: a calendar ===")
     with (data / "caldav-mcp.log").open("w+") as log:
@@ -222,6 +262,16 @@ async def calendars(data: Path, answer: Any) -> None:
                 if deleted is not None:
                     say("  ✓ Deleted: the series and all its occurrences.")
             await listing()
+
+            year = await talk.call(
+                f"What is on in the whole of 2027? (a long read: {YEAR_ENTRIES:,} entries; the server says how far "
+                "it has come)",
+                "list_events",
+                {"calendar": calendar, "start": "2027-01-01", "end": "2028-01-01", "limit": 3},
+                progress=True,
+            )
+            if year is not None:
+                say(f"  ✓ The first {len(year.get('events', []))} of them; the rest page by page with the cursor.")
 
 
 async def contacts(data: Path, answer: Any) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,8 +94,10 @@ def _running(argv: list[str], name: str, port: int, workdir: Path) -> Iterator[N
 
 
 @contextlib.contextmanager
-def radicale(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavServer]:
-    """Run Radicale on 127.0.0.1 with ``users`` (default ``{"willi": "secret"}``)."""
+def radicale(
+    workdir: Path, users: Mapping[str, str] | None = None, options: Sequence[str] = ()
+) -> Iterator[DavServer]:
+    """Run Radicale on 127.0.0.1 with ``users`` (default ``{"willi": "secret"}``) and its command-line ``options``."""
     users = dict(users or {"willi": "secret"})
     workdir.mkdir(parents=True, exist_ok=True)
     htpasswd = workdir / "users"
@@ -112,6 +114,7 @@ def radicale(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[
         "--rights-type", "owner_only",
         "--storage-filesystem-folder", str(storage),
         "--logging-level", "warning",
+        *options,
     ]  # fmt: skip
     with _running(argv, "radicale", port, workdir):
         yield DavServer(f"http://127.0.0.1:{port}/", "radicale", storage, users)

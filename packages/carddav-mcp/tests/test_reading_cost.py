@@ -205,7 +205,7 @@ async def test_a_server_that_refuses_the_query_is_searched_by_reading_every_card
     def answer(request: httpx.Request) -> httpx.Response:
         body = request.content.decode()
         kind = "query" if "addressbook-query" in body else "multiget" if "multiget" in body else request.method
-        seen.append(kind)
+        seen.append(f"{kind} {request.headers['Depth']}" if kind == "PROPFIND" else kind)
         if kind == "query":
             return httpx.Response(501, content=b"not implemented")
         data = f"<c:address-data>{card}</c:address-data>" if kind == "multiget" else ""
@@ -225,7 +225,9 @@ async def test_a_server_that_refuses_the_query_is_searched_by_reading_every_card
         (entry,) = await backend.entries("/u/b/")
     finally:
         await backend.aclose()
-    assert seen == ["query", "PROPFIND", "multiget"]  # refused once, then never asked again
+    # Refused once, then never asked again. The book's version is asked first (this double gives neither a
+    # CTag nor a sync-token), then the listing.
+    assert seen == ["query", "PROPFIND 0", "PROPFIND 0", "PROPFIND 1", "multiget"]
     assert entry.card.text_of("FN") == "Grace Hopper"
 
 
@@ -267,3 +269,31 @@ def davxml_general(href: str, safe: str) -> str:
     from urllib.parse import quote, unquote, urlsplit
 
     return quote(unquote(urlsplit(href.strip()).path), safe=safe)
+
+
+async def test_an_unchanged_book_listed_again_costs_one_small_request(dav: Dav) -> None:
+    fill(dav, 6)
+    with proxied(dav) as (proxy, server):
+        async with connect(server, revision="2026-07-28") as client:
+            first = (await client.call_tool("list_contacts", {"address_book": dav.book})).structured_content
+            before = len(proxy.seen)
+            again = (await client.call_tool("list_contacts", {"address_book": dav.book})).structured_content
+            asked_again = proxy.seen[before:]
+    assert again["contacts"] == first["contacts"]
+    # The book's own properties and its version: small requests of depth 0, no listing and no card read.
+    assert {(s.method, s.headers.get("depth")) for s in asked_again} == {("PROPFIND", "0")}
+    assert len(asked_again) <= 2
+
+
+async def test_changes_by_another_client_between_two_listings_are_seen(dav: Dav) -> None:
+    hrefs = fill(dav, 3)
+    async with connect(dav.server(), revision="2026-07-28") as client:
+        first = (await client.call_tool("list_contacts", {"address_book": dav.book})).structured_content
+        dav.put(dav.book, "c00.vcf", vcard("UID:c0", "FN:Renamed Elsewhere", "N:R;;;;"))
+        dav.put(dav.book, "new.vcf", vcard("UID:new", "FN:Newly Added", "N:N;;;;"))
+        assert dav.http.delete(hrefs[2]).status_code in {200, 204}
+        second = (await client.call_tool("list_contacts", {"address_book": dav.book})).structured_content
+        found = await client.call_tool("search_contacts", {"query": "Newly", "address_book": dav.book})
+    assert sorted(c["fn"] for c in first["contacts"]) == ["Person 00", "Person 01", "Person 02"]
+    assert sorted(c["fn"] for c in second["contacts"]) == ["Newly Added", "Person 01", "Renamed Elsewhere"]
+    assert [h["fn"] for h in found.structured_content["hits"]] == ["Newly Added"]

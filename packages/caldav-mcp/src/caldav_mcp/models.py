@@ -117,6 +117,11 @@ class EventList(BaseModel):
     truncated: bool = Field(description="True when more occurrences follow; pass next_cursor to continue.")
     next_cursor: str | None = None
     unreadable: list[Unreadable] = Field(default=[], description=_UNREADABLE)
+    reread: str | None = Field(
+        default=None,
+        description="Set when a cursor's listing was read again from the server, saying why; when the calendar "
+        "changed, this page starts again from the first occurrence of the window.",
+    )
 
 
 class Attendee(BaseModel):

@@ -118,6 +118,8 @@ def event_list_result(result: EventList) -> CallToolResult:
     lines.extend(
         f"{_when(item)} {json.dumps(item.summary or '', ensure_ascii=False)} {item.id}" for item in result.events
     )
+    if result.reread is not None:
+        lines.insert(1, f"Note: {result.reread}.")
     if result.truncated:
         lines.append(f"More follow: repeat the call with cursor={result.next_cursor}")
     lines.extend(

@@ -94,6 +94,7 @@ class Backend:
         self.settings = settings
         self._client: CardDavClient | None = None
         self._cache: dict[str, dict[str, Entry]] = {}
+        self._rows: dict[str, tuple[str, list[tuple[str, str | None]]]] = {}  # book -> (version, rows)
         self._scope: _Scope | None = None
         self._listed = False  # whether the scope has looked for name entries among the listed books
 
@@ -243,15 +244,30 @@ class Backend:
         return info
 
     async def rows(self, book: str) -> list[tuple[str, str | None]]:
-        """(href, ETag) of every card in ``book``, sorted by href: one PROPFIND, depth 1, for ``DAV:getetag``.
+        """(href, ETag) of every card in ``book``, sorted by href, as the server holds them now.
 
-        Not RFC 6578 sync-collection: every server answers this PROPFIND, it
-        carries no card data, and it is the cheapest listing Radicale has (its
-        first sync-collection of a book records a history entry for every
-        card, tens of seconds for 5,000 cards; a later one still reads all of
-        them). A page then reads only its own cards (:meth:`entries`).
+        While the book's version (CTag or sync-token, one PROPFIND of depth 0) and
+        the count of writes sent to it from here are unchanged, the rows read last
+        time; else one PROPFIND, depth 1, for ``DAV:getetag``. Not RFC 6578
+        sync-collection: Radicale's first one records history for every card
+        (tens of seconds for 5,000). A page then reads only its own cards.
         """
-        return await self.client().list_etags(book)
+        client = self.client()
+        try:
+            version = await client.collection_version(book)
+        except (Unreachable, AuthenticationFailed):
+            raise
+        except BackendError:  # one that cannot say is listed every time
+            version = None
+        if version is not None:
+            version = f"{version}|{client.writes_to(book)}"
+            kept = self._rows.get(book)
+            if kept is not None and kept[0] == version:
+                return kept[1]
+        rows = await client.list_etags(book)
+        if version is not None:
+            self._rows[book] = (version, rows)
+        return rows
 
     async def text_candidates(self, book: str, query: str) -> list[Entry] | None:
         """The cards of ``book`` that may match the text ``query``, read by a server-side query; None to read all.

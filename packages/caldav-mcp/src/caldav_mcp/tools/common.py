@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import parse_rid, parse_when, utc_bound
+from caldav_mcp.listings import Listings
 
 __all__ = [
     "ADD",
@@ -23,9 +25,11 @@ __all__ = [
     "READ",
     "TOGGLE",
     "App",
+    "cursor_version",
     "decode_cursor",
     "encode_cursor",
     "split_id",
+    "version_digest",
     "window",
 ]
 
@@ -46,11 +50,12 @@ TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_w
 
 @dataclass(frozen=True, slots=True)
 class App:
-    """What a tool needs: the backend client, the approval gate, and the listing's expansion cache."""
+    """What a tool needs: the backend client, the approval gate, the expansion cache and the listings kept."""
 
     client: CalDAVClient
     gate: ApprovalGate
     expansions: ExpansionCache = field(default_factory=ExpansionCache)
+    listings: Listings = field(default_factory=Listings)
 
 
 def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:
@@ -85,10 +90,28 @@ def window(start: str, end: str, *, max_days: int = MAX_WINDOW_DAYS) -> tuple[dt
     return lo, hi
 
 
-def encode_cursor(key: Any, query: Any) -> str:
-    """An opaque cursor: the last key returned, bound to the query it continues."""
-    raw = json.dumps({"k": key, "q": query}, separators=(",", ":"), default=str)
+def encode_cursor(key: Any, query: Any, version: str | None = None) -> str:
+    """An opaque cursor: the last key returned, bound to the query it continues (and the version it was read at)."""
+    data: dict[str, Any] = {"k": key, "q": query}
+    if version is not None:
+        data["v"] = version_digest(version)
+    raw = json.dumps(data, separators=(",", ":"), default=str)
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def version_digest(version: str) -> str:
+    """A short digest of a listing's version (16 hex digits of BLAKE2b), as a cursor carries it."""
+    return hashlib.blake2b(version.encode(), digest_size=8).hexdigest()
+
+
+def cursor_version(cursor: str) -> str | None:
+    """The version digest a cursor from :func:`encode_cursor` carries; None when it carries none.
+
+    Call after :func:`decode_cursor` accepted the cursor.
+    """
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    version = data.get("v")
+    return version if isinstance(version, str) else None
 
 
 def decode_cursor(cursor: str | None, query: Any) -> Any:

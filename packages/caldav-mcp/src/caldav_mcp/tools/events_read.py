@@ -27,7 +27,8 @@ from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.rid_forms import key_of, key_of_text
-from caldav_mcp.tools.common import READ, App, decode_cursor, encode_cursor, split_id, window
+from caldav_mcp.tools.common import READ, App, cursor_version, decode_cursor, encode_cursor, split_id, window
+from caldav_mcp.tools.windows import MAX_COLLECTED, listing_of
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -35,7 +36,6 @@ if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the to
 
 __all__ = ["expand", "find_occurrence", "occurrence_of", "register"]
 
-MAX_COLLECTED = 20_000
 _SEARCHED = ("SUMMARY", "DESCRIPTION", "LOCATION", "ATTENDEE", "CATEGORIES")
 
 CalendarArg = Annotated[
@@ -98,14 +98,20 @@ def expand(
     return found
 
 
-def page(items: list[Occurrence], limit: int, cursor: str | None, query: Any) -> tuple[list[Occurrence], str | None]:
-    """One page after ``cursor``, and the cursor for the next one (None on the last page)."""
-    after = decode_cursor(cursor, query)
-    if after is not None:
-        items = [item for item in items if sort_key(item) > after]
-    chosen = items[:limit]
-    more = len(items) > limit
-    return chosen, (encode_cursor(sort_key(chosen[-1]), query) if more and chosen else None)
+def page(
+    items: list[Occurrence] | tuple[Occurrence, ...], limit: int, after: Any, query: Any, version: str | None = None
+) -> tuple[list[Occurrence], str | None]:
+    """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last)."""
+    chosen: list[Occurrence] = []
+    more = False
+    for item in items:  # in start order: skip to the key, then take one more than a page to learn if more follow
+        if after is not None and sort_key(item) <= after:
+            continue
+        if len(chosen) == limit:
+            more = True
+            break
+        chosen.append(item)
+    return chosen, (encode_cursor(sort_key(chosen[-1]), query, version) if more and chosen else None)
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
@@ -167,10 +173,20 @@ def register(server: MCPServer[Any], app: App) -> None:
         """
         cal = await app.client.calendar(calendar)
         lo, hi = window(start, end)
-        resources = await app.client.query(cal, "VEVENT", start=lo, end=hi)
-        unreadable: list[UnreadableOut] = []
-        expanded = expand(resources, lo, hi, unreadable=unreadable, cache=app.expansions)
-        items, next_cursor = page(expanded, limit, cursor, ["list", cal.path, start, end])
+        query = ["list", cal.path, start, end]
+        after = decode_cursor(cursor, query)
+        found = await listing_of(
+            app,
+            cal,
+            lo,
+            hi,
+            cursor_version(cursor) if cursor is not None else None,
+            lambda resources, unreadable: expand(resources, lo, hi, unreadable=unreadable, cache=app.expansions),
+        )
+        listing = found.listing
+        if found.restarted:
+            after = None
+        items, next_cursor = page(listing.items, limit, after, query, listing.version or None)
         return event_list_result(
             EventList(
                 calendar=cal.path,
@@ -179,7 +195,8 @@ def register(server: MCPServer[Any], app: App) -> None:
                 events=items,
                 truncated=next_cursor is not None,
                 next_cursor=next_cursor,
-                unreadable=unreadable,
+                unreadable=list(listing.unreadable),
+                reread=found.reread,
             )
         )
 

@@ -1,0 +1,117 @@
+"""Windows already listed, kept behind their cursors and checked against the calendar's version (``list_events``).
+
+A listing is read from the server once per window and version: the first
+call reads and expands the window, and its later pages, or the same window
+asked again while the calendar is unchanged, come from what was kept. Whether
+the calendar changed is the server's word, its CTag or sync-token
+(:meth:`webdav_core.WebDavClient.collection_version`), together with the
+count of writes this server sent to it (:meth:`webdav_core.WebDavClient.writes_to`).
+A kept listing is one version of the window, whole: pages are never served
+from two versions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from caldav_mcp.models import Occurrence, Unreadable
+
+__all__ = ["CONFIRMED_SECONDS", "KEPT_SECONDS", "MAX_KEPT_OCCURRENCES", "Listing", "Listings", "WindowKey"]
+
+KEPT_SECONDS = 600.0
+"""How long a listing is kept after it was read (seconds); a cursor older than that reads the window again."""
+
+CONFIRMED_SECONDS = 5.0
+"""A later page of a listing whose version was confirmed less than this long ago (seconds) is served without
+asking the server again. Paging is a run of calls seconds apart; asking for the version before each page would
+cost more than the page itself on a server that reads every entry to answer it (Radicale: about 70 ms for
+2,000 entries). A call without a cursor always asks."""
+
+MAX_KEPT_OCCURRENCES = 100_000
+"""The most occurrences kept over all listings; the least recently used listing goes first."""
+
+WindowKey = tuple[str, dt.datetime, dt.datetime]
+"""(calendar path, window start, window end), both ends aware UTC."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One window of one calendar, as one version of it held it.
+
+    Attributes:
+        version: The calendar's version when it was read ("" when the server gives none: never kept).
+        items: Every occurrence in the window, in start order.
+        unreadable: The entries left out, with why.
+    """
+
+    version: str
+    items: tuple[Occurrence, ...]
+    unreadable: tuple[Unreadable, ...]
+
+
+@dataclass(slots=True)
+class _Kept:
+    listing: Listing
+    read_at: float
+    confirmed_at: float
+
+
+class Listings:
+    """Listings by window, bounded by count of occurrences and by age. Safe to share between tasks and threads.
+
+    Args:
+        limit: The most occurrences held in all (default MAX_KEPT_OCCURRENCES).
+        kept_seconds: How long a listing is kept after its read (default KEPT_SECONDS).
+    """
+
+    def __init__(self, limit: int = MAX_KEPT_OCCURRENCES, kept_seconds: float = KEPT_SECONDS) -> None:
+        self.limit = limit
+        self.kept_seconds = kept_seconds
+        self._held = 0
+        self._items: OrderedDict[WindowKey, _Kept] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: WindowKey) -> tuple[Listing, float] | None:
+        """The listing kept for ``key`` and the seconds since its version was last confirmed; None when none."""
+        now = time.monotonic()
+        with self._lock:
+            kept = self._items.get(key)
+            if kept is None:
+                return None
+            if now - kept.read_at > self.kept_seconds:
+                self._drop(key)
+                return None
+            self._items.move_to_end(key)
+            return kept.listing, now - kept.confirmed_at
+
+    def confirm(self, key: WindowKey) -> None:
+        """Note that the listing's version was just found current on the server."""
+        with self._lock:
+            kept = self._items.get(key)
+            if kept is not None:
+                kept.confirmed_at = time.monotonic()
+
+    def put(self, key: WindowKey, listing: Listing) -> None:
+        """Keep ``listing`` for ``key``, dropping the least recently used beyond the limit (never one too big)."""
+        if not listing.version or len(listing.items) > self.limit:
+            return
+        now = time.monotonic()
+        with self._lock:
+            self._drop(key)
+            self._items[key] = _Kept(listing, now, now)
+            self._held += len(listing.items)
+            while self._held > self.limit:
+                self._drop(next(iter(self._items)))
+
+    def _drop(self, key: WindowKey) -> None:
+        kept = self._items.pop(key, None)
+        if kept is not None:
+            self._held -= len(kept.listing.items)
+
+    def __len__(self) -> int:
+        """How many windows are kept."""
+        return len(self._items)

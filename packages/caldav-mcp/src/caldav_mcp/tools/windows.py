@@ -1,0 +1,157 @@
+"""A window of one calendar read once per version: the listing ``list_events`` pages through.
+
+The first call for a window asks the server for the calendar's version (one
+small PROPFIND), reads the window (one calendar-query REPORT, RFC 4791 §7.8)
+and expands it, reporting progress; what it found is kept
+(:class:`caldav_mcp.listings.Listings`). A later page, or the same window asked
+again, is served from what was kept while the version holds, and is read again
+when it does not, saying so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from approval_core import report_progress
+from caldav_mcp.client import CalendarInfo
+from caldav_mcp.dav import Resource
+from caldav_mcp.errors import BackendError, BadCredentials, InvalidInput, Unreachable
+from caldav_mcp.listings import CONFIRMED_SECONDS, Listing
+from caldav_mcp.models import Occurrence, Unreadable
+from caldav_mcp.tools.common import App, version_digest
+from caldav_mcp.views import sort_key
+
+__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "listing_of", "window_entries"]
+
+MAX_COLLECTED = 100_000
+"""The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
+20,000-entry calendar (500 of them never-ending series) holds 64,156."""
+
+MAX_SPLITS = 4
+"""How many times a window the server refuses with 400 is halved (at most 2**4 = 16 REPORTs in all)."""
+
+EXPAND_BATCH = 250
+"""Entries expanded between two progress reports (and two chances for a cancellation to land)."""
+
+Expand = Callable[[list[Resource], list[Unreadable]], list[Occurrence]]
+"""Expands entries into their occurrences in the window, adding the unreadable ones to the list given."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A listing for one call.
+
+    Attributes:
+        listing: What the window holds.
+        reread: Why it was read again for a cursor; None when it was not.
+        restarted: The cursor's place was lost with its version: the page starts from the first occurrence.
+    """
+
+    listing: Listing
+    reread: str | None = None
+    restarted: bool = False
+
+
+async def window_entries(
+    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, depth: int = 0
+) -> list[Resource]:
+    """The VEVENT entries of ``cal`` overlapping ``[lo, hi)``, by calendar-query REPORTs.
+
+    A server that refuses the REPORT with 400 (Radicale refuses one that would
+    hold more than its ``max_expand_occurrence`` entries, 10,000 by default) is
+    asked for each half of the window instead, down to MAX_SPLITS halvings; an
+    entry in both halves is kept once.
+
+    Raises:
+        InvalidInput: still refused after MAX_SPLITS halvings, or for a window of a day or less: narrow it.
+        BackendError: any other failure of the REPORT.
+    """
+    try:
+        return await app.client.query(cal, "VEVENT", start=lo, end=hi)
+    except BackendError as exc:
+        if exc.status != 400:
+            raise
+        if depth >= MAX_SPLITS or hi - lo <= dt.timedelta(days=1):
+            raise InvalidInput(
+                f"end: the CalDAV server refused to list {cal.path} from {lo.isoformat()} to {hi.isoformat()} "
+                "(HTTP 400), even in parts. Servers refuse a REPORT holding more entries than their limit "
+                "(Radicale: max_expand_occurrence, 10,000 by default); narrow the window."
+            ) from None
+    middle = lo + (hi - lo) / 2
+    found = {r.href: r for r in await window_entries(app, cal, lo, middle, depth + 1)}
+    for resource in await window_entries(app, cal, middle, hi, depth + 1):
+        found.setdefault(resource.href, resource)
+    return list(found.values())
+
+
+async def _read(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand) -> Listing:
+    """Read and expand the window, reporting progress (entries expanded, of those read) every EXPAND_BATCH."""
+    resources = await window_entries(app, cal, lo, hi)
+    total = len(resources)
+    await report_progress(0, total, "entries read; expanding them")
+    items: list[Occurrence] = []
+    unreadable: list[Unreadable] = []
+    for done in range(0, total, EXPAND_BATCH):
+        items.extend(expand(resources[done : done + EXPAND_BATCH], unreadable))
+        if len(items) > MAX_COLLECTED:
+            raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
+        await report_progress(min(done + EXPAND_BATCH, total), total, "entries expanded")
+    items.sort(key=sort_key)
+    return Listing(version, tuple(items), tuple(unreadable))
+
+
+async def listing_of(
+    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, cursor_version: str | None, expand: Expand
+) -> Found:
+    """The listing of ``[lo, hi)`` in ``cal`` for one call; ``cursor_version`` the digest a cursor carries.
+
+    Served from what is kept without asking the server when a cursor continues
+    a listing confirmed less than CONFIRMED_SECONDS ago; else after one request
+    for the calendar's version, from what is kept when it still holds, or read
+    again. A cursor whose listing changed gets the new one with ``reread`` saying
+    so; its caller starts again from the first occurrence. A server that gives
+    no version is read on every call (nothing is kept).
+
+    Raises:
+        InvalidInput: see :func:`window_entries`; or too many occurrences (from ``expand``).
+        BackendError: the server failed.
+    """
+    key = (cal.path, lo, hi)
+    kept = app.listings.get(key)
+    wire = app.client.wire()
+    writes = wire.writes_to(cal.path)
+    if (
+        kept is not None
+        and cursor_version is not None
+        and kept[1] < CONFIRMED_SECONDS
+        and kept[0].version.rpartition("|")[2] == str(writes)  # nothing written here since
+        and version_digest(kept[0].version) == cursor_version
+    ):
+        return Found(kept[0])
+    try:
+        server_version = await wire.collection_version(cal.path)
+    except (Unreachable, BadCredentials):
+        raise
+    except BackendError:
+        server_version = None  # a server that cannot say is read every time
+    version = f"{server_version}|{writes}" if server_version is not None else ""
+    if kept is not None and version and kept[0].version == version:
+        app.listings.confirm(key)
+        listing = kept[0]
+    else:
+        listing = await _read(app, cal, lo, hi, version, expand)
+        app.listings.put(key, listing)
+    if cursor_version is None or not version:
+        return Found(listing)
+    if version_digest(version) != cursor_version:
+        return Found(
+            listing,
+            "the calendar changed since the page this cursor continues, so the window was read again: this page "
+            "starts again from its first occurrence",
+            restarted=True,
+        )
+    if kept is None or kept[0] is not listing:
+        return Found(listing, "the listing behind this cursor was no longer kept; the window was read again, unchanged")
+    return Found(listing)

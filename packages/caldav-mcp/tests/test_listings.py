@@ -1,0 +1,194 @@
+"""Long reads: one read of a window per version, its pages from what was kept, changes always seen, progress.
+
+The request counts come from a recording proxy (a test double relaying to the real Radicale unchanged).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from conftest import Account
+from dav_servers import radicale
+from rewriting_proxy import rewriting_proxy
+
+from approval_core import ApprovalSettings
+from approval_core.testing import connect
+from caldav_helpers import ics, structured, vevent
+from caldav_mcp.server import build_server
+from caldav_mcp.settings import CalDAVSettings
+from caldav_mcp.tools import windows
+
+pytestmark = pytest.mark.anyio
+
+WINDOW = {"start": "2026-12-01", "end": "2027-01-01"}
+
+
+def day_event(uid: str, day: int, summary: str | None = None) -> str:
+    start = dt.datetime(2026, 12, day, 9, tzinfo=dt.UTC)
+    stamp = start.strftime("%Y%m%dT%H%M%SZ")
+    end = (start + dt.timedelta(hours=1)).strftime("%Y%m%dT%H%M%SZ")
+    return ics(vevent(uid, f":{stamp}", f":{end}", summary or f"Event {uid}"))
+
+
+def fill(account: Account, count: int) -> None:
+    for i in range(count):
+        account.put(account.work, f"e{i:02d}.ics", day_event(f"e{i:02d}", 1 + i % 28))
+
+
+def through(account: Account, url: str) -> Any:
+    proxied = url.rstrip("/") + "/"
+    return build_server(ApprovalSettings(), CalDAVSettings(proxied, "willi", "secret"))
+
+
+async def all_pages(client: Any, calendar: str, limit: int) -> list[dict[str, Any]]:
+    pages = [structured(await client.call_tool("list_events", {"calendar": calendar, **WINDOW, "limit": limit}))]
+    while pages[-1]["next_cursor"]:
+        arguments = {"calendar": calendar, **WINDOW, "limit": limit, "cursor": pages[-1]["next_cursor"]}
+        pages.append(structured(await client.call_tool("list_events", arguments)))
+    return pages
+
+
+async def test_paging_through_a_window_reads_it_from_the_server_once(account: Account) -> None:
+    fill(account, 25)
+    with rewriting_proxy(account.server.url, lambda body: body) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            before = len(proxy.requests)
+            pages = await all_pages(client, account.work, 10)
+    reports = [r for r in proxy.requests[before:] if r.startswith("REPORT ")]
+    assert len(pages) == 3
+    assert [e["uid"] for p in pages for e in p["events"]] == sorted(
+        (f"e{i:02d}" for i in range(25)), key=lambda uid: (int(uid[1:]) % 28, uid)
+    )
+    assert len(reports) == 1, proxy.requests[before:]
+    assert all(p["reread"] is None for p in pages)
+
+
+async def test_an_unchanged_window_asked_again_costs_one_small_request(account: Account) -> None:
+    fill(account, 5)
+    with rewriting_proxy(account.server.url, lambda body: body) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            before = len(proxy.requests)
+            again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            asked = proxy.heads[before:]
+    assert again["events"] == first["events"]
+    assert [(method, head.get("depth")) for method, _, head in asked] == [("PROPFIND", "0")]
+
+
+async def test_changes_made_by_another_client_between_two_calls_are_seen(account: Account) -> None:
+    fill(account, 3)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+        account.put(account.work, "e00.ics", day_event("e00", 1, "Renamed elsewhere"))
+        account.put(account.work, "new.ics", day_event("new", 20))
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "e02.ics")
+        second = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
+    assert {e["uid"]: e["summary"] for e in second["events"]} == {
+        "e00": "Renamed elsewhere",
+        "e01": "Event e01",
+        "new": "Event new",
+    }
+
+
+async def test_a_cursor_whose_calendar_changed_reads_again_and_starts_over(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(windows, "CONFIRMED_SECONDS", 0.0)  # every page asks the server for the version
+    fill(account, 6)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 4}))
+        account.put(account.work, "early.ics", day_event("early", 1))
+        arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
+        second = structured(await client.call_tool("list_events", arguments))
+        text = (await client.call_tool("list_events", arguments)).content[0].text
+    assert second["reread"] is not None and "changed" in second["reread"]
+    assert [e["uid"] for e in second["events"]] == ["e00", "early", "e01", "e02"]  # from the first again
+    assert "Note: the calendar changed" in text
+
+
+async def test_a_write_through_this_server_is_seen_by_the_next_page_at_once(account: Account) -> None:
+    fill(account, 6)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 4}))
+        structured(
+            await client.call_tool(
+                "create_event",
+                {"calendar": account.work, "summary": "Added here", "start": "2026-12-02T08:00:00Z"},
+            )
+        )
+        arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
+        second = structured(await client.call_tool("list_events", arguments))
+    assert second["reread"] is not None and "changed" in second["reread"]
+    assert "Added here" in [e["summary"] for e in second["events"]]
+
+
+async def test_a_cursor_whose_listing_is_gone_reads_again_and_continues(account: Account) -> None:
+    fill(account, 6)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 4}))
+    async with connect(account.build(), revision="2026-07-28") as fresh:  # another process: nothing kept
+        arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
+        second = structured(await fresh.call_tool("list_events", arguments))
+    assert second["reread"] is not None and "no longer kept" in second["reread"]
+    assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
+
+
+async def test_a_long_listing_reports_progress_with_real_counts(account: Account) -> None:
+    count = windows.EXPAND_BATCH + 20
+    for i in range(count):
+        account.put(account.work, f"p{i:03d}.ics", day_event(f"p{i:03d}", 1 + i % 28))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async with connect(account.build(), revision="2025-11-25") as client:
+        result = await client.call_tool(
+            "list_events", {"calendar": account.work, **WINDOW, "limit": 5}, progress_callback=progress
+        )
+    assert not result.is_error
+    assert seen == [
+        (0, count, "entries read; expanding them"),
+        (windows.EXPAND_BATCH, count, "entries expanded"),
+        (count, count, "entries expanded"),
+    ]
+
+
+async def test_a_window_the_server_refuses_as_too_large_is_read_in_parts(tmp_path) -> None:
+    # Radicale refuses a REPORT answering with more VEVENTs than its max_expand_occurrence (400).
+    with radicale(tmp_path, {"willi": "secret"}, ["--reporting-max-expand-occurrence", "8"]) as server:
+        import caldav
+
+        dav = caldav.DAVClient(url=server.url, username="willi", password="secret")
+        dav.principal().make_calendar(name="Busy", cal_id="busy")
+        busy = "/willi/busy/"
+        for i in range(20):
+            response = dav.put(
+                f"{server.url.rstrip('/')}{busy}b{i:02d}.ics",
+                day_event(f"b{i:02d}", 1 + i),
+                {"Content-Type": "text/calendar"},
+            )
+            assert response.status == 201
+        for i in range(10):  # ten on one day: no halving of a day gets under the limit
+            response = dav.put(
+                f"{server.url.rstrip('/')}{busy}d{i:02d}.ics",
+                day_event(f"d{i:02d}", 28),
+                {"Content-Type": "text/calendar"},
+            )
+            assert response.status == 201
+        settings = CalDAVSettings(server.url, "willi", "secret")
+        async with connect(build_server(ApprovalSettings(), settings), revision="2026-07-28") as client:
+            parts = structured(
+                await client.call_tool("list_events", {"calendar": busy, "start": "2026-12-01", "end": "2026-12-25"})
+            )
+            refused = await client.call_tool(
+                "list_events", {"calendar": busy, "start": "2026-12-28", "end": "2026-12-29"}
+            )
+    assert sorted(e["uid"] for e in parts["events"]) == [f"b{i:02d}" for i in range(20) if 1 + i < 25]
+    assert refused.is_error
+    assert "narrow the window" in refused.content[0].text
+    assert "max_expand_occurrence" in refused.content[0].text
