@@ -13,6 +13,7 @@ from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import parse_rid, parse_when, utc_bound
+from caldav_mcp.narrowing import Narrowing
 
 __all__ = [
     "ADD",
@@ -46,11 +47,12 @@ TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_w
 
 @dataclass(frozen=True, slots=True)
 class App:
-    """What a tool needs: the backend client, the approval gate, and the listing's expansion cache."""
+    """What a tool needs: the client, the approval gate, the expansion cache, and the search's trust in the server."""
 
     client: CalDAVClient
     gate: ApprovalGate
     expansions: ExpansionCache = field(default_factory=ExpansionCache)
+    narrowing: Narrowing = field(default_factory=Narrowing)
 
 
 def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:
