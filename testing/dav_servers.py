@@ -94,9 +94,7 @@ def _running(argv: list[str], name: str, port: int, workdir: Path) -> Iterator[N
 
 
 @contextlib.contextmanager
-def radicale(
-    workdir: Path, users: Mapping[str, str] | None = None, options: Sequence[str] = ()
-) -> Iterator[DavServer]:
+def radicale(workdir: Path, users: Mapping[str, str] | None = None, options: Sequence[str] = ()) -> Iterator[DavServer]:
     """Run Radicale on 127.0.0.1 with ``users`` (default ``{"willi": "secret"}``) and its command-line ``options``."""
     users = dict(users or {"willi": "secret"})
     workdir.mkdir(parents=True, exist_ok=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import caldav
 import pytest
-from conftest import Account
 from dav_servers import radicale
 from rewriting_proxy import rewriting_proxy
 
@@ -21,6 +21,8 @@ from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import windows
 
 pytestmark = pytest.mark.anyio
+
+Account = Any  # the caldav-mcp conftest's Account fixture value: a Radicale account with fresh calendars
 
 WINDOW = {"start": "2026-12-01", "end": "2027-01-01"}
 
@@ -105,7 +107,8 @@ async def test_a_cursor_whose_calendar_changed_reads_again_and_starts_over(
         arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
         second = structured(await client.call_tool("list_events", arguments))
         text = (await client.call_tool("list_events", arguments)).content[0].text
-    assert second["reread"] is not None and "changed" in second["reread"]
+    assert second["reread"] is not None
+    assert "changed" in second["reread"]
     assert [e["uid"] for e in second["events"]] == ["e00", "early", "e01", "e02"]  # from the first again
     assert "Note: the calendar changed" in text
 
@@ -122,7 +125,8 @@ async def test_a_write_through_this_server_is_seen_by_the_next_page_at_once(acco
         )
         arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
         second = structured(await client.call_tool("list_events", arguments))
-    assert second["reread"] is not None and "changed" in second["reread"]
+    assert second["reread"] is not None
+    assert "changed" in second["reread"]
     assert "Added here" in [e["summary"] for e in second["events"]]
 
 
@@ -133,7 +137,8 @@ async def test_a_cursor_whose_listing_is_gone_reads_again_and_continues(account:
     async with connect(account.build(), revision="2026-07-28") as fresh:  # another process: nothing kept
         arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
         second = structured(await fresh.call_tool("list_events", arguments))
-    assert second["reread"] is not None and "no longer kept" in second["reread"]
+    assert second["reread"] is not None
+    assert "no longer kept" in second["reread"]
     assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
 
 
@@ -161,8 +166,6 @@ async def test_a_long_listing_reports_progress_with_real_counts(account: Account
 async def test_a_window_the_server_refuses_as_too_large_is_read_in_parts(tmp_path) -> None:
     # Radicale refuses a REPORT answering with more VEVENTs than its max_expand_occurrence (400).
     with radicale(tmp_path, {"willi": "secret"}, ["--reporting-max-expand-occurrence", "8"]) as server:
-        import caldav
-
         dav = caldav.DAVClient(url=server.url, username="willi", password="secret")
         dav.principal().make_calendar(name="Busy", cal_id="busy")
         busy = "/willi/busy/"

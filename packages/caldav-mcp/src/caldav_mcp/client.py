@@ -1,9 +1,9 @@
-"""The CalDAV backend's reads and writes of entries, on the family's WebDAV layer.
+"""The CalDAV backend's client: the reads of entries (:class:`caldav_mcp.reading.EntryReads`) and their writes.
 
-:class:`CalDAVClient` stands on :class:`caldav_mcp.calendars.Calendars` (the
-account's calendars), itself on :class:`caldav_mcp.wire.CalDAVWire`, the
-layer's client in caldav-mcp's words. What is CalDAV stays here: the
-calendar-query filters (RFC 4791 §7.8, §9.7), the names of new entries, and
+:class:`CalDAVClient` stands on :class:`caldav_mcp.reading.EntryReads`, itself
+on :class:`caldav_mcp.calendars.Calendars` (the account's calendars) and
+:class:`caldav_mcp.wire.CalDAVWire`, the layer's client in caldav-mcp's words.
+What is CalDAV in the writes stays here: the names of new entries and
 iCalendar bytes. Every request, and every rule of trust, is the layer's
 (:mod:`webdav_core`):
 
@@ -17,44 +17,17 @@ Where the server's listing carries no ETag, the entry is read again with GET
 there is refused (:meth:`webdav_core.WebDavClient.bound_version`), so no
 write is ever blind. A 412 becomes :class:`PreconditionFailed` and is never
 retried; a DELETE answered 404 or 410 means the entry is already gone.
-
-Every href a server names in an answer must be an entry directly inside the
-calendar that was asked (:meth:`webdav_core.WebDavClient.member_in`, decoded
-exactly once); one that is not fails the query, so nothing is ever read or
-written elsewhere.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-import re
-from collections.abc import Mapping
-from typing import Any
-from urllib.parse import urlsplit
-from xml.sax.saxutils import escape as xml_escape
 
-from caldav_mcp.calendars import Calendars
-from caldav_mcp.components import decode_object
 from caldav_mcp.dav import CONTENT_TYPE, CalendarInfo, Component, Deletion, Resource
-from caldav_mcp.errors import BackendError, CalDAVToolError, Conflict, NotFound, PreconditionFailed
+from caldav_mcp.errors import Conflict, PreconditionFailed
+from caldav_mcp.reading import EntryReads
 
 __all__ = ["CalDAVClient", "CalendarInfo", "Component", "Deletion", "Resource", "resource_name"]
-
-_CALDAV = "urn:ietf:params:xml:ns:caldav"
-
-
-def _uids(data: str) -> set[str]:
-    """The UID values in iCalendar text (lines unfolded, RFC 5545 §3.1)."""
-    unfolded = re.sub(r"\r?\n[ \t]", "", data)
-    return {line[4:].strip() for line in unfolded.splitlines() if line.upper().startswith("UID:")}
-
-
-def _text_match(prop: str, needle: str, collation: str) -> str:
-    return (
-        f'<C:prop-filter name="{xml_escape(prop)}"><C:text-match collation="{collation}">{xml_escape(needle)}'
-        "</C:text-match></C:prop-filter>"
-    )
 
 
 def resource_name(uid: str) -> str:
@@ -74,7 +47,7 @@ def resource_name(uid: str) -> str:
     return f"{hashlib.sha256(uid.encode()).hexdigest()[:40]}.ics"
 
 
-class CalDAVClient(Calendars):
+class CalDAVClient(EntryReads):
     """Async CalDAV client for one account: the entries of its calendars.
 
     Calls are not serialized: one call held up by a slow server (for at most
@@ -87,161 +60,7 @@ class CalDAVClient(Calendars):
             trusted ``X-Remote-User`` behind an authenticating proxy).
     """
 
-    # ------------------------------------------------------------------ reading
-
-    async def query(
-        self,
-        cal: CalendarInfo,
-        component: Component,
-        *,
-        start: Any = None,
-        end: Any = None,
-        text: Mapping[str, str] | None = None,
-    ) -> list[Resource]:
-        """Calendar-query REPORT (RFC 4791 §7.8) for one component type.
-
-        Args:
-            cal: The calendar.
-            component: VEVENT, VTODO or VJOURNAL.
-            start: Time-range start (aware datetime), with ``end``.
-            end: Time-range end (aware datetime).
-            text: One property → substring to match server-side (text-match).
-
-        Returns:
-            Every matching object; one whose bytes cannot be decoded comes
-            with ``problem`` set (see :meth:`_objects`), the others are complete.
-        """
-        from caldav_mcp.wire import time_range
-
-        inner = time_range(start, end) if start is not None else ""
-        for prop, needle in (text or {}).items():
-            inner += _text_match(prop.upper(), needle, "i;ascii-casemap")
-        with self.doing(f"querying {cal.path}"):
-            return await self._objects(cal, component, inner)
-
-    async def text_query(
-        self, cal: CalendarInfo, prop: str, needle: str, start: dt.datetime, end: dt.datetime
-    ) -> list[Resource]:
-        """VEVENTs in a window whose ``prop`` contains ``needle`` (RFC 4791 §9.7.5 text-match, i;ascii-casemap).
-
-        Raises:
-            BackendError: the server does not answer the query (the caller may fall back).
-        """
-        from caldav_mcp.wire import time_range
-
-        inner = time_range(start, end) + _text_match(prop, needle, "i;ascii-casemap")
-        with self.doing(f"searching {cal.path}"):
-            return await self._objects(cal, "VEVENT", inner)
-
-    async def find(self, cal: CalendarInfo, component: Component, uid: str, *, field: str = "uid") -> Resource:
-        """The resource holding ``uid`` in ``cal``, with the ETag of exactly the bytes read.
-
-        Where the query's answer carries no ETag, the entry is read again with
-        GET, whose ETag belongs to the data it answers with.
-
-        Raises:
-            NotFound: no entry of that type with that UID in the calendar.
-            BackendError: the entry holding it cannot be decoded (names its path).
-        """
-        with self.doing(f"looking up {uid!r}"):
-            candidates = await self._objects(cal, component, _text_match("UID", uid, "i;octet"))
-            unreadable: Resource | None = None
-            for resource in candidates:
-                if resource.problem:
-                    unreadable = unreadable or resource
-                elif uid in _uids(resource.data):
-                    return resource if resource.etag else await self._get_object(resource.href, None)
-            if unreadable is not None and len(candidates) == 1:
-                raise BackendError(f"{field}: {unreadable.problem}")
-        kind = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}[component]
-        raise NotFound(f"{field}: no {kind} with UID {uid!r} in {cal.path}")
-
-    # ------------------------------------------------------------------ bytes before text
-
-    async def _objects(self, cal: CalendarInfo, component: Component, inner: str) -> list[Resource]:
-        """The objects of ``component`` in ``cal`` matching ``inner`` (filter XML).
-
-        Reads a calendar-query REPORT with calendar-data. When its multistatus
-        cannot be parsed (a server that folded a line inside a multi-byte UTF-8
-        sequence, RFC 5545 §3.1, makes the whole XML body invalid UTF-8), the
-        same query is repeated for hrefs and ETags only and each object is
-        fetched with GET, its bytes unfolded before decoding
-        (:func:`caldav_mcp.components.decode_object`). An object that still
-        cannot be decoded is returned with ``problem`` naming it, so that a
-        listing keeps the rest.
-
-        Raises:
-            BackendError: the REPORT failed (status, or an answer that is not a
-                multistatus), or it named an entry not directly inside ``cal``.
-        """
-        from caldav_mcp.wire import calendar_query
-        from webdav_core import parse_multistatus
-        from webdav_core.xml import DAV
-
-        wire = self.wire()
-        what = f"REPORT {cal.path}"
-        body = await wire.report(cal.path, calendar_query(component, inner, with_data=True), what)
-        try:
-            answer = parse_multistatus(body)
-        except ValueError as exc:
-            if "malformed XML" not in str(exc):
-                raise BackendError(f"{what}: the CalDAV server's answer could not be read: {exc}.") from None
-            body = await wire.report(cal.path, calendar_query(component, inner, with_data=False), what)
-            try:
-                answer = parse_multistatus(body)
-            except ValueError as again:
-                raise BackendError(f"{what}: the CalDAV server's answer could not be read: {again}.") from None
-        found: list[Resource] = []
-        for response in answer.responses:
-            raw = response.raw or response.href
-            if response.status == 404 or urlsplit(raw).path.endswith("/"):
-                continue  # not an entry: the collection itself, or a sub-collection
-            href = wire.member_in(cal.path, raw)
-            if href is None:
-                raise BackendError(
-                    f"the CalDAV server answered a query on {cal.path} with an entry that is not directly inside "
-                    "it; nothing was sent there"
-                )
-            etag = response.text(DAV, "getetag")
-            data = response.props.get(f"{{{_CALDAV}}}calendar-data")
-            if data is not None and data.text is not None:
-                found.append(Resource(href, etag, data.text))
-            else:
-                found.append(await self._get_object(href, etag))
-        return found
-
-    async def _get_object(self, href: str, etag: str | None) -> Resource:
-        """GET one object and decode its bytes (unfolded first); ``problem`` set when they cannot be."""
-        self._inside(href)
-        answer = await self.wire().fetch(href)
-        etag = answer.headers.get("ETag") or etag
-        try:
-            return Resource(href, etag, decode_object(answer.content))
-        except UnicodeDecodeError as exc:
-            return Resource(
-                href,
-                etag,
-                "",
-                problem=f"the stored entry {href} is not UTF-8 text even after unfolding its lines by octets "
-                f"(RFC 5545 §3.1; byte {exc.start} of {len(answer.content)}), so it cannot be read",
-            )
-
-    async def freebusy(self, cal: CalendarInfo, start: Any, end: Any) -> str | None:
-        """The server's free-busy REPORT (RFC 4791 §7.10) as iCalendar text, or None where it fails."""
-        try:
-            with self.doing(f"free-busy of {cal.path}"):
-                return await self.wire().freebusy(cal.path, start, end)
-        except CalDAVToolError:
-            return None
-
     # ------------------------------------------------------------------ writing
-
-    def _inside(self, href: str) -> None:
-        """Refuse a path that is not an allowed calendar or an entry directly inside one (nothing is sent)."""
-        if not self.known(href):
-            raise BackendError(
-                "the CalDAV server named an entry outside the calendars this server may use; nothing was sent there"
-            )
 
     async def create(self, cal: CalendarInfo, uid: str, data: str) -> Resource:
         """PUT a new resource named after ``uid`` with ``If-None-Match: *``.

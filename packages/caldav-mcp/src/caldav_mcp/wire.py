@@ -5,7 +5,7 @@ and only when asked, redirects, deadlines, size limits, XML without DTDs, ids
 and hrefs confined, RFC 6764 discovery, RFC 3744 privileges, statuses into
 errors, If-Match on every change) lives in :mod:`webdav_core`.
 :class:`CalDAVWire` adds only what is CalDAV (RFC 4791): the calendars of a
-home, calendar-query and free-busy-query REPORTs, and the scheduling
+home, calendar-query, calendar-multiget and free-busy-query REPORTs, and the scheduling
 addresses of RFC 6638. Imported at the first request (it loads the HTTP
 stack), never at start-up.
 """
@@ -22,11 +22,11 @@ from approval_core import before_send
 from caldav_mcp import errors
 from caldav_mcp.dav import CalendarInfo
 from caldav_mcp.settings import CalDAVSettings
-from webdav_core import Profile, WebDavClient, account_of, errors_of, folder
+from webdav_core import Answer, Profile, WebDavClient, account_of, errors_of, folder
 from webdav_core.profile import CALDAV_DIALECT
 from webdav_core.xml import CALDAV, DAV, HEADER, DavResponse, propfind
 
-__all__ = ["ALL_COMPONENTS", "PROFILE", "CalDAVWire", "calendar_query", "time_range"]
+__all__ = ["ALL_COMPONENTS", "PROFILE", "CalDAVWire", "calendar_multiget", "calendar_query", "time_range"]
 
 log = logging.getLogger("caldav_mcp")
 
@@ -71,6 +71,15 @@ def calendar_query(component: str, inner: str, *, with_data: bool) -> str:
         f"<D:prop><D:getetag/>{data}</D:prop>"
         f'<C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="{xml_escape(component)}">{inner}'
         "</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"
+    )
+
+
+def calendar_multiget(hrefs: list[str]) -> str:
+    """A calendar-multiget REPORT body (RFC 4791 §7.9) asking ``getetag`` and ``calendar-data`` of ``hrefs``."""
+    refs = "".join(f"<D:href>{xml_escape(href)}</D:href>" for href in hrefs)
+    return (
+        f'{HEADER}<C:calendar-multiget xmlns:D="DAV:" xmlns:C="{CALDAV}">'
+        f"<D:prop><D:getetag/><C:calendar-data/></D:prop>{refs}</C:calendar-multiget>"
     )
 
 
@@ -132,10 +141,9 @@ class CalDAVWire(WebDavClient):
                 return _calendar(response, path)
         return None
 
-    async def report(self, path: str, body: str, what: str) -> bytes:
-        """A REPORT with ``Depth: 1`` on ``path``: the raw bytes of its 207 multistatus."""
-        answer = await self._send("REPORT", path, body=body, headers={"Depth": "1"}, what=what)
-        return answer.content
+    async def report(self, path: str, body: str, what: str) -> Answer:
+        """A REPORT with ``Depth: 1`` on ``path``: its whole 2xx answer (a multistatus, not yet parsed)."""
+        return await self._send("REPORT", path, body=body, headers={"Depth": "1"}, what=what)
 
     async def freebusy(self, path: str, start: dt.datetime, end: dt.datetime) -> str | None:
         """The server's free-busy-query REPORT (RFC 4791 §7.10) on ``path``: its VFREEBUSY text, or None."""

@@ -25,10 +25,8 @@ from carddav_mcp import davxml, errors
 from carddav_mcp.davxml import CARDDAV, DAV, DavResponse, norm_href
 from carddav_mcp.errors import (
     AuthenticationFailed,
-    BackendError,
     CardRejected,
     InvalidInput,
-    NotFound,
     ResponseTooLarge,
 )
 from carddav_mcp.settings import CardDavSettings
@@ -45,6 +43,7 @@ from webdav_core import (
     errors_of,
     folder,
 )
+from webdav_core.batches import read_in_batches
 from webdav_core.origin import shown
 from webdav_core.profile import CARDDAV_DIALECT
 
@@ -224,41 +223,25 @@ class CardDavClient(WebDavClient):
         return cards
 
     async def multiget(self, book: str, hrefs: Iterable[str], properties: list[str] | None = None) -> list[CardData]:
-        """The cards at ``hrefs`` (addressbook-multiget, RFC 6352 §8.7, in batches); missing ones are left out."""
-        wanted = list(hrefs)
-        cards: list[CardData] = []
-        for start in range(0, len(wanted), MULTIGET_BATCH):
-            batch = wanted[start : start + MULTIGET_BATCH]
-            body = davxml.multiget(batch, properties)
-            try:
-                answer = await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")
-            except BackendError as exc:
-                if exc.status is None or exc.status < 500 or len(batch) == 1:
-                    raise
-                cards.extend(await self._one_by_one(book, batch, exc))
-                continue
-            cards.extend(self._cards(answer, book, {norm_href(h) for h in batch}))
-            if len(wanted) > MULTIGET_BATCH:  # a long read: say how far it has come
-                await report_progress(start + len(batch), len(wanted), "cards read")
-        return cards
+        """The cards at ``hrefs`` (addressbook-multiget, RFC 6352 §8.7, in batches); missing ones are left out.
 
-    async def _one_by_one(self, book: str, batch: list[str], failure: BackendError) -> list[CardData]:
-        """The cards of a multiget the server failed as a whole (one stored card can make it fail), read by GET.
-
-        A card the server cannot send either is left out and named in the log.
+        A batch the server fails as a whole (one stored card can make it fail) is read card by card with GET
+        (:func:`webdav_core.batches.read_in_batches`); a card the server cannot send either is left out, named in
+        the log.
         """
-        log.warning(
-            "the server failed a multiget of %d cards in %s (%s); reading them one by one", len(batch), book, failure
+
+        async def many(batch: list[str]) -> list[CardData]:
+            body = davxml.multiget(batch, properties)
+            answer = await self._multistatus("REPORT", book, body, "1", f"read cards in {book}")
+            return self._cards(answer, book, {norm_href(h) for h in batch})
+
+        async def progress(done: int, total: int) -> None:  # a long read: say how far it has come
+            await report_progress(done, total, "cards read")
+
+        read = await read_in_batches(
+            list(hrefs), many, self.get, errors=self.profile.errors, size=MULTIGET_BATCH, where=book, progress=progress
         )
-        cards: list[CardData] = []
-        for href in batch:
-            try:
-                cards.append(await self.get(href))
-            except NotFound:
-                continue  # deleted meanwhile
-            except BackendError as exc:
-                log.warning("left out the card at %s: the server cannot send it (%s)", shown(href), exc)
-        return cards
+        return read.found
 
     async def query(self, book: str, prop_filters: list[tuple[str, str]], *, anyof: bool = False) -> list[CardData]:
         """Cards of ``book`` whose properties equal the given texts (addressbook-query, RFC 6352 §8.6)."""

@@ -15,6 +15,7 @@ from caldav_mcp.errors import InvalidInput
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import parse_rid, parse_when, utc_bound
 from caldav_mcp.listings import Listings
+from caldav_mcp.narrowing import Narrowing
 
 __all__ = [
     "ADD",
@@ -50,12 +51,13 @@ TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_w
 
 @dataclass(frozen=True, slots=True)
 class App:
-    """What a tool needs: the backend client, the approval gate, the expansion cache and the listings kept."""
+    """What a tool needs: the client, the gate, the expansion cache, the listings kept, the search's trust."""
 
     client: CalDAVClient
     gate: ApprovalGate
     expansions: ExpansionCache = field(default_factory=ExpansionCache)
     listings: Listings = field(default_factory=Listings)
+    narrowing: Narrowing = field(default_factory=Narrowing)
 
 
 def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:

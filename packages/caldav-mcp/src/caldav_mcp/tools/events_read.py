@@ -11,7 +11,6 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
-from caldav_mcp.client import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import (
@@ -25,6 +24,7 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
+from caldav_mcp.narrowing import matches
 from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.rid_forms import key_of, key_of_text
 from caldav_mcp.tools.common import READ, App, cursor_version, decode_cursor, encode_cursor, split_id, window
@@ -225,9 +225,11 @@ def register(server: MCPServer[Any], app: App) -> None:
         calendars: Annotated[list[str] | None, Field(description="Calendar ids; default: every calendar.")] = None,
         limit: LimitArg = 100,
     ) -> Annotated[CallToolResult, EventList]:
-        """Occurrences in a window whose summary, description, location, attendees or categories contain the text.
+        """Occurrences in a window with the text in summary, description, location, categories, attendees or organizer.
 
-        Matching runs on the server where it supports text-match, and again here.
+        Attendees and the organizer match by address or by display name (CN, RFC 6868 ^-escapes decoded, so
+        a name with a double quote is found as written). The server narrows the search where it supports
+        text-match (its first answer checked against a full read); every event is matched again here.
         """
         lo, hi = window(start, end)
         chosen = (
@@ -236,57 +238,23 @@ def register(server: MCPServer[Any], app: App) -> None:
             else [c for c in await app.client.calendars() if "VEVENT" in c.components]
         )
         needle = query.casefold()
-        matches: list[Occurrence] = []
+        found: list[Occurrence] = []
         unreadable: list[UnreadableOut] = []
         for cal in chosen:
-            resources = await _server_side_candidates(app, cal, query, lo, hi)
-            matches.extend(
-                expand(resources, lo, hi, keep=lambda component: _matches(component, needle), unreadable=unreadable)
+            resources = await app.narrowing.candidates(app.client, cal, query, lo, hi)
+            found.extend(
+                expand(resources, lo, hi, keep=lambda component: matches(component, needle), unreadable=unreadable)
             )
-        matches.sort(key=sort_key)
+        found.sort(key=sort_key)
         label = ", ".join(c.path for c in chosen)
         return event_list_result(
             EventList(
                 calendar=label,
                 start=lo.isoformat(),
                 end=hi.isoformat(),
-                events=matches[:limit],
-                truncated=len(matches) > limit,
+                events=found[:limit],
+                truncated=len(found) > limit,
                 next_cursor=None,
                 unreadable=unreadable,
             )
         )
-
-
-async def _server_side_candidates(
-    app: App, cal: CalendarInfo, query: str, lo: dt.datetime, hi: dt.datetime
-) -> list[Any]:
-    """Candidates for a search: the union of server-side text-match REPORTs, one per property.
-
-    The server's default collation folds ASCII case only, so a query with other
-    characters, or a server that refuses text-match, falls back to every entry in
-    the window; the caller filters all candidates again here either way.
-    """
-    if not query.isascii():
-        return await app.client.query(cal, "VEVENT", start=lo, end=hi)
-    found: dict[str, Any] = {}
-    try:
-        for prop in _SEARCHED:
-            for resource in await app.client.text_query(cal, prop, query, lo, hi):
-                found[resource.href] = resource
-    except BackendError:
-        return await app.client.query(cal, "VEVENT", start=lo, end=hi)
-    return list(found.values())
-
-
-def _matches(component: icalendar.Component, needle: str) -> bool:
-    """Whether one occurrence's summary, description, location, attendees or categories contain ``needle``."""
-    for prop in _SEARCHED:
-        value = component.get(prop)
-        values = value if isinstance(value, list) else [value] if value is not None else []
-        for item in values:  # pyright: ignore[reportUnknownVariableType]
-            text = " ".join(str(c) for c in getattr(item, "cats", [item]))  # pyright: ignore[reportUnknownArgumentType]
-            params = getattr(item, "params", {})  # pyright: ignore[reportUnknownArgumentType]
-            if needle in text.casefold() or needle in str(params.get("CN", "")).casefold():
-                return True
-    return False
