@@ -281,20 +281,99 @@ def test_an_entry_over_the_occurrence_bound_is_unreadable(monkeypatch) -> None:
         ical.count_occurrences(_series("FREQ=MINUTELY;UNTIL=20261202T000000Z"), "VEVENT")
 
 
-def test_an_expansion_over_the_time_bound_is_interrupted(monkeypatch) -> None:
-    """A valid rule that matches nothing makes dateutil search until the year 9999 (about 10 s here)."""
-    monkeypatch.setattr(ical, "MAX_EXPANSION_SECONDS", 0.2)
+def test_an_expansion_over_the_step_bound_is_interrupted(monkeypatch) -> None:
+    """A valid rule that matches nothing makes dateutil search until the year 9999 (6.8 million steps)."""
+    monkeypatch.setattr(ical, "MAX_EXPANSION_STEPS", 200_000)
+    tracing = sys.gettrace()  # a debugger's or coverage's, if any
     lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
-    with pytest.raises(ical.Unreadable, match=r"took longer than 0\.2 s"):
+    over = r"its recurrence needs more work than the most this server spends on one entry \(200,000 steps\)"
+    with pytest.raises(ical.Unreadable, match=over):
         # (an EXDATE, so that the count is not simply read from COUNT)
         ical.count_occurrences(
             _series("FREQ=MINUTELY;BYMONTH=2;BYYEARDAY=1;COUNT=5", "EXDATE:20261201T090000Z\n"), "VEVENT"
         )
-    with pytest.raises(ical.Unreadable, match=r"took longer than 0\.2 s"):
+    with pytest.raises(ical.Unreadable, match=over):
         ical.occurrences(_series("FREQ=MINUTELY;BYMONTH=2;BYYEARDAY=1"), "VEVENT", lo, hi)
     # Nothing is left pending: ordinary work goes on in this thread afterwards.
-    time.sleep(0.3)
+    assert sys.gettrace() is tracing
     assert len(ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)) == 3
+
+
+def test_the_default_step_bound_stops_a_rule_that_matches_nothing() -> None:
+    """The rule of the test above needs 6.8 million steps to reach the year 9999: over MAX_EXPANSION_STEPS."""
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    with pytest.raises(ical.Unreadable, match=r"the most this server spends on one entry \(5,000,000 steps\)"):
+        ical.occurrences(_series("FREQ=MINUTELY;BYMONTH=2;BYYEARDAY=1"), "VEVENT", lo, hi)
+
+
+def _slowed_and_counted(monkeypatch, expand, delay: float) -> tuple[str, int]:
+    """``expand()``'s outcome and the steps charged for it, on a machine ``delay`` slower at each day dateutil
+    builds and whose clocks jump an hour on every reading (a loaded machine, without waiting for one).
+
+    The same wrapper runs whatever the delay (a sleep is not a Python call, so not a step): only the time differs.
+    """
+    from dateutil import rrule as dateutil_rrule
+
+    original = dateutil_rrule._iterinfo.ddayset
+    calls = iter(range(10**9))
+
+    def slowed(self, *args):
+        if next(calls) < 5:
+            time.sleep(delay)
+        return original(self, *args)
+
+    monkeypatch.setattr(dateutil_rrule._iterinfo, "ddayset", slowed)
+    if delay:
+        for clock in ("monotonic", "perf_counter", "time"):
+            ticks = iter(range(0, 10**12, 3600))
+            monkeypatch.setattr(time, clock, lambda ticks=ticks: float(next(ticks)))
+    with ical.expansion_budget(10**9):
+        budget = ical._CALL_BUDGET.get()
+        assert budget is not None
+        try:
+            outcome = f"{len(expand())} occurrences"
+        except ical.Unreadable as exc:
+            outcome = exc.reason
+        spent = 10**9 - budget.left
+    monkeypatch.undo()
+    return outcome, spent
+
+
+def test_whether_an_entry_is_readable_does_not_depend_on_the_machine_s_speed(monkeypatch) -> None:
+    """The bounds count work, not time: a slow, loaded machine gives the same answer, charged the same steps.
+
+    Both entries are expanded with their steps counted (:func:`caldav_mcp.ical.needs_watch`): one wedging
+    rule, stopped at the same step, and one legitimate big series (8,775 hourly occurrences, about 1.5 million
+    steps), which stays readable however slow the machine. No assertion is on a duration.
+    """
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 2, tzinfo=dt.UTC)
+    wedging, hourly = _series("FREQ=MINUTELY;BYMONTH=2;BYYEARDAY=1"), _series("FREQ=HOURLY")
+    assert ical.needs_watch(wedging, "VEVENT", hi)
+    assert ical.needs_watch(hourly, "VEVENT", hi)
+
+    def stopped():
+        return ical.occurrences(wedging, "VEVENT", lo, hi)
+
+    def big():
+        return ical.occurrences(hourly, "VEVENT", lo, hi)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ical, "MAX_EXPANSION_STEPS", 300_000)
+        fast = _slowed_and_counted(patch, stopped, 0.0)
+    with monkeypatch.context() as patch:
+        patch.setattr(ical, "MAX_EXPANSION_STEPS", 300_000)
+        slow = _slowed_and_counted(patch, stopped, 0.05)
+    assert fast == slow
+    assert fast[0].startswith("its recurrence needs more work than the most this server spends on one entry")
+    assert fast[1] == 300_001
+    big()  # the libraries' caches filled (the first expansion in a process takes a few more steps)
+    with monkeypatch.context() as patch:
+        fast = _slowed_and_counted(patch, big, 0.0)
+    with monkeypatch.context() as patch:
+        slow = _slowed_and_counted(patch, big, 0.05)
+    assert fast == slow
+    assert fast[0] == "8775 occurrences"
+    assert fast[1] < ical.MAX_EXPANSION_STEPS / 2
 
 
 async def test_moving_a_series_start_keeps_its_until_of_the_same_value_type(account) -> None:
@@ -320,10 +399,20 @@ async def test_moving_a_series_start_keeps_its_until_of_the_same_value_type(acco
 def test_a_call_that_spent_its_expansion_budget_reports_further_entries_unreadable() -> None:
     """Many entries that each run to the per-entry bound must not stretch one call (a review's finding)."""
     lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
-    with ical.expansion_budget(0.0), pytest.raises(ical.Unreadable, match="already spent its"):
+    with ical.expansion_budget(0), pytest.raises(ical.Unreadable, match="already spent its 50,000,000 steps"):
         ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)
-    with ical.expansion_budget(60.0):
+    with ical.expansion_budget(10_000):
         assert len(ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)) == 3
+
+
+def test_an_entry_that_exhausts_what_is_left_of_the_call_budget_says_so() -> None:
+    lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
+    wedging = _series("FREQ=MINUTELY;BYMONTH=2;BYYEARDAY=1")
+    with ical.expansion_budget(100_000):
+        with pytest.raises(ical.Unreadable, match=r"^this call's 50,000,000 steps of recurrence expansion"):
+            ical.occurrences(wedging, "VEVENT", lo, hi)
+        with pytest.raises(ical.Unreadable, match="already spent its"):
+            ical.occurrences(_series("FREQ=DAILY;COUNT=3"), "VEVENT", lo, hi)
 
 
 @pytest.mark.parametrize(
@@ -370,14 +459,15 @@ def test_a_plain_rule_from_a_distant_start_or_with_many_dates_is_watched(monkeyp
 
 
 def test_an_unwatched_expansion_still_counts_against_the_call_budget() -> None:
+    """Charged by its occurrences and its rule's periods up to the window's end (a count, never time)."""
     lo, hi = dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 12, 1, tzinfo=dt.UTC)
     series = _series("FREQ=DAILY")
     assert ical.needs_watch(series, "VEVENT", hi) is False
-    with ical.expansion_budget(60.0):
+    with ical.expansion_budget(10**9):
         budget = ical._CALL_BUDGET.get()
         assert len(ical.occurrences(series, "VEVENT", lo, hi)) == 365
         assert budget is not None
-        assert budget.left < 60.0
+        assert 10**9 - budget.left == 365 * ical.PLAIN_STEPS_PER_OCCURRENCE + 365 * ical.PLAIN_STEPS_PER_PERIOD
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -48,19 +47,19 @@ from caldav_mcp.components import (
 from caldav_mcp.recurrence_ids import own_recurrence_ids
 from caldav_mcp.rid_forms import in_series_forms, stored_forms
 from caldav_mcp.rrule import rule_problem
-from caldav_mcp.watch import ExpansionTimeout, call_limit, time_limit
+from caldav_mcp.watch import StepLimitReached, step_limit
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
 __all__ = [
-    "MAX_EXPANSION_SECONDS",
+    "CALL_EXPANSION_STEPS",
+    "MAX_EXPANSION_STEPS",
     "MAX_OCCURRENCES_PER_ITEM",
-    "ExpansionTimeout",
+    "StepLimitReached",
     "Times",
     "Unreadable",
     "calendar_of",
-    "call_limit",
     "count_occurrences",
     "decode_object",
     "drop_known_timezones",
@@ -84,26 +83,41 @@ __all__ = [
 
 MAX_OCCURRENCES_PER_ITEM = 10_000
 """The most occurrences one stored entry is expanded into, per window (and when counting a series)."""
-CALL_EXPANSION_SECONDS = 10.0
-"""The most time one tool call spends expanding recurrences over all its entries (see :func:`expansion_budget`)."""
+MAX_EXPANSION_STEPS = 5_000_000
+"""The most work spent expanding one stored entry's recurrence, in steps (Python functions entered, counted by
+:func:`caldav_mcp.watch.step_limit`): a count, not a clock, so an entry is readable or not whatever the load.
+
+Measured, one entry each: a never-ending daily series over a 366-day window, 63,000 to 68,000 steps (UTC or
+Europe/Berlin with its VTIMEZONE), over a month 7,000; a weekly one 10,000; a daily one from 1900, 218,000;
+HOURLY over 366 days (8,784 occurrences) 1.6 million; a series cut off at MAX_OCCURRENCES_PER_ITEM, 2.1
+million (210 an occurrence): the largest legitimate entry is under half the bound. ``FREQ=MINUTELY;BYMONTH=2;
+BYYEARDAY=1`` matches nothing, so dateutil searches to the year 9999: 6.8 million (stopped); ``FREQ=MINUTELY``
+over a year, 90 million (dateutil lists the window's every minute first); ``FREQ=SECONDLY`` far more. A traced
+expansion runs 1 to 2 million steps a second on an idle core: the bound is 2.5 to 5 s there, more when busy."""
+CALL_EXPANSION_STEPS = 50_000_000
+"""The most steps one tool call spends expanding recurrences over all its entries (:func:`expansion_budget`), ten
+entries at MAX_EXPANSION_STEPS. Measured: a 366-day window over the benchmark's 20,000 entries (500 never-ending
+series, 100 daily, 400 weekly; ``benchmarks/calendar_data.py``) is charged 12 million, a quarter of it."""
+PLAIN_STEPS_PER_OCCURRENCE = 200
+"""Steps charged for each occurrence of an entry expanded uncounted (:func:`needs_watch`); measured: 170 to 190."""
+PLAIN_STEPS_PER_PERIOD = 4
+"""... and for each rule period from its DTSTART to the window's end (measured: 3.3 for a daily series from 1900)."""
 
 
 @dataclass
 class _Budget:
-    """What is left of one call's expansion time, in seconds (spent only while expanding)."""
+    """What is left of one call's expansion work, in steps (spent only while expanding)."""
 
-    left: float
+    left: int
 
 
 _CALL_BUDGET: ContextVar[_Budget | None] = ContextVar("caldav_mcp_expansion_budget", default=None)
 
-MAX_EXPANSION_SECONDS = 2.0
-"""The most time spent expanding one stored entry's recurrence (checked each time a Python function is entered)."""
 MAX_PLAIN_PERIODS = 20_000
 """The most rule periods (days, weeks, months or years from DTSTART to the window's end) of an entry expanded
-without the time watch of :func:`caldav_mcp.watch.time_limit` (see :func:`needs_watch`)."""
+without the step count of :func:`caldav_mcp.watch.step_limit` (see :func:`needs_watch`)."""
 MAX_PLAIN_DATES = 1_000
-"""The most RDATE and EXDATE values and changed occurrences of an entry expanded without the time watch."""
+"""The most RDATE and EXDATE values and changed occurrences of an entry expanded without the step count."""
 _PLAIN_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
 _PERIOD_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28, "YEARLY": 365}
 T = TypeVar("T")
@@ -143,9 +157,9 @@ def _values(component: icalendar.Component, name: str) -> list[Any]:
 
 
 def needs_watch(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> bool:
-    """Whether expanding ``cal``'s ``kind`` components up to ``end`` needs the time watch (:func:`time_limit`).
+    """Whether expanding ``cal``'s ``kind`` components up to ``end`` needs its steps counted (:func:`step_limit`).
 
-    The watch is a trace function: it slows the expansion it guards about
+    The count is a trace function: it slows the expansion it guards about
     threefold, so it is left off where the work is bounded by the entry itself.
     That is an entry whose every RRULE (RFC 5545 §3.3.10) has only FREQ
     (DAILY, WEEKLY, MONTHLY or YEARLY), INTERVAL, COUNT, UNTIL, WKST and BYDAY
@@ -158,9 +172,15 @@ def needs_watch(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> 
     that may exclude whole periods, a start centuries before ``end``) is
     watched. ``end`` None (the whole series) is always watched.
     """
+    return _plain_periods(cal, kind, end) is None
+
+
+def _plain_periods(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> int | None:
+    """The rule periods up to ``end`` of an entry that bounds its own work (see :func:`needs_watch`); else None."""
     if end is None:
-        return True
+        return None
     dates = 0
+    total = 0
     for component in cal.walk(kind):
         dates += 1 if "RECURRENCE-ID" in component else 0
         for name in ("RDATE", "EXDATE"):
@@ -168,85 +188,93 @@ def needs_watch(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) -> 
         rules = _values(component, "RRULE")
         start: Any = component.get("DTSTART")
         if rules and start is None:
-            return True
+            return None
         for rule in rules:
             if not isinstance(rule, dict) or set(rule) - _PLAIN_PARTS:  # pyright: ignore[reportUnknownArgumentType]
-                return True
+                return None
             freq = str(rule.get("FREQ", [""])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
             days = _PERIOD_DAYS.get(freq)
             weekdays: list[Any] = list(rule.get("BYDAY", []))  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
             if days is None or (
                 weekdays and (freq not in {"DAILY", "WEEKLY"} or any(len(str(d)) != 2 for d in weekdays))
             ):
-                return True
+                return None
             try:
                 interval = int(rule.get("INTERVAL", [1])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
                 periods = (end - utc_bound(start.dt)).days / (max(interval, 1) * days)
             except (TypeError, ValueError, OverflowError):
-                return True
+                return None
             if periods > MAX_PLAIN_PERIODS:
-                return True
-    return dates > MAX_PLAIN_DATES
+                return None
+            total += max(int(periods), 0) + 1
+    return None if dates > MAX_PLAIN_DATES else total
 
 
 @contextlib.contextmanager
-def expansion_budget(seconds: float | None = None) -> Iterator[None]:
-    """Bound the recurrence expansion done inside the block to ``seconds`` in all (CALL_EXPANSION_SECONDS).
+def expansion_budget(steps: int | None = None) -> Iterator[None]:
+    """Bound the recurrence expansion done inside the block to ``steps`` in all (CALL_EXPANSION_STEPS).
 
     The per-entry bound keeps one stored rule from wedging a read; this one
     keeps many of them (a listing of thousands of entries that each run to the
-    per-entry bound) from stretching one call: only time spent expanding
+    per-entry bound) from stretching one call: only the work of expanding
     counts (a slow backend spends none of it), and once it is spent every
-    further entry is reported unreadable at once. The budget is a context
-    variable, so it follows the call into worker threads (anyio copies the
-    context).
+    further entry is reported unreadable at once. An entry is charged its
+    counted steps, or, expanded without the count (see :func:`needs_watch`),
+    PLAIN_STEPS_PER_OCCURRENCE an occurrence given and PLAIN_STEPS_PER_PERIOD
+    a rule period up to the window's end: work, never time, so a busy machine
+    gives the same answer as an idle one. A context variable, the budget
+    follows the call into worker threads (anyio copies the context).
     """
-    token = _CALL_BUDGET.set(_Budget(CALL_EXPANSION_SECONDS if seconds is None else seconds))
+    token = _CALL_BUDGET.set(_Budget(CALL_EXPANSION_STEPS if steps is None else steps))
     try:
         yield
     finally:
         _CALL_BUDGET.reset(token)
 
 
-def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, watch: bool = True) -> list[T]:
-    """Everything ``produce`` yields, within MAX_EXPANSION_SECONDS, the call's budget, and at most ``limit`` items.
+def _bounded(produce: Callable[[], Iterable[T]], limit: int, what: str, *, plain: int | None = None) -> list[T]:
+    """Everything ``produce`` yields, within MAX_EXPANSION_STEPS, the call's budget, and at most ``limit`` items.
 
-    ``watch`` False (an entry :func:`needs_watch` found bounded by itself) leaves
-    out the trace function that enforces MAX_EXPANSION_SECONDS; the time is
-    still charged to the call's budget.
+    ``plain`` None counts the steps of the expansion (:func:`step_limit`); a
+    number (the rule periods of an entry :func:`needs_watch` found bounded by
+    itself) leaves the count out, and the call's budget is charged from that
+    number and the occurrences given (see :func:`expansion_budget`).
 
     Raises:
-        Unreadable: over either bound, or the expansion failed.
+        Unreadable: over a bound, or the expansion failed.
     """
     found: list[T] = []
-    seconds = MAX_EXPANSION_SECONDS
+    steps = MAX_EXPANSION_STEPS
     budget = _CALL_BUDGET.get()
     if budget is not None:
         if budget.left <= 0:
             raise Unreadable(
-                f"this call had already spent its {CALL_EXPANSION_SECONDS:g} s of recurrence expansion on other "
+                f"this call had already spent its {CALL_EXPANSION_STEPS:,} steps of recurrence expansion on other "
                 "entries, so this one was not expanded; ask for a shorter window or fewer entries"
             )
-        seconds = min(seconds, budget.left)
-    began = time.monotonic()
+        steps = min(steps, budget.left)
+    counted = step_limit(steps) if plain is None else None
     try:
-        with time_limit(seconds) if watch else contextlib.nullcontext():
+        with counted if counted is not None else contextlib.nullcontext():
             for item in produce():
                 found.append(item)
                 if len(found) > limit:
                     raise Unreadable(f"it has more than {limit} {what}, the most this server expands for one entry")
-    except ExpansionTimeout:
+    except StepLimitReached:
         raise Unreadable(
-            f"expanding its recurrence took longer than {MAX_EXPANSION_SECONDS:g} s, "
-            "the most this server spends on one entry"
+            f"its recurrence needs more work than the most this server spends on one entry ({steps:,} steps)"
+            if steps == MAX_EXPANSION_STEPS
+            else f"this call's {CALL_EXPANSION_STEPS:,} steps of recurrence expansion, mostly spent on other "
+            "entries, ran out while expanding this one; ask for a shorter window or fewer entries"
         ) from None
     except Unreadable:
         raise
     except Exception as exc:
         raise Unreadable(f"its recurrence could not be expanded ({type(exc).__name__})") from None
     finally:
+        charge = PLAIN_STEPS_PER_OCCURRENCE * len(found) + PLAIN_STEPS_PER_PERIOD * (plain or 0)
         if budget is not None:
-            budget.left -= time.monotonic() - began
+            budget.left -= counted.taken if counted is not None else charge
     return found
 
 
@@ -258,7 +286,7 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     :mod:`caldav_mcp.recurrence_ids`), so no two occurrences share one.
 
     Bounded per entry: at most MAX_OCCURRENCES_PER_ITEM occurrences and
-    MAX_EXPANSION_SECONDS of work (watched unless the entry bounds it by
+    MAX_EXPANSION_STEPS steps of work (counted unless the entry bounds it by
     itself, see :func:`needs_watch`); a stored RRULE that breaks RFC 5545
     §3.3.10 is not expanded at all.
 
@@ -279,7 +307,7 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
         lambda: recurring_ical_events.of(formed, components=[kind]).between(start, end),
         MAX_OCCURRENCES_PER_ITEM,
         "occurrences in this window",
-        watch=needs_watch(cal, kind, end),
+        plain=_plain_periods(cal, kind, end),
     )
     own_recurrence_ids(formed, kind, found)
     stored_forms(stored, found)
@@ -296,7 +324,7 @@ def count_occurrences(cal: icalendar.Calendar, kind: str) -> int | None:
 
     Raises:
         Unreadable: the stored RRULE is invalid, or counting would pass
-            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_SECONDS.
+            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_STEPS.
     """
     first = master(cal, kind)
     changed = overrides(cal, kind)
@@ -322,7 +350,7 @@ def first_after(
     ``take`` sees each occurrence with its own RECURRENCE-ID (as
     :func:`occurrences` gives them); None from it ends the search with no
     answer, False goes on to the next. Bounded like :func:`occurrences`: at
-    most MAX_OCCURRENCES_PER_ITEM occurrences looked at, MAX_EXPANSION_SECONDS.
+    most MAX_OCCURRENCES_PER_ITEM occurrences looked at, MAX_EXPANSION_STEPS.
 
     Raises:
         Unreadable: the stored RRULE is invalid, or the search passes a bound.
@@ -356,7 +384,7 @@ def series_occurrences(cal: icalendar.Calendar, kind: str) -> list[icalendar.Com
 
     Raises:
         Unreadable: the stored RRULE is invalid, or the series passes
-            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_SECONDS (as one that never ends does).
+            MAX_OCCURRENCES_PER_ITEM occurrences or MAX_EXPANSION_STEPS (as one that never ends does).
     """
     problem = stored_rule_problem(cal, kind)
     if problem is not None:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from caldav_mcp.components import master, overrides, rid_text, value_of
-from caldav_mcp.watch import ExpansionTimeout
+from caldav_mcp.watch import StepLimitReached
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -82,11 +82,11 @@ def _on_day(cal: icalendar.Calendar, kind: str, day: dt.date, start: dt.datetime
     """The series' first instance starting on ``day`` in its own zone; else ``day`` at DTSTART's time of day.
 
     Raises:
-        ExpansionTimeout: the time watch of the expansion this lookup is part of ran out.
+        StepLimitReached: the step bound of the expansion this lookup is part of was reached.
     """
     try:
         found = _first_on_day(cal, kind, day, start)
-    except ExpansionTimeout:
+    except StepLimitReached:
         raise
     except Exception:
         found = None

@@ -27,12 +27,12 @@ __all__ = [
 ]
 
 FIRST_OCCURRENCE_YEARS = 100
+"""How far after DTSTART a new rule's first occurrence is looked for on write (within FIRST_OCCURRENCE_CALLS
+steps); a rule with none there is refused."""
 FIRST_OCCURRENCE_CALLS = 1_000_000
-"""The most Python calls spent looking for a rule's first occurrence (about 2 s of dateutil on one idle core).
+"""The most steps (Python calls) spent looking for a rule's first occurrence (about 2 s of dateutil on one idle core).
 
 A count, not a clock, so that whether a rule is accepted never depends on how busy the machine is."""
-"""How far after DTSTART a new rule's first occurrence is looked for on write (and within the expansion time
-bound, ``caldav_mcp.ical.MAX_EXPANSION_SECONDS``); a rule with none there is refused."""
 
 _FREQS = {"SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY"}
 _WEEKDAYS = {"MO", "TU", "WE", "TH", "FR", "SA", "SU"}
@@ -172,7 +172,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
 
     The rule is expanded from ``dtstart`` (dateutil, RFC 5545 §3.3.10) up to
     FIRST_OCCURRENCE_YEARS years later, its COUNT ignored and its UNTIL kept,
-    within FIRST_OCCURRENCE_CALLS Python calls (``caldav_mcp.watch.call_limit``: a fixed
+    within FIRST_OCCURRENCE_CALLS Python calls (``caldav_mcp.watch.step_limit``: a fixed
     amount of work, so the verdict does not depend on the machine's load).
     A rule whose BYxxx parts exclude every instant (``FREQ=DAILY;BYMONTH=2;
     BYMONTHDAY=31`` in a form the static check does not see) never occurs: a
@@ -188,7 +188,7 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
     """
     from dateutil.rrule import rrulestr
 
-    from caldav_mcp.watch import ExpansionTimeout, call_limit
+    from caldav_mcp.watch import StepLimitReached, step_limit
 
     parts, problem = _parts(text)
     if problem is not None:
@@ -200,12 +200,12 @@ def first_occurrence_problem(text: str, dtstart: dt.date | dt.datetime) -> str |
         f"UNTIL={parts['UNTIL']}" if "UNTIL" in parts else "no BYxxx part"
     )
     try:
-        with call_limit(FIRST_OCCURRENCE_CALLS):
+        with step_limit(FIRST_OCCURRENCE_CALLS):
             rule: Any = rrulestr(kept, dtstart=start)
             until = rule._until  # pyright: ignore[reportPrivateUsage]
             rule = rule.replace(count=None, until=limit if until is None or until > limit else until)
             first = next(iter(rule), None)
-    except ExpansionTimeout:
+    except StepLimitReached:
         return (
             f"no occurrence of FREQ={parts.get('FREQ')} with {named} was found within the work this server "
             f"spends looking for a rule's first occurrence ({FIRST_OCCURRENCE_CALLS:,} steps): the rule never "

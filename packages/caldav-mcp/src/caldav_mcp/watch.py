@@ -1,65 +1,62 @@
-"""Bounds on CPU-bound work in this thread: by time, or by a fixed number of Python calls.
+"""Bounds on CPU-bound work in this thread, as a fixed number of steps (Python calls), never as time.
 
-Expanding a stored recurrence (RFC 5545 §3.3.10) can take unbounded time; the
-recurrence libraries are pure Python, so a trace hook that counts calls or
-reads the clock can stop them at a defined point (:class:`ExpansionTimeout`).
+Expanding a stored recurrence (RFC 5545 §3.3.10) can take unbounded work; the
+recurrence libraries are pure Python, so a trace hook that counts the Python
+functions they enter can stop them at a defined point (:class:`StepLimitReached`).
+A count, not a clock: the same work is stopped at the same step on a busy
+machine as on an idle one, so whether an entry is readable never depends on load.
+(The count may differ by a few dozen steps with the libraries' caches, filled by
+the first expansion in a process; never with the machine's speed.)
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import sys
-import time
-from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
 
-__all__ = ["ExpansionTimeout", "call_limit", "time_limit", "watched"]
-
-
-class ExpansionTimeout(Exception):
-    """Raised by :func:`time_limit` when an expansion passes its time bound."""
+__all__ = ["StepLimitReached", "step_limit"]
 
 
-@contextlib.contextmanager
-def watched(spent: Callable[[], bool]) -> Iterator[None]:
-    """Raise :class:`ExpansionTimeout` in this thread at the first Python call inside the block where ``spent()``.
+class StepLimitReached(Exception):
+    """Raised by :func:`step_limit` when the work inside its block passes its number of steps."""
 
-    A trace function (``sys.settrace``, this thread only) asks ``spent`` each
-    time a Python function is entered and raises there, so the interruption
-    happens at a defined point of ordinary Python code: the recurrence
-    libraries (dateutil's rrule, recurring-ical-events) are pure Python and
-    call helpers on every period they search, even when none of them matches.
-    Only ``call`` events are traced (lines are not), which keeps the cost to
-    one small function call per Python call. The thread's previous trace
-    function (a debugger, coverage) is restored on exit.
+
+class step_limit:  # lower case, as contextlib's managers: ``with step_limit(n) as counted``
+    """Raise :class:`StepLimitReached` in this thread at the first Python call past ``steps`` inside the block.
+
+    One step is one Python function entered (a ``call`` event of
+    ``sys.settrace``, this thread only): the recurrence libraries (dateutil's
+    rrule, recurring-ical-events) are pure Python and call helpers on every
+    period they search, even when none of them matches, so the count follows
+    their work. Only ``call`` events are traced (lines are not), which keeps the
+    cost to one small function call per Python call (the expansion runs about
+    threefold slower). The interruption happens at a defined point of ordinary
+    Python code, and the thread's previous trace function (a debugger,
+    coverage) is restored on exit. ``taken`` is the number of steps counted
+    (read it after the block; at most ``limit + 1``).
     """
-    previous = sys.gettrace()
 
-    def tracer(frame: object, event: str, arg: object) -> None:
-        if spent():
-            raise ExpansionTimeout
-        return None
+    def __init__(self, steps: int) -> None:
+        self.limit = steps
+        self.taken = 0
+        self._previous: Any = None
 
-    sys.settrace(tracer)  # pyright: ignore[reportArgumentType]
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
+    def __enter__(self) -> step_limit:
+        counted = self
+
+        def tracer(frame: FrameType, event: str, arg: object) -> None:
+            counted.taken += 1
+            if counted.taken > counted.limit and frame.f_code is not _EXIT:
+                raise StepLimitReached
+            return None
+
+        self._previous = sys.gettrace()
+        sys.settrace(tracer)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._previous)
 
 
-def time_limit(seconds: float) -> contextlib.AbstractContextManager[None]:
-    """:func:`watched` until ``seconds`` have passed inside the block (monotonic clock)."""
-    deadline = time.monotonic() + seconds
-    return watched(lambda: time.monotonic() > deadline)
-
-
-def call_limit(calls: int) -> contextlib.AbstractContextManager[None]:
-    """:func:`watched` for at most ``calls`` Python calls inside the block.
-
-    Counting function entries instead of reading the clock makes the bound a
-    fixed amount of work, so the same rule is judged the same way on a busy
-    machine and an idle one. Used where a verdict must not depend on load (a
-    rule checked before it is written).
-    """
-    counter = itertools.count(1)
-    return watched(lambda: next(counter) > calls)
+_EXIT = step_limit.__exit__.__code__  # leaving the block is not a step of the work inside it
