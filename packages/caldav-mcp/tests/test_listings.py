@@ -195,3 +195,23 @@ async def test_a_window_the_server_refuses_as_too_large_is_read_in_parts(tmp_pat
     assert refused.is_error
     assert "narrow the window" in refused.content[0].text
     assert "max_expand_occurrence" in refused.content[0].text
+
+
+async def test_a_search_inside_a_listed_unchanged_window_reads_no_entries_again(account: Account) -> None:
+    fill(account, 6)
+    account.put(account.work, "dentist.ics", day_event("dentist", 10, "Dentist appointment"))
+    search = {"query": "dentist", "start": "2026-12-05", "end": "2026-12-20", "calendars": [account.work]}
+    with rewriting_proxy(account.server.url, lambda body: body) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            before = len(proxy.requests)
+            kept = structured(await client.call_tool("search_events", search))
+            asked = proxy.heads[before:]
+            account.put(account.work, "dentist2.ics", day_event("dentist2", 12, "Dentist again"))
+            before = len(proxy.requests)
+            changed = structured(await client.call_tool("search_events", search))
+            reports = [r for r in proxy.requests[before:] if r.startswith("REPORT ")]
+    assert [e["uid"] for e in kept["events"]] == ["dentist"]
+    assert [(method, head.get("depth")) for method, _, head in asked] == [("PROPFIND", "0")]
+    assert [e["uid"] for e in changed["events"]] == ["dentist", "dentist2"]
+    assert reports  # the calendar changed: the server is asked again

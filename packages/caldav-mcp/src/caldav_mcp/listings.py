@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from caldav_mcp.dav import Resource
 from caldav_mcp.models import Occurrence, Unreadable
 
 __all__ = ["CONFIRMED_SECONDS", "KEPT_SECONDS", "MAX_KEPT_OCCURRENCES", "Listing", "Listings", "WindowKey"]
@@ -32,7 +33,7 @@ cost more than the page itself on a server that reads every entry to answer it (
 2,000 entries). A call without a cursor always asks."""
 
 MAX_KEPT_OCCURRENCES = 100_000
-"""The most occurrences kept over all listings; the least recently used listing goes first."""
+"""The most occurrences and entries kept over all listings; the least recently used listing goes first."""
 
 WindowKey = tuple[str, dt.datetime, dt.datetime]
 """(calendar path, window start, window end), both ends aware UTC."""
@@ -46,11 +47,18 @@ class Listing:
         version: The calendar's version when it was read ("" when the server gives none: never kept).
         items: Every occurrence in the window, in start order.
         unreadable: The entries left out, with why.
+        resources: The entries the window's REPORT answered (a search of any window inside it starts there).
     """
 
     version: str
     items: tuple[Occurrence, ...]
     unreadable: tuple[Unreadable, ...]
+    resources: tuple[Resource, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """What the listing counts for against the limit: its occurrences and its entries."""
+        return len(self.items) + len(self.resources)
 
 
 @dataclass(slots=True)
@@ -88,6 +96,16 @@ class Listings:
             self._items.move_to_end(key)
             return kept.listing, now - kept.confirmed_at
 
+    def covering(self, calendar: str, lo: dt.datetime, hi: dt.datetime) -> list[tuple[WindowKey, Listing]]:
+        """The listings kept for ``calendar`` whose window holds all of ``[lo, hi)``, the most recent first."""
+        now = time.monotonic()
+        with self._lock:
+            return [
+                (key, kept.listing)
+                for key, kept in reversed(self._items.items())
+                if key[0] == calendar and key[1] <= lo and hi <= key[2] and now - kept.read_at <= self.kept_seconds
+            ]
+
     def confirm(self, key: WindowKey) -> None:
         """Note that the listing's version was just found current on the server."""
         with self._lock:
@@ -97,20 +115,20 @@ class Listings:
 
     def put(self, key: WindowKey, listing: Listing) -> None:
         """Keep ``listing`` for ``key``, dropping the least recently used beyond the limit (never one too big)."""
-        if not listing.version or len(listing.items) > self.limit:
+        if not listing.version or listing.size > self.limit:
             return
         now = time.monotonic()
         with self._lock:
             self._drop(key)
             self._items[key] = _Kept(listing, now, now)
-            self._held += len(listing.items)
+            self._held += listing.size
             while self._held > self.limit:
                 self._drop(next(iter(self._items)))
 
     def _drop(self, key: WindowKey) -> None:
         kept = self._items.pop(key, None)
         if kept is not None:
-            self._held -= len(kept.listing.items)
+            self._held -= kept.listing.size
 
     def __len__(self) -> int:
         """How many windows are kept."""

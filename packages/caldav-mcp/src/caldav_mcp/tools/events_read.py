@@ -28,7 +28,7 @@ from caldav_mcp.narrowing import matches
 from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.rid_forms import key_of, key_of_text
 from caldav_mcp.tools.common import READ, App, cursor_version, decode_cursor, encode_cursor, split_id, window
-from caldav_mcp.tools.windows import MAX_COLLECTED, listing_of
+from caldav_mcp.tools.windows import MAX_COLLECTED, kept_entries, listing_of
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -229,7 +229,8 @@ def register(server: MCPServer[Any], app: App) -> None:
 
         Attendees and the organizer match by address or by display name (CN, RFC 6868 ^-escapes decoded, so
         a name with a double quote is found as written). The server narrows the search where it supports
-        text-match (its first answer checked against a full read); every event is matched again here.
+        text-match (its first answer checked against a full read), unless a listing of a window holding this
+        one is kept and the calendar is unchanged; every event is matched again here.
         """
         lo, hi = window(start, end)
         chosen = (
@@ -241,7 +242,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         found: list[Occurrence] = []
         unreadable: list[UnreadableOut] = []
         for cal in chosen:
-            resources = await app.narrowing.candidates(app.client, cal, query, lo, hi)
+            resources = await kept_entries(app, cal, lo, hi)
+            if resources is None:
+                resources = await app.narrowing.candidates(app.client, cal, query, lo, hi)
             found.extend(
                 expand(resources, lo, hi, keep=lambda component: matches(component, needle), unreadable=unreadable)
             )

@@ -23,7 +23,7 @@ from caldav_mcp.models import Occurrence, Unreadable
 from caldav_mcp.tools.common import App, version_digest
 from caldav_mcp.views import sort_key
 
-__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "listing_of", "window_entries"]
+__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "kept_entries", "listing_of", "window_entries"]
 
 MAX_COLLECTED = 100_000
 """The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
@@ -99,7 +99,37 @@ async def _read(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, v
             raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
         await report_progress(min(done + EXPAND_BATCH, total), total, "entries expanded")
     items.sort(key=sort_key)
-    return Listing(version, tuple(items), tuple(unreadable))
+    return Listing(version, tuple(items), tuple(unreadable), tuple(resources))
+
+
+async def _version(app: App, cal: CalendarInfo, writes: int) -> str:
+    """The calendar's version now (its CTag or sync-token, and ``writes`` sent from here); "" when it gives none."""
+    try:
+        server_version = await app.client.wire().collection_version(cal.path)
+    except (Unreachable, BadCredentials):
+        raise
+    except BackendError:
+        return ""  # a server that cannot say is read every time
+    return f"{server_version}|{writes}" if server_version is not None else ""
+
+
+async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
+    """The entries of a listing kept for a window of ``cal`` holding ``[lo, hi)``, while its version holds.
+
+    One small request (the calendar's version) where such a listing is kept;
+    None, without a request, where none is, and None when the calendar changed.
+    They are a superset of the entries in ``[lo, hi)``: the caller expands them
+    in its own window.
+    """
+    found = app.listings.covering(cal.path, lo, hi)
+    if not found:
+        return None
+    version = await _version(app, cal, app.client.wire().writes_to(cal.path))
+    for key, listing in found:
+        if version and listing.version == version:
+            app.listings.confirm(key)
+            return list(listing.resources)
+    return None
 
 
 async def listing_of(
@@ -130,13 +160,7 @@ async def listing_of(
         and version_digest(kept[0].version) == cursor_version
     ):
         return Found(kept[0])
-    try:
-        server_version = await wire.collection_version(cal.path)
-    except (Unreachable, BadCredentials):
-        raise
-    except BackendError:
-        server_version = None  # a server that cannot say is read every time
-    version = f"{server_version}|{writes}" if server_version is not None else ""
+    version = await _version(app, cal, writes)
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
