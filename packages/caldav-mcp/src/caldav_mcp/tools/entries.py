@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -12,7 +11,7 @@ from pydantic import Field
 from approval_core import NotApproved, structured
 from caldav_mcp import dialogs
 from caldav_mcp.client import CalendarInfo, Component
-from caldav_mcp.editing import apply_text, bump, new_entry, set_times
+from caldav_mcp.editing import apply_text, bump, new_entry, now_utc, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import calendar_of, master, parse_when
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
@@ -223,7 +222,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             todo.pop(name, None)
         if completed:
             todo.add("STATUS", "COMPLETED")
-            todo.add("COMPLETED", dt.datetime.now(dt.UTC).replace(microsecond=0))
+            todo.add("COMPLETED", now_utc())  # the same instant when the call runs again for an approval
             todo.add("PERCENT-COMPLETE", 100)
         else:
             todo.add("STATUS", "NEEDS-ACTION")
@@ -298,7 +297,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         import icalendar
 
         journal = new_entry(icalendar.Journal(), uid)
-        journal.add("DTSTART", parse_when(date, "date") if date else dt.datetime.now(dt.UTC).date())
+        journal.add("DTSTART", parse_when(date, "date") if date else now_utc().date())
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
         return await create_entry(app, cal, journal, given=uid is not None)
 
