@@ -5,27 +5,10 @@ from __future__ import annotations
 import httpx2 as httpx
 import pytest
 
-from webdav_core import Profile, WebDavClient
-from webdav_core.testing import MakeClient, TrustSuite
-from webdav_core.xml import CARDDAV
+from webdav_core import WebDavClient
+from webdav_core.testing import BARE_PROFILE, MakeClient, TrustSuite
 
-PROFILE = Profile(
-    server="WebDAV server",
-    program="webdav-core",
-    url_setting="DAV_URL",
-    credential_settings="DAV_USERNAME and DAV_PASSWORD",
-    timeout_setting="DAV_TIMEOUT",
-    size_setting="DAV_MAX_RESPONSE_BYTES",
-    item="resource",
-    data_name="data",
-    data_preconditions=(),
-    collections="collections",
-    home_name="home",
-    home_set=(CARDDAV, "addressbook-home-set"),
-    well_known="/.well-known/carddav",
-    collection_type=(CARDDAV, "addressbook"),
-    data_types=frozenset({"text/vcard"}),
-)
+PROFILE = BARE_PROFILE
 
 
 class TestLayer(TrustSuite):

@@ -4,8 +4,8 @@ A listing is read from the server once per window and version: the first
 call reads and expands the window, and its later pages, or the same window
 asked again while the calendar is unchanged, come from what was kept. Whether
 the calendar changed is the server's word, its CTag or sync-token
-(:meth:`webdav_core.WebDavClient.collection_version`), together with the
-count of writes this server sent to it (:meth:`webdav_core.WebDavClient.writes_to`).
+together with the count of writes this server sent to it
+(:meth:`webdav_core.CollectionVersions.current`).
 A kept listing is one version of the window, whole: pages are never served
 from two versions.
 """

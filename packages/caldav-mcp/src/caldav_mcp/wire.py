@@ -24,7 +24,7 @@ from caldav_mcp.dav import CalendarInfo
 from caldav_mcp.settings import CalDAVSettings
 from webdav_core import Answer, Profile, WebDavClient, account_of, errors_of, folder
 from webdav_core.profile import CALDAV_DIALECT
-from webdav_core.xml import CALDAV, DAV, HEADER, DavResponse, propfind
+from webdav_core.xml import CALDAV, CS, DAV, HEADER, DavResponse, propfind
 
 __all__ = ["ALL_COMPONENTS", "PROFILE", "CalDAVWire", "calendar_multiget", "calendar_query", "time_range"]
 
@@ -45,6 +45,7 @@ _CALENDAR_PROPS = [
     (DAV, "resourcetype"),
     (DAV, "displayname"),
     (CALDAV, "supported-calendar-component-set"),
+    (CS, "getctag"),  # each calendar's version, for a listing that follows (WebDavClient.versions)
 ]
 _STAMP = "%Y%m%dT%H%M%SZ"
 
@@ -131,6 +132,7 @@ class CalDAVWire(WebDavClient):
             path = self.calendar_in(home, response.raw or response.href)
             if path is not None:
                 found.append(_calendar(response, path))
+                self.versions.note(path, response)
         return found
 
     async def calendar_at(self, path: str) -> CalendarInfo | None:
@@ -138,6 +140,7 @@ class CalDAVWire(WebDavClient):
         ms = await self._multistatus("PROPFIND", path, propfind(_CALENDAR_PROPS), "0", f"read {path}")
         for response in ms.responses:
             if response.has_child(DAV, "resourcetype", PROFILE.collection_type):
+                self.versions.note(path, response)
                 return _calendar(response, path)
         return None
 

@@ -46,6 +46,7 @@ from carddav_mcp.search import TEXT_PROPERTIES, server_needle
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
 from webdav_core import paths
 from webdav_core.paths import folder as _folder
+from webdav_core.versions import KeptByVersion
 
 __all__ = ["MAX_ID_LENGTH", "PARSE_IN_THREAD_CHARS", "Backend", "Entry", "parse_card", "resolve_path"]
 
@@ -94,7 +95,7 @@ class Backend:
         self.settings = settings
         self._client: CardDavClient | None = None
         self._cache: dict[str, dict[str, Entry]] = {}
-        self._rows: dict[str, tuple[str, list[tuple[str, str | None]]]] = {}  # book -> (version, rows)
+        self._rows: KeptByVersion[list[tuple[str, str | None]]] = KeptByVersion()
         self._scope: _Scope | None = None
         self._listed = False  # whether the scope has looked for name entries among the listed books
 
@@ -253,21 +254,7 @@ class Backend:
         (tens of seconds for 5,000). A page then reads only its own cards.
         """
         client = self.client()
-        try:
-            version = await client.collection_version(book)
-        except (Unreachable, AuthenticationFailed):
-            raise
-        except BackendError:  # one that cannot say is listed every time
-            version = None
-        if version is not None:
-            version = f"{version}|{client.writes_to(book)}"
-            kept = self._rows.get(book)
-            if kept is not None and kept[0] == version:
-                return kept[1]
-        rows = await client.list_etags(book)
-        if version is not None:
-            self._rows[book] = (version, rows)
-        return rows
+        return await self._rows.get(book, client.versions, lambda: client.list_etags(book))
 
     async def text_candidates(self, book: str, query: str) -> list[Entry] | None:
         """The cards of ``book`` that may match the text ``query``, read by a server-side query; None to read all.

@@ -29,6 +29,7 @@ from webdav_core.privileges import WRITE_PRIVILEGES, allows_write
 from webdav_core.profile import Profile
 from webdav_core.session import MAX_REDIRECTS, ConfinedSession
 from webdav_core.statuses import raise_for_status
+from webdav_core.versions import CollectionVersions, KeptByVersion
 from webdav_core.xml import DavResponse, MultiStatus, norm_href, parse_multistatus
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Account",
     "Answer",
     "BackendError",
+    "CollectionVersions",
     "ConfinedSession",
     "Conflict",
     "DavError",
@@ -46,6 +48,7 @@ __all__ = [
     "Errors",
     "Forbidden",
     "InvalidId",
+    "KeptByVersion",
     "MultiStatus",
     "NotFound",
     "OffOrigin",

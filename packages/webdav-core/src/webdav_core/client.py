@@ -23,12 +23,10 @@ from webdav_core.paths import member_in, resolved_member
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
 from webdav_core.statuses import raise_for_status
-from webdav_core.xml import CS, DAV, norm_href
+from webdav_core.versions import CollectionVersions
+from webdav_core.xml import DAV, norm_href
 
 __all__ = ["Account", "SyncResult", "WebDavClient", "account_of"]
-
-
-_READING = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 
 
 class Account(Protocol):
@@ -119,9 +117,9 @@ class WebDavClient:
         )
         self.profile = profile
         self.base_url = url
+        self.versions = CollectionVersions(self.session, profile)
+        """The collections' versions and the writes sent to each, for caches the server validates."""
         self._discovery: Discovery | None = None
-        self._version_kind: dict[str, tuple[str, str] | None] = {}
-        self._writes: dict[str, int] = {}
 
     @property
     def origin(self) -> Origin:
@@ -163,20 +161,8 @@ class WebDavClient:
         headers: Mapping[str, str] | None = None,
         what: str,
     ) -> Answer:
-        if method not in _READING:
-            for target in (path, (headers or {}).get("Destination")):
-                if target:
-                    parent = norm_href(target).rstrip("/").rsplit("/", 1)[0] + "/"
-                    self._writes[parent] = self._writes.get(parent, 0) + 1
+        self.versions.sent(method, path, (headers or {}).get("Destination"))
         return await self.session.send(method, path, body=body, headers=headers, what=what)
-
-    def writes_to(self, collection: str) -> int:
-        """How many changing requests this client has sent to members of ``collection`` (sent, not necessarily done).
-
-        A cache of what ``collection`` holds keeps this count with the server's
-        version (:meth:`collection_version`), so a write made here is seen at once.
-        """
-        return self._writes.get(norm_href(collection).rstrip("/") + "/", 0)
 
     async def _multistatus(self, method: str, path: str, body: str, depth: str, what: str) -> xml.MultiStatus:
         return await self.session.multistatus(method, path, body, depth, what)
@@ -215,25 +201,6 @@ class WebDavClient:
         body = xml.propfind([(DAV, "supported-report-set")])
         ms = await self._multistatus("PROPFIND", path, body, "0", f"read {path}")
         return any(r.has_child(DAV, "supported-report-set", (DAV, "sync-collection")) for r in ms.responses)
-
-    async def collection_version(self, path: str) -> str | None:
-        """The collection's version: its CTag, else its sync-token (RFC 6578 §4); None where it offers neither.
-
-        A PROPFIND of depth 0 for ``CS:getctag`` alone (Radicale reads every member
-        to answer each of the two), then for ``DAV:sync-token`` where that is
-        missing; the kind found is remembered. Compared, never interpreted.
-        """
-        kinds = [self._version_kind.get(path)] if path in self._version_kind else [(CS, "getctag"), (DAV, "sync-token")]
-        for kind in kinds:
-            if kind is None:
-                return None
-            ms = await self._multistatus("PROPFIND", path, xml.propfind([kind]), "0", f"read {path}")
-            value = next((v for r in ms.responses if (v := r.text(*kind))), None)
-            if value:
-                self._version_kind[path] = kind
-                return f"{kind[1]}:{value}"
-        self._version_kind[path] = None
-        return None
 
     # ---------------------------------------------------------------- members of a collection
 

@@ -31,9 +31,30 @@ import pytest
 
 from webdav_core.client import WebDavClient
 from webdav_core.paths import resolve_path
+from webdav_core.profile import Profile
 from webdav_core.session import MAX_REDIRECTS
+from webdav_core.xml import CARDDAV
 
-__all__ = ["ESCAPING_IDS", "OFF_ORIGIN", "MakeClient", "TrustSuite"]
+__all__ = ["BARE_PROFILE", "ESCAPING_IDS", "OFF_ORIGIN", "MakeClient", "TrustSuite"]
+
+BARE_PROFILE = Profile(
+    server="WebDAV server",
+    program="webdav-core",
+    url_setting="DAV_URL",
+    credential_settings="DAV_USERNAME and DAV_PASSWORD",
+    timeout_setting="DAV_TIMEOUT",
+    size_setting="DAV_MAX_RESPONSE_BYTES",
+    item="resource",
+    data_name="data",
+    data_preconditions=(),
+    collections="collections",
+    home_name="home",
+    home_set=(CARDDAV, "addressbook-home-set"),
+    well_known="/.well-known/carddav",
+    collection_type=(CARDDAV, "addressbook"),
+    data_types=frozenset({"text/vcard"}),
+)
+"""The layer's own profile, in no server's words: for tests of the bare layer."""
 
 ORIGIN = "https://dav.example.org"
 BOOK = "/u/book/"

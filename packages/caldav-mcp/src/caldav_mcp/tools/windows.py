@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
 from caldav_mcp.dav import Resource
-from caldav_mcp.errors import BackendError, BadCredentials, InvalidInput, Unreachable
+from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.listings import CONFIRMED_SECONDS, Listing
 from caldav_mcp.models import Occurrence, Unreadable
 from caldav_mcp.tools.common import App, version_digest
@@ -31,6 +31,10 @@ MAX_COLLECTED = 100_000
 
 MAX_SPLITS = 4
 """How many times a window the server refuses with 400 is halved (at most 2**4 = 16 REPORTs in all)."""
+
+NOTED_SECONDS = 60.0
+"""A calendar's version given by the calendar list (``list_calendars``) less than this long ago (seconds) is
+what a first read of one of its windows is kept under, without a version request of its own."""
 
 EXPAND_BATCH = 250
 """Entries expanded between two progress reports (and two chances for a cancellation to land)."""
@@ -102,17 +106,6 @@ async def _read(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, v
     return Listing(version, tuple(items), tuple(unreadable), tuple(resources))
 
 
-async def _version(app: App, cal: CalendarInfo, writes: int) -> str:
-    """The calendar's version now (its CTag or sync-token, and ``writes`` sent from here); "" when it gives none."""
-    try:
-        server_version = await app.client.wire().collection_version(cal.path)
-    except (Unreachable, BadCredentials):
-        raise
-    except BackendError:
-        return ""  # a server that cannot say is read every time
-    return f"{server_version}|{writes}" if server_version is not None else ""
-
-
 async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
     """The entries of a listing kept for a window of ``cal`` holding ``[lo, hi)``, while its version holds.
 
@@ -124,7 +117,7 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
     found = app.listings.covering(cal.path, lo, hi)
     if not found:
         return None
-    version = await _version(app, cal, app.client.wire().writes_to(cal.path))
+    version = await app.client.wire().versions.current(cal.path) or ""
     for key, listing in found:
         if version and listing.version == version:
             app.listings.confirm(key)
@@ -150,8 +143,8 @@ async def listing_of(
     """
     key = (cal.path, lo, hi)
     kept = app.listings.get(key)
-    wire = app.client.wire()
-    writes = wire.writes_to(cal.path)
+    versions = app.client.wire().versions
+    writes = versions.writes_to(cal.path)
     if (
         kept is not None
         and cursor_version is not None
@@ -160,7 +153,9 @@ async def listing_of(
         and version_digest(kept[0].version) == cursor_version
     ):
         return Found(kept[0])
-    version = await _version(app, cal, writes)
+    # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do.
+    noted = versions.recent(cal.path, NOTED_SECONDS) if kept is None else None
+    version = noted or await versions.current(cal.path) or ""  # "": the server gives none; nothing is kept
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
