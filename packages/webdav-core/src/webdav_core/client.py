@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import httpx2 as httpx
 
-from webdav_core import discovery, privileges, xml
+from webdav_core import discovery, privileges, versions, xml
 from webdav_core.answer import Answer
 from webdav_core.discovery import Discovery
 from webdav_core.origin import Origin, shown
@@ -219,19 +219,18 @@ class WebDavClient:
     async def collection_version(self, path: str) -> str | None:
         """The collection's version: its CTag, else its sync-token (RFC 6578 §4); None where it offers neither.
 
-        A PROPFIND of depth 0 for ``CS:getctag`` alone (Radicale reads every member
-        to answer each of the two), then for ``DAV:sync-token`` where that is
-        missing; the kind found is remembered. Compared, never interpreted.
+        A PROPFIND of depth 0 for ``CS:getctag`` alone (Radicale reads every member to answer each of
+        the two), then for ``DAV:sync-token``; the kind found is remembered. Compared, never interpreted;
+        one naming the second of the last change (SOGo) is unique until that second is past (``versions``).
         """
         kinds = [self._version_kind.get(path)] if path in self._version_kind else [(CS, "getctag"), (DAV, "sync-token")]
         for kind in kinds:
             if kind is None:
                 return None
-            ms = await self._multistatus("PROPFIND", path, xml.propfind([kind]), "0", f"read {path}")
-            value = next((v for r in ms.responses if (v := r.text(*kind))), None)
-            if value:
+            version = await versions.read(self.session, path, kind)
+            if version is not None:
                 self._version_kind[path] = kind
-                return f"{kind[1]}:{value}"
+                return version
         self._version_kind[path] = None
         return None
 
