@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from other_client import OtherClient, event, vcard
 
 from approval_core import ApprovalSettings
 from approval_core.testing import accept, approval_of, connect, decline
@@ -279,3 +280,97 @@ async def test_the_three_group_conventions_and_a_photo(target: Any) -> None:
         assert all(g["member_count"] == 1 for g in mine.values()), mine
         photo = ok(await client.call_tool("get_contact_photo", {"contact_id": f"{target.book}m-{n}.vcf"}))
         assert (photo["kind"], photo["media_type"], photo["included"]) == ("inline", "image/png", True)
+
+
+def other_client(target: Any) -> OtherClient:
+    """Plain HTTP straight to the server, not through an MCP server: another user's phone."""
+    return OtherClient(target.url, None if target.headers else (target.username, target.password), target.headers)
+
+
+ICS, VCF = "text/calendar; charset=utf-8", "text/vcard; charset=utf-8"
+
+
+async def test_kept_listings_see_another_clients_changes(
+    target: Any, monkeypatch: pytest.MonkeyPatch, record_property: Any
+) -> None:
+    """Issue 24 §2, correct first: a listing kept by its version shows every change made by another client."""
+    cal, n = target.calendar, uuid.uuid4().hex[:8]
+    href = {k: f"{cal}{k}-{n}.ics" for k in ("a", "b", "c", "d", "p1", "p2", "p3")}
+    with other_client(target) as other:
+        kinds = other.version_kinds(cal)
+        record_property("calendar_version", kinds)
+        print(f"{target.kind}: the calendar's version: {kinds or 'none'}")
+        # Each of the five servers offers one: a server offering none would be read on every call (still correct).
+        assert kinds, target.kind
+        for key, day in (("a", 5), ("b", 10), ("c", 15)):
+            other.create(
+                href[key],
+                event(f"{key}-{n}", f"Meeting {key}", f"202703{day:02}T100000Z", f"202703{day:02}T110000Z"),
+                ICS,
+            )
+        window = {"calendar": cal, "start": "2027-03-01", "end": "2027-04-01"}
+        async with calendars(target) as client:
+            mine = lambda listed: {e["uid"]: e["summary"] for e in listed["events"] if n in e["uid"]}  # noqa: E731
+            assert mine(ok(await client.call_tool("list_events", window))) == {
+                f"{k}-{n}": f"Meeting {k}" for k in "abc"
+            }
+            other.replace(href["a"], event(f"a-{n}", "Meeting a (moved)", "20270305T100000Z", "20270305T110000Z"), ICS)
+            other.create(href["d"], event(f"d-{n}", "Meeting d", "20270320T100000Z", "20270320T110000Z"), ICS)
+            other.delete(href["c"])
+            again = ok(await client.call_tool("list_events", window))
+            expected = {f"a-{n}": "Meeting a (moved)", f"b-{n}": "Meeting b", f"d-{n}": "Meeting d"}
+            assert mine(again) == expected, again
+            found = ok(
+                await client.call_tool(
+                    "search_events",
+                    {"query": "Meeting", "start": "2027-03-01", "end": "2027-04-01", "calendars": [cal]},
+                )
+            )
+            assert mine(found) == expected, found
+            # Paging: the listing behind a cursor is trusted for CONFIRMED_SECONDS, then checked again.
+            for key, day in (("p1", 3), ("p2", 4), ("p3", 5)):
+                other.create(
+                    href[key],
+                    event(f"{key}-{n}", f"Page {key}", f"202705{day:02}T100000Z", f"202705{day:02}T110000Z"),
+                    ICS,
+                )
+            paged = {"calendar": cal, "start": "2027-05-01", "end": "2027-06-01", "limit": 2}
+            first = ok(await client.call_tool("list_events", paged))
+            assert [e["summary"] for e in first["events"]] == ["Page p1", "Page p2"], first
+            other.replace(
+                href["p1"], event(f"p1-{n}", "Page p1 (changed)", "20270503T100000Z", "20270503T110000Z"), ICS
+            )
+            monkeypatch.setattr("caldav_mcp.tools.windows.CONFIRMED_SECONDS", 0.0)
+            later = ok(await client.call_tool("list_events", {**paged, "cursor": first["next_cursor"]}))
+            assert "starts again from its first occurrence" in (later["reread"] or ""), later
+            assert [e["summary"] for e in later["events"]] == ["Page p1 (changed)", "Page p2"], later
+
+
+async def test_kept_card_listings_see_another_clients_changes(target: Any, record_property: Any) -> None:
+    """Issue 24 §2, correct first: a book's ETags kept by its version show every change made by another client."""
+    book, n = target.book, uuid.uuid4().hex[:8]
+    href = {k: f"{book}{k}-{n}.vcf" for k in ("x", "y", "z", "w")}
+    with other_client(target) as other:
+        kinds = other.version_kinds(book)
+        record_property("book_version", kinds)
+        print(f"{target.kind}: the address book's version: {kinds or 'none'}")
+        assert kinds, target.kind
+        for key in ("x", "y", "z"):
+            other.create(href[key], vcard(f"{key}-{n}", f"Kate{key}", f"Cache{n}"), VCF)
+        async with contacts(target) as client:
+
+            async def mine() -> dict[str, str]:
+                listed = ok(await client.call_tool("list_contacts", {"address_book": book, "limit": 500}))
+                assert listed["next_cursor"] is None, listed
+                return {c["id"]: c["fn"] for c in listed["contacts"] if n in c["id"]}
+
+            assert await mine() == {href[k]: f"Kate{k} Cache{n}" for k in "xyz"}
+            other.replace(href["x"], vcard(f"x-{n}", "Renamed", f"Cache{n}"), VCF)
+            other.create(href["w"], vcard(f"w-{n}", "Katew", f"Cache{n}"), VCF)
+            other.delete(href["z"])
+            expected = {href["x"]: f"Renamed Cache{n}", href["y"]: f"Katey Cache{n}", href["w"]: f"Katew Cache{n}"}
+            assert await mine() == expected
+            found = ok(await client.call_tool("search_contacts", {"query": f"Cache{n}", "address_book": book}))
+            assert {h["id"] for h in found["hits"]} == set(expected), found
+            renamed = ok(await client.call_tool("search_contacts", {"query": "Renamed", "address_book": book}))
+            assert href["x"] in {h["id"] for h in renamed["hits"]}, renamed

@@ -143,6 +143,9 @@ async def test_a_search_asks_the_server_for_candidates_and_finds_what_reading_ev
     # one server query per query with a piece every match must hold; the others (phone numbers, "kelvin",
     # "amazing", "ö" ...) read every card; each in both books of the test's scope
     expected = ["opper", "opper", "ove", "dor", "dor", "ex", "oppe", "obod", "per"]
+    # the first answer's check asks once more, for a piece of a contact's FN outside its family name: "very"
+    # of fold.vcf, or "Someone" in the other book, whichever book was searched first
+    assert texts.pop(1) in ("ver", "omeo"), texts
     assert texts == [text for text in expected for _ in range(2)]
     assert all(b"<c:filter" not in s.body or b"text-match" in s.body for s in queries)
 

@@ -308,7 +308,7 @@ class Backend:
         if any(not holds(e, needle) for e in entries):
             client.text_match_ignored()  # it sent a card without the text: the filter was not applied
         elif not client.text_match_checked() and await left_out_cards(
-            client, lambda: self.entries(book), entries, needle
+            client, book, lambda: self.entries(book), entries, needle
         ):
             return None
         return entries

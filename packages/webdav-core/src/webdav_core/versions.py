@@ -6,13 +6,20 @@ collection's CTag (calendarserver.org ``getctag``), else its sync-token
 (RFC 6578 §4), together with the count of changing requests this client sent
 to the collection's members. Any change by any client changes the first; a
 write from here changes the second at once, before the server is asked again.
-The values are compared, never interpreted.
+The values are compared, never interpreted, with one exception: SOGo 5.8
+answers both properties with the Unix time, in seconds, of the collection's
+last change, so a second change within that second leaves the version as it
+was. Such a value says "unchanged" only once the server's clock (its ``Date``
+header, RFC 9110 §6.6.1) has left that second; until then it is made unique
+here (:func:`is_unsettled`), so the collection is read again.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Awaitable, Callable
+from email.utils import parsedate_to_datetime
 from typing import Generic, TypeVar
 
 from webdav_core import xml
@@ -20,7 +27,7 @@ from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
 from webdav_core.xml import CS, DAV, norm_href
 
-__all__ = ["READING_METHODS", "CollectionVersions", "KeptByVersion"]
+__all__ = ["NEAR_SECONDS", "READING_METHODS", "CollectionVersions", "KeptByVersion", "is_unsettled"]
 
 T = TypeVar("T")
 
@@ -28,6 +35,39 @@ READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 """The methods that change nothing; every other one counts as a write to the collection of its target."""
 
 _KINDS = ((CS, "getctag"), (DAV, "sync-token"))
+
+NEAR_SECONDS = 86_400
+"""How far from the server's clock a number of seconds may be and still be read as the time of a change."""
+
+_unsettled = itertools.count(1)
+
+
+def is_unsettled(value: str, date: str | None, now: float | None = None) -> bool:
+    """Whether ``value`` reads as the Unix time of a second the server's clock has not yet left.
+
+    ``date`` is the answer's ``Date`` header; without a readable one, the local
+    clock ``now`` (default: the time now) stands in, and a value within
+    NEAR_SECONDS of it either way is taken as unsettled. An opaque version (a
+    hash, a URI, a counter far from the clock) is always settled.
+    """
+    if not value.isdigit() or len(value) > 12:
+        return False
+    stamp = int(value)
+    try:
+        server_now = int(parsedate_to_datetime(date).timestamp()) if date else None
+    except (TypeError, ValueError):
+        server_now = None
+    if server_now is None:
+        local = time.time() if now is None else now
+        return abs(stamp - local) <= NEAR_SECONDS
+    return server_now <= stamp <= server_now + NEAR_SECONDS
+
+
+def _version(kind: tuple[str, str], value: str, date: str | None) -> str:
+    """``kind:value``, made unique while :func:`is_unsettled` says so."""
+    if is_unsettled(value, date):
+        return f"{kind[1]}:{value}~unsettled-{next(_unsettled)}"
+    return f"{kind[1]}:{value}"
 
 
 class CollectionVersions:
@@ -68,7 +108,8 @@ class CollectionVersions:
         value = response.text(*_KINDS[0])
         if value:
             self._kind[path] = _KINDS[0]
-            self._noted[path] = (f"{_KINDS[0][1]}:{value}|{self.writes_to(path)}", time.monotonic())
+            if not is_unsettled(value, None):  # no Date at hand: a time near the local clock is not noted
+                self._noted[path] = (f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}", time.monotonic())
 
     def recent(self, path: str, seconds: float) -> str | None:
         """The version :meth:`note` took for ``path`` less than ``seconds`` ago, as :meth:`current` gives it; or None.
@@ -95,11 +136,13 @@ class CollectionVersions:
         for kind in kinds:
             if kind is None:
                 return None
-            ms = await self._session.multistatus("PROPFIND", path, xml.propfind([kind]), "0", f"read {path}")
-            value = next((v for r in ms.responses if (v := r.text(*kind))), None)
+            what = f"read {path}"
+            body = xml.propfind([kind])
+            answer = await self._session.send("PROPFIND", path, body=body, headers={"Depth": "0"}, what=what)
+            value = next((v for r in self._session.parsed(answer, what).responses if (v := r.text(*kind))), None)
             if value:
                 self._kind[path] = kind
-                return f"{kind[1]}:{value}"
+                return _version(kind, value, answer.headers.get("Date"))
         self._kind[path] = None
         return None
 
