@@ -214,7 +214,7 @@ class NtfyClient:
         try:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > limit:
-                raise NtfyUnavailable(self._too_large(request, limit))
+                raise NtfyUnavailable(_too_large(request, limit))
             content = bytearray()
             if response.is_stream_consumed:  # an in-memory transport hands over a response already read
                 content.extend(response.content)
@@ -225,9 +225,9 @@ class NtfyClient:
                     if enough and content.count(b"\n") >= (lines or 0):
                         break  # the rest is not needed; closing the response drops its connection
                     if len(content) > limit:
-                        raise NtfyUnavailable(self._too_large(request, limit))
+                        raise NtfyUnavailable(_too_large(request, limit))
             if len(content) > limit:
-                raise NtfyUnavailable(self._too_large(request, limit))
+                raise NtfyUnavailable(_too_large(request, limit))
             if response.is_redirect:
                 location = urlsplit(response.headers.get("Location", ""))
                 where = "another server" if location.netloc else "another path"
@@ -238,13 +238,6 @@ class NtfyClient:
             return response.status_code, bytes(content)
         finally:
             await response.aclose()
-
-    @staticmethod
-    def _too_large(request: httpx2.Request, limit: int) -> str:
-        return (
-            f"ntfy's answer to {request.method} {request.url.path} is larger than NTFY_MAX_RESPONSE_BYTES "
-            f"({limit} bytes); it was not read further"
-        )
 
     def _judge(self, what: str, status: int, content: bytes) -> bytes:
         if status < 300:
@@ -393,3 +386,10 @@ def _error_document(status: int, content: bytes) -> tuple[int, str]:
     document = cast(dict[str, object], data)
     code = document.get("code")
     return (code if isinstance(code, int) else 0), str(document["error"])[:500]
+
+
+def _too_large(request: httpx2.Request, limit: int) -> str:
+    return (
+        f"ntfy's answer to {request.method} {request.url.path} is larger than NTFY_MAX_RESPONSE_BYTES "
+        f"({limit} bytes); it was not read further"
+    )
