@@ -1,15 +1,23 @@
-"""approval_core.portable: input schemas rewritten into the form model SDKs accept, allowing nothing more."""
+"""approval_core.portable: input schemas in the form model SDKs accept (allowing nothing more), outputs inlined."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import mcp_types as mt
 import pytest
+from jsonschema import Draft202012Validator
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from approval_core import install_error_boundary, install_portable_schemas, mapping_from_pairs, portable_schema
-from approval_core.portable import UnportableSchemaError
+from approval_core import (
+    install_error_boundary,
+    install_portable_schemas,
+    mapping_from_pairs,
+    portable_schema,
+    structured,
+)
+from approval_core.portable import UnportableSchemaError, output_schema
 from approval_core.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +129,70 @@ async def test_the_server_lists_portable_schemas_and_still_validates_with_pydant
     assert refused.is_error
     assert "- pick.other: pick has no such field" in refused.content[0].text
     assert not accepted.is_error
+
+
+def test_an_output_schema_is_inlined_and_folded_but_keeps_its_maps_and_closed_objects() -> None:
+    schema = {
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {
+                    "tag": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+                    "extra": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+                "required": ["extra"],
+                "additionalProperties": False,
+            }
+        },
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "required": ["items"],
+    }
+    assert output_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "tag": {"type": ["string", "null"], "default": None},
+                        "extra": {"type": "object", "additionalProperties": {"type": "string"}},
+                    },
+                    "required": ["extra"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["items"],
+    }
+    recursive = {"$defs": {"A": {"properties": {"a": {"$ref": "#/$defs/A"}}}}, "$ref": "#/$defs/A"}
+    assert output_schema(recursive) == recursive  # listed as it was
+
+
+class Row(BaseModel):
+    name: str
+    note: str | None = None
+
+
+class Rows(BaseModel):
+    rows: list[Row]
+
+
+async def test_the_server_lists_inlined_output_schemas_its_results_still_match() -> None:
+    server: MCPServer[Any] = MCPServer("portable-mcp")
+
+    @server.tool()
+    async def rows() -> Annotated[mt.CallToolResult, Rows]:
+        """Rows."""
+        return structured(Rows(rows=[Row(name="a"), Row(name="b", note="n")]))
+
+    install_portable_schemas(server)
+    async with connect(server, revision="2025-11-25") as client:  # checks each result against its outputSchema
+        (tool,) = (await client.list_tools()).tools
+        result = await client.call_tool("rows", {})
+    assert tool.output_schema is not None
+    assert "$defs" not in tool.output_schema
+    assert "$ref" not in str(tool.output_schema)
+    assert not result.is_error
+    Draft202012Validator(tool.output_schema).validate({"rows": [{"name": "x", "note": None}]})

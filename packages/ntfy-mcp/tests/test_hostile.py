@@ -76,6 +76,20 @@ def test_the_one_place_urls_are_made_refuses_every_escape_naming_the_field() -> 
     assert str(client.url(route="v1/users")) == "http://127.0.0.1:8/ntfy/v1/users"
 
 
+def test_a_url_kept_for_reuse_is_one_that_passed_and_the_rules_still_hold_once_many_are_kept() -> None:
+    """NtfyClient.url keeps the URLs it made (up to 256): a refused value is never kept, and is refused again."""
+    client = NtfyClient(NtfySettings(url="http://127.0.0.1:8/ntfy"))
+    first = client.url(("topic", "alerts"), route="json")
+    assert client.url(("topic", "alerts"), route="json") is first
+    assert str(client.url(("topic", "alerts"))) == "http://127.0.0.1:8/ntfy/alerts"
+    for n in range(300):  # more than are kept
+        assert str(client.url(("topic", f"t{n}"))) == f"http://127.0.0.1:8/ntfy/t{n}"
+    for _ in range(2):
+        for value in escape_corpus(9, "ok-topic"):
+            with pytest.raises(InputError, match=r"^topic: "):
+                client.url(("topic", value), route="json")
+
+
 class Double(http.server.ThreadingHTTPServer):
     """A hostile HTTP DOUBLE of an ntfy server: every request gets the answer named by ``mode``."""
 

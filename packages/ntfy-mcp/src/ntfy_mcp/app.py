@@ -16,14 +16,25 @@ from typing import Any
 import httpx2
 
 from approval_core import ApprovalGate
-from ntfy_mcp.client import SEQUENCE_VERSION, NtfyClient, parse_version
+from ntfy_mcp.client import NtfyClient
 from ntfy_mcp.errors import ConfigError, InputError, OutsideAllowedTopics, UnsupportedServer
 from ntfy_mcp.settings import TOPIC_PATTERN, NtfySettings
 
-__all__ = ["SEQUENCE_ID_PATTERN", "NtfyApp"]
+__all__ = ["SEQUENCE_ID_PATTERN", "SEQUENCE_VERSION", "NtfyApp", "parse_version"]
 
 SEQUENCE_ID_PATTERN = re.compile(r"^[-_A-Za-z0-9]{1,64}$")
 """A sequence id (ntfy >= 2.16: letters, digits, ``-`` and ``_``, up to 64)."""
+
+SEQUENCE_VERSION = (2, 16, 0)
+"""The first ntfy release that revises, clears and deletes by sequence id."""
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    """``"2.17.0"`` → ``(2, 17, 0)``; None when it is not ``major.minor.patch``."""
+    parts = text.strip().lstrip("v").split("-", 1)[0].split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
 class NtfyApp:

@@ -44,10 +44,7 @@ from approval_core.write_scope import before_send
 from ntfy_mcp.errors import InputError, NtfyRejected, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 
-__all__ = ["SEQUENCE_VERSION", "NtfyClient", "parse_version"]
-
-SEQUENCE_VERSION = (2, 16, 0)
-"""The first ntfy release that revises, clears and deletes by sequence id."""
+__all__ = ["NtfyClient"]
 
 _USER_AGENT = "ntfy-mcp"
 _SEGMENT = re.compile(r"^[-_A-Za-z0-9]{1,64}(,[-_A-Za-z0-9]{1,64}){0,19}$")
@@ -60,14 +57,6 @@ _MEANING = {
     413: "ntfy found the request too large",
     429: "ntfy's rate limit for this client was reached; nothing was retried, try again later",
 }
-
-
-def parse_version(text: str) -> tuple[int, int, int] | None:
-    """``"2.17.0"`` → ``(2, 17, 0)``; None when it is not ``major.minor.patch``."""
-    parts = text.strip().lstrip("v").split("-", 1)[0].split(".")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        return None
-    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
 def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
@@ -111,6 +100,7 @@ class NtfyClient:
         self._auth = _OriginAuth(self.origin, header)
         self._transport = transport
         self._client: httpx2.AsyncClient | None = None
+        self._urls: dict[tuple[tuple[tuple[str, str], ...], str], httpx2.URL] = {}
 
     @property
     def _http(self) -> httpx2.AsyncClient:
@@ -147,11 +137,14 @@ class NtfyClient:
 
         Each value must be ntfy's ``[-_A-Za-z0-9]{1,64}`` (a topic list may
         join up to 20 with commas) once every percent-encoding is undone, and
-        the joined URL must have ``NTFY_URL``'s scheme, host and port.
+        the joined URL must have ``NTFY_URL``'s scheme, host and port. A URL
+        that passed is kept (up to 256) and given again for the same segments.
 
         Raises:
             InputError: a value breaks the rule, or would lead elsewhere; names the field.
         """
+        if (known := self._urls.get((segments, route))) is not None:
+            return known
         parts: list[str] = []
         for field, value in segments:
             decoded = value
@@ -168,6 +161,8 @@ class NtfyClient:
         if _origin(url) != self.origin or not url.path.startswith(self._base.path):
             field = segments[0][0] if segments else "route"
             raise InputError(f"{field}: would leave the configured ntfy server; nothing was sent")
+        if len(self._urls) < 256:  # the same few topics and routes, checked and joined once
+            self._urls[(segments, route)] = url
         return url
 
     # ------------------------------------------------------------------ the one translation point
@@ -195,7 +190,7 @@ class NtfyClient:
             raise InputError(f"{what} would leave the configured ntfy server; nothing was sent")
         request = self._http.build_request(
             method, url, content=None if body is None else json.dumps(body), headers=sent or None,
-            params=dict(params or {}),
+            params=dict(params) if params else None,  # none: httpx2 skips re-parsing the URL for an empty query
         )  # fmt: skip
         await before_send(method, str(request.url), request.content, request.headers)
         try:
@@ -219,7 +214,7 @@ class NtfyClient:
         try:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > limit:
-                raise NtfyUnavailable(self._too_large(request, limit))
+                raise NtfyUnavailable(_too_large(request, limit))
             content = bytearray()
             if response.is_stream_consumed:  # an in-memory transport hands over a response already read
                 content.extend(response.content)
@@ -230,9 +225,9 @@ class NtfyClient:
                     if enough and content.count(b"\n") >= (lines or 0):
                         break  # the rest is not needed; closing the response drops its connection
                     if len(content) > limit:
-                        raise NtfyUnavailable(self._too_large(request, limit))
+                        raise NtfyUnavailable(_too_large(request, limit))
             if len(content) > limit:
-                raise NtfyUnavailable(self._too_large(request, limit))
+                raise NtfyUnavailable(_too_large(request, limit))
             if response.is_redirect:
                 location = urlsplit(response.headers.get("Location", ""))
                 where = "another server" if location.netloc else "another path"
@@ -243,13 +238,6 @@ class NtfyClient:
             return response.status_code, bytes(content)
         finally:
             await response.aclose()
-
-    @staticmethod
-    def _too_large(request: httpx2.Request, limit: int) -> str:
-        return (
-            f"ntfy's answer to {request.method} {request.url.path} is larger than NTFY_MAX_RESPONSE_BYTES "
-            f"({limit} bytes); it was not read further"
-        )
 
     def _judge(self, what: str, status: int, content: bytes) -> bytes:
         if status < 300:
@@ -398,3 +386,10 @@ def _error_document(status: int, content: bytes) -> tuple[int, str]:
     document = cast(dict[str, object], data)
     code = document.get("code")
     return (code if isinstance(code, int) else 0), str(document["error"])[:500]
+
+
+def _too_large(request: httpx2.Request, limit: int) -> str:
+    return (
+        f"ntfy's answer to {request.method} {request.url.path} is larger than NTFY_MAX_RESPONSE_BYTES "
+        f"({limit} bytes); it was not read further"
+    )
