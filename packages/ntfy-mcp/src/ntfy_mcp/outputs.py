@@ -48,7 +48,9 @@ class Message(BaseModel):
     id: str = Field(description="ntfy's message id (12 characters)")
     sequence_id: str = Field(description="The sequence id that update/clear/delete address (the id unless set)")
     event: str = Field(default="message", description="message, or on ntfy >= 2.16 message_clear / message_delete")
-    topic: str
+    topic: str | None = Field(
+        default=None, description="Its topic; left out of a listing of one topic (the listing's topics names it)"
+    )
     time: int = Field(description="Delivery time, Unix seconds UTC (in the future while scheduled)")
     expires: int | None = Field(
         default=None, description="When ntfy drops it from its cache, Unix seconds UTC (get_message gives it)"
@@ -87,13 +89,14 @@ def _defaults(model: type[BaseModel]) -> dict[str, Any]:
     return {name: f.get_default(call_default_factory=True) for name, f in fields.items() if not f.is_required()}
 
 
-def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool) -> Message:
+def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool = True) -> Message:
     """A :class:`Message` from ntfy's JSON (ntfy docs, "JSON message format").
 
     Args:
         raw: One line of ``GET /<topic>/json`` or a publish response.
         now: Unix seconds, to tell scheduled from delivered.
         shorten: Cut the body to :data:`LISTING_BODY_CHARS` characters, and leave out the cache expiry.
+        topic: Whether the message names its topic (a listing of one topic names it once instead).
     """
     body = raw.get("message")
     length = len(body) if isinstance(body, str) else 0
@@ -112,7 +115,7 @@ def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool) -> Mess
         id=str(raw.get("id", "")),
         sequence_id=str(raw.get("sequence_id") or raw.get("id", "")),
         event=str(raw.get("event", "message")),
-        topic=str(raw.get("topic", "")),
+        topic=str(raw.get("topic", "")) if topic else None,
         time=int(raw.get("time", 0)),
         expires=None if shorten else raw.get("expires"),
         scheduled=int(raw.get("time", 0)) > now,

@@ -239,7 +239,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             params["tags"] = ",".join(tags)
         events = await app.client.poll(chosen, params, limit=limit + 1)
         now = time.time()
-        page = [message_from_ntfy(e, now, shorten=True) for e in events[:limit]]
+        page = [message_from_ntfy(e, now, shorten=True, topic=len(chosen) > 1) for e in events[:limit]]
         cut = len(events) > limit
         listing = MessageList(
             topics=chosen, messages=page, count=len(page), next_cursor=page[-1].id if cut else None, cut=cut
