@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from caldav_mcp.dav import CalendarInfo
-from caldav_mcp.errors import BackendError, InvalidInput, NotAllowed, NotConfigured, OutOfScope
+from caldav_mcp.errors import BackendError, InvalidInput, NotAllowed, NotConfigured, NotFound, OutOfScope
 from caldav_mcp.settings import CalDAVSettings
 
 if TYPE_CHECKING:
@@ -116,9 +116,9 @@ class Calendars:
         with self.doing("finding the calendars"):
             return await wire.discover()
 
-    async def _find(self) -> dict[str, CalendarInfo]:
+    async def _find(self, rediscover: bool) -> dict[str, CalendarInfo]:
         wire = self.wire()
-        found = await wire.discover(refresh=True)
+        found = await wire.discover(refresh=rediscover)
         listed: list[CalendarInfo] = []
         if found.method == "given URL" and found.given_is_collection:
             own = await wire.calendar_at(found.url if found.url.endswith("/") else found.url + "/")
@@ -137,16 +137,25 @@ class Calendars:
             calendars = {p: c for p, c in calendars.items() if p in paths or c.name in allowed}
         return calendars
 
-    async def calendars(self, *, refresh: bool = False) -> list[CalendarInfo]:
+    async def calendars(self, *, refresh: bool = False, rediscover: bool = False) -> list[CalendarInfo]:
         """The calendars of the account's home sets that ``CALDAV_CALENDARS`` allows.
+
+        Listed once, again with ``refresh``. RFC 6764 discovery (the principal and
+        its home sets) is worked out on the first listing and kept; ``rediscover``
+        works it out again (a home set that has gone is also looked for again).
 
         Raises:
             NotConfigured: settings missing.  BackendError (or a kind of it): discovery or the listing failed.
         """
-        if self._calendars is None or refresh:
+        if self._calendars is None or refresh or rediscover:
             self.wire()
             with self.doing("listing calendars"):
-                self._calendars = await self._find()
+                try:
+                    self._calendars = await self._find(rediscover)
+                except NotFound:
+                    if rediscover:
+                        raise
+                    self._calendars = await self._find(True)  # the home set moved: discovery again
         return list(self._calendars.values())
 
     async def calendar(self, path: str, *, field: str = "calendar") -> CalendarInfo:

@@ -42,7 +42,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if missing:
             return structured(info)
         try:
-            info.calendars = len(await app.client.calendars(refresh=True))
+            info.calendars = len(await app.client.calendars(rediscover=True))
             found = await app.client.discovery()
             info.discovery = DiscoveryOut(**DiscoveryOut.shared(found), home_sets=list(home_sets(found)))
             info.scheduling = await app.client.scheduling()
