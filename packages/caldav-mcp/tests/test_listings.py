@@ -215,3 +215,16 @@ async def test_a_search_inside_a_listed_unchanged_window_reads_no_entries_again(
     assert [(method, head.get("depth")) for method, _, head in asked] == [("PROPFIND", "0")]
     assert [e["uid"] for e in changed["events"]] == ["dentist", "dentist2"]
     assert reports  # the calendar changed: the server is asked again
+
+
+async def test_a_cursor_whose_place_is_not_one_this_server_writes_is_refused(account: Account) -> None:
+    import base64
+    import json
+
+    fill(account, 3)
+    query = ["list", account.work, WINDOW["start"], WINDOW["end"]]
+    forged = base64.urlsafe_b64encode(json.dumps({"k": 5, "q": query}).encode()).decode().rstrip("=")
+    async with connect(account.build(), revision="2026-07-28") as client:
+        result = await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "cursor": forged})
+    assert result.is_error
+    assert result.content[0].text.startswith("cursor:")

@@ -48,12 +48,14 @@ class Listing:
         items: Every occurrence in the window, in start order.
         unreadable: The entries left out, with why.
         resources: The entries the window's REPORT answered (a search of any window inside it starts there).
+        keys: Each occurrence's place in start order (:func:`caldav_mcp.views.sort_key`), for finding a page.
     """
 
     version: str
     items: tuple[Occurrence, ...]
     unreadable: tuple[Unreadable, ...]
     resources: tuple[Resource, ...] = ()
+    keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def size(self) -> int:

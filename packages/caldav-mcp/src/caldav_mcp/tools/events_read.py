@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,6 +23,7 @@ from caldav_mcp.ical import (
     occurrences,
     overrides,
 )
+from caldav_mcp.listings import Listing
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.narrowing import matches
@@ -53,8 +55,9 @@ def expand(
     keep: Callable[[icalendar.Component], bool] | None = None,
     unreadable: list[UnreadableOut] | None = None,
     cache: ExpansionCache | None = None,
+    ordered: bool = True,
 ) -> list[Occurrence]:
-    """Every occurrence of the VEVENTs in ``resources`` overlapping ``[lo, hi)``, in start order.
+    """Every occurrence of the VEVENTs in ``resources`` overlapping ``[lo, hi)``, in start order (``ordered``).
 
     ``keep``, when given, decides per occurrence (overrides applied). An entry
     that cannot be parsed or expanded within the bounds of
@@ -94,24 +97,29 @@ def expand(
         found.extend(made)
         if len(found) > MAX_COLLECTED:
             raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
-    found.sort(key=sort_key)
+    if ordered:
+        found.sort(key=sort_key)
     return found
 
 
-def page(
-    items: list[Occurrence] | tuple[Occurrence, ...], limit: int, after: Any, query: Any, version: str | None = None
-) -> tuple[list[Occurrence], str | None]:
-    """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last)."""
-    chosen: list[Occurrence] = []
-    more = False
-    for item in items:  # in start order: skip to the key, then take one more than a page to learn if more follow
-        if after is not None and sort_key(item) <= after:
-            continue
-        if len(chosen) == limit:
-            more = True
-            break
-        chosen.append(item)
-    return chosen, (encode_cursor(sort_key(chosen[-1]), query, version) if more and chosen else None)
+def page(listing: Listing, limit: int, after: Any, query: Any) -> tuple[list[Occurrence], str | None]:
+    """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last).
+
+    The place is found by bisection over the listing's sort keys, so a page costs the same wherever it lies.
+
+    Raises:
+        InvalidInput: ``after`` is not a key this server writes into a cursor.
+    """
+    start = 0
+    if after is not None:
+        if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
+            raise InvalidInput("cursor: not a cursor this server returned")
+        start = bisect.bisect_right(listing.keys, (after[0], after[1]))
+    chosen = list(listing.items[start : start + limit])
+    more = start + limit < len(listing.items)
+    if not (more and chosen):
+        return chosen, None
+    return chosen, encode_cursor(list(listing.keys[start + limit - 1]), query, listing.version or None)
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
@@ -181,12 +189,14 @@ def register(server: MCPServer[Any], app: App) -> None:
             lo,
             hi,
             cursor_version(cursor) if cursor is not None else None,
-            lambda resources, unreadable: expand(resources, lo, hi, unreadable=unreadable, cache=app.expansions),
+            lambda resources, unreadable: expand(
+                resources, lo, hi, unreadable=unreadable, cache=app.expansions, ordered=False
+            ),
         )
         listing = found.listing
         if found.restarted:
             after = None
-        items, next_cursor = page(listing.items, limit, after, query, listing.version or None)
+        items, next_cursor = page(listing, limit, after, query)
         return event_list_result(
             EventList(
                 calendar=cal.path,

@@ -102,8 +102,19 @@ async def _read(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, v
         if len(items) > MAX_COLLECTED:
             raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
         await report_progress(min(done + EXPAND_BATCH, total), total, "entries expanded")
-    items.sort(key=sort_key)
-    return Listing(version, tuple(items), tuple(unreadable), tuple(resources))
+    keyed = sorted(((_key(item), item) for item in items), key=lambda pair: pair[0])
+    return Listing(
+        version,
+        tuple(item for _, item in keyed),
+        tuple(unreadable),
+        tuple(resources),
+        tuple(key for key, _ in keyed),
+    )
+
+
+def _key(item: Occurrence) -> tuple[str, str]:
+    start, uid = sort_key(item)
+    return start, uid
 
 
 async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
