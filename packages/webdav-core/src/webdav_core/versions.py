@@ -112,12 +112,13 @@ class CollectionVersions:
                 self._noted[path] = (f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}", time.monotonic())
 
     def recent(self, path: str, seconds: float) -> str | None:
-        """The version :meth:`note` took for ``path`` less than ``seconds`` ago, as :meth:`current` gives it; or None.
+        """The version :meth:`note` or :meth:`current` last took for ``path``, less than ``seconds`` ago; or None.
 
-        Only for a read that follows, to keep what it reads under: a version taken
-        before a read is safe to keep it under, however old (the worst is one read
-        again when the collection had changed meanwhile); never to decide that
-        something kept is current.
+        Only for a read that follows, to keep what it reads under once :meth:`current`
+        asked after the read gives the same (a version that is a digest of the
+        content, Radicale's, comes back when a change is undone, so a change made
+        between this version and the read would otherwise hide its undoing); never
+        to decide that something kept is current.
         """
         noted = self._noted.get(path)
         if noted is None or time.monotonic() - noted[1] > seconds:
@@ -162,7 +163,11 @@ class CollectionVersions:
             raise
         except errors.backend:
             return None
-        return None if version is None else f"{version}|{self.writes_to(path)}"
+        if version is None:
+            return None
+        current = f"{version}|{self.writes_to(path)}"
+        self._noted[path] = (current, time.monotonic())
+        return current
 
 
 class KeptByVersion(Generic[T]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
@@ -30,11 +30,14 @@ MAX_COLLECTED = 100_000
 20,000-entry calendar (500 of them never-ending series) holds 64,156."""
 
 MAX_SPLITS = 4
-"""How many times a window the server refuses with 400 is halved (at most 2**4 = 16 REPORTs in all)."""
+"""How many times a window the server refuses with 400 is halved: at most 16 parts, and 1 + 2 + 4 + 8 + 16 = 31
+REPORTs in all (a part refused after the last halving ends the call)."""
 
 NOTED_SECONDS = 60.0
 """A calendar's version given by the calendar list (``list_calendars``) less than this long ago (seconds) is
-what a first read of one of its windows is kept under, without a version request of its own."""
+what a first read of one of its windows is kept under, when the version asked after the read is still that one.
+Without that check, a change made between the note and the read and undone after it would go unseen: a version
+that is a digest of the content (Radicale's CTag) is then the noted one again."""
 
 EXPAND_BATCH = 250
 """Entries expanded between two progress reports (and two chances for a cancellation to land)."""
@@ -161,6 +164,10 @@ async def listing_of(
         listing = kept[0]
     else:
         listing = await _read(app, cal, lo, hi, version, expand)
+        if noted is not None and await versions.current(cal.path) != noted:
+            # Changed since the note: what was read may be a state undone again later (see NOTED_SECONDS).
+            listing = replace(listing, version="")
+            version = ""
         app.listings.put(key, listing)
     if cursor_version is None or not version:
         return Found(listing)

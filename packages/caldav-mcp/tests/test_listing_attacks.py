@@ -1,0 +1,115 @@
+"""Kept listings under attack: a calendar that changes and changes back, many windows, cursors edited by the caller."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+
+from approval_core.testing import connect
+from caldav_helpers import structured
+from caldav_mcp.listings import Listing, Listings
+from caldav_mcp.tools import windows
+from report_fault_proxy import Action, report_fault_proxy
+from test_listings import WINDOW, day_event, fill, through
+
+pytestmark = pytest.mark.anyio
+
+Account = Any  # the caldav-mcp conftest's Account fixture value
+
+
+async def test_an_event_added_and_removed_again_elsewhere_is_not_listed_after_its_removal(account: Account) -> None:
+    # Radicale's CTag is a digest of what the calendar holds: removing what was added gives the old CTag again.
+    fill(account, 3)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        await client.call_tool("list_calendars", {})  # notes each calendar's CTag
+        account.put(account.work, "brief.ics", day_event("brief", 5, "There for a moment"))
+        seen = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "brief.ics")
+        after = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert "brief" in [e["uid"] for e in seen["events"]]
+    assert "brief" not in [e["uid"] for e in after["events"]]
+
+
+def test_empty_listings_count_against_the_limit() -> None:
+    kept = Listings(limit=100)
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    for i in range(1000):
+        lo = start + dt.timedelta(seconds=i)
+        kept.put(("/cal/", lo, lo + dt.timedelta(days=1)), Listing("getctag:x|0", (), ()))
+    assert len(kept) <= 100
+
+
+async def test_a_server_refusing_every_query_is_asked_a_bounded_number_of_times(account: Account) -> None:
+    fill(account, 3)
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        return "refuse" if b"calendar-query" in body else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            result = await client.call_tool(
+                "list_events", {"calendar": account.work, "start": "2026-01-01", "end": "2027-01-01"}
+            )
+    assert result.is_error
+    assert "narrow the window" in result.content[0].text
+    assert len(proxy.reports("calendar-query")) == 1 + windows.MAX_SPLITS  # the first part refused ends it
+
+
+async def test_a_server_refusing_every_long_window_is_asked_at_most_31_times(account: Account) -> None:
+    fill(account, 3)
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if b"calendar-query" not in body:
+            return "pass"
+        found = re.search(rb'start="(\d{8})T\d{6}Z" end="(\d{8})T\d{6}Z"', body)
+        assert found is not None
+        start, end = (dt.datetime.strptime(part.decode(), "%Y%m%d") for part in found.groups())
+        return "refuse" if end - start > dt.timedelta(days=24) else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            result = structured(
+                await client.call_tool(
+                    "list_events", {"calendar": account.work, "start": "2026-01-01", "end": "2027-01-01"}
+                )
+            )
+    assert sorted(e["uid"] for e in result["events"]) == ["e00", "e01", "e02"]
+    assert len(proxy.reports("calendar-query")) == 1 + 2 + 4 + 8 + 16 == 2 ** (windows.MAX_SPLITS + 1) - 1
+
+
+async def test_a_server_refusing_the_window_and_failing_its_halves_reads_the_calendar_a_bounded_number_of_times(
+    account: Account,
+) -> None:
+    fill(account, 3)
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if b"calendar-query" in body:
+            return "refuse" if b'start="20260101T000000Z"' in body and b'end="20270101T000000Z"' in body else "fail"
+        return "fail" if b"calendar-multiget" in body else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            result = structured(
+                await client.call_tool(
+                    "list_events", {"calendar": account.work, "start": "2026-01-01", "end": "2027-01-01"}
+                )
+            )
+    gets = [s for s in proxy.seen if s.method == "GET"]
+    assert sorted(e["uid"] for e in result["events"]) == ["e00", "e01", "e02"]
+    assert len(gets) == 2 * 3, [s.path for s in gets]  # each half read every entry, one by one
+
+
+def test_the_text_of_kept_entries_is_bounded() -> None:
+    from caldav_mcp.dav import Resource
+
+    kept = Listings(text_limit=10_000)
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    long_entry = (Resource("/cal/long.ics", '"1"', "X" * 4_000),)
+    for i in range(10):
+        lo = start + dt.timedelta(days=i)
+        kept.put(("/cal/", lo, lo + dt.timedelta(days=1)), Listing("getctag:x|0", (), (), long_entry))
+    kept.put(("/cal/", start, start + dt.timedelta(days=30)), Listing("getctag:x|0", (), (), long_entry * 3))
+    assert len(kept) == 2  # 8,000 characters of the last two windows; the listing of 12,000 is not kept
