@@ -113,3 +113,25 @@ def test_the_text_of_kept_entries_is_bounded() -> None:
         kept.put(("/cal/", lo, lo + dt.timedelta(days=1)), Listing("getctag:x|0", (), (), long_entry))
     kept.put(("/cal/", start, start + dt.timedelta(days=30)), Listing("getctag:x|0", (), (), long_entry * 3))
     assert len(kept) == 2  # 8,000 characters of the last two windows; the listing of 12,000 is not kept
+
+
+async def test_a_cursor_whose_calendar_version_cannot_be_read_any_more_says_the_window_was_read_again(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(windows, "CONFIRMED_SECONDS", 0.0)  # every page asks the server for the version
+    fill(account, 6)
+    failing = {"on": False}
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        version_request = method == "PROPFIND" and b"<d:prop><cs:getctag/></d:prop>" in body
+        return "fail" if failing["on"] and version_request else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 4}))
+            account.put(account.work, "early.ics", day_event("early", 1))  # before the cursor's place
+            failing["on"] = True
+            arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
+            second = structured(await client.call_tool("list_events", arguments))
+    assert [e["uid"] for e in first["events"]] == ["e00", "e01", "e02", "e03"]
+    assert second["reread"] is not None  # the pages may come from two versions: the caller is told

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
@@ -164,13 +164,19 @@ async def listing_of(
         listing = kept[0]
     else:
         listing = await _read(app, cal, lo, hi, version, expand)
-        if noted is not None and await versions.current(cal.path) != noted:
+        if noted is not None and (after := await versions.current(cal.path) or "") != noted:
             # Changed since the note: what was read may be a state undone again later (see NOTED_SECONDS).
-            listing = replace(listing, version="")
-            version = ""
+            version = after
+            listing = await _read(app, cal, lo, hi, version, expand)
         app.listings.put(key, listing)
-    if cursor_version is None or not version:
+    if cursor_version is None:
         return Found(listing)
+    if not version:
+        return Found(
+            listing,
+            "the calendar's version could not be read, so the window was read again: this page continues after "
+            "the cursor's place in what the calendar holds now, which may differ from what the earlier pages held",
+        )
     if version_digest(version) != cursor_version:
         return Found(
             listing,
