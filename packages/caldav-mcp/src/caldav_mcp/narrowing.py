@@ -10,11 +10,12 @@ here, so a server that sends too much costs only time.
 
 A server that sends too little would make a search miss events silently (one
 that ignores a param-filter it does not support and answers with nothing).
-So, as carddav-mcp does with its books, the first search that finds
-something is also answered from a full read of the window, and what the
-narrowed answers left out decides: nothing, and later searches are narrowed;
-something, or a refused query, and every later search reads the whole window
-(:class:`Narrowing`, kept for the life of the client).
+So, as carddav-mcp does with its books, a search is also answered from a
+full read of the window until the narrowed answers have been seen complete
+for a match by a value and for a match by a display name (two kinds of
+filter, checked apart); what they left out decides: nothing, and later
+searches are narrowed; something, or a refused query, and every later search
+reads the whole window (:class:`Narrowing`, kept for the life of the client).
 
 A ``CN`` may carry RFC 6868 caret escapes (``^'`` for a double quote, ``^n``
 for a newline, ``^^`` for a caret). icalendar decodes them before the local
