@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
 import re
 from typing import Any
 
@@ -135,3 +137,28 @@ async def test_a_cursor_whose_calendar_version_cannot_be_read_any_more_says_the_
             second = structured(await client.call_tool("list_events", arguments))
     assert [e["uid"] for e in first["events"]] == ["e00", "e01", "e02", "e03"]
     assert second["reread"] is not None  # the pages may come from two versions: the caller is told
+
+
+def _cursor(data: dict[str, Any]) -> str:
+    raw = json.dumps(data, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+async def test_an_edited_cursor_never_serves_another_calendars_listing_nor_fails_badly(account: Account) -> None:
+    fill(account, 6)
+    account.put(account.home, "h.ics", day_event("h", 3, "At home"))
+    async with connect(account.build(), revision="2026-07-28") as client:
+        work = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 2}))
+        home = structured(await client.call_tool("list_events", {"calendar": account.home, **WINDOW, "limit": 2}))
+        data = json.loads(base64.urlsafe_b64decode(work["next_cursor"] + "=" * (-len(work["next_cursor"]) % 4)))
+        data["q"] = ["list", account.home, WINDOW["start"], WINDOW["end"]]  # the work calendar's cursor, renamed
+        moved = structured(
+            await client.call_tool("list_events", {"calendar": account.home, **WINDOW, "cursor": _cursor(data)})
+        )
+        odd = {**data, "q": ["list", account.work, WINDOW["start"], WINDOW["end"]], "k": {"not": "a key"}}
+        strange = await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "cursor": _cursor(odd)})
+    assert [e["uid"] for e in home["events"]] == ["h"]
+    assert [e["uid"] for e in moved["events"]] == ["h"]  # the home calendar's own listing, from its first occurrence
+    assert moved["reread"] is not None  # the cursor's version is not this calendar's
+    assert strange.is_error
+    assert "cursor" in strange.content[0].text
