@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import pytest
+from rewriting_proxy import rewriting_proxy
 
 from approval_core.testing import connect
 from caldav_helpers import structured
@@ -162,3 +163,24 @@ async def test_an_edited_cursor_never_serves_another_calendars_listing_nor_fails
     assert moved["reread"] is not None  # the cursor's version is not this calendar's
     assert strange.is_error
     assert "cursor" in strange.content[0].text
+
+
+_RESPONSE = re.compile(rb"<(?:[A-Za-z0-9]+:)?response>.*?</(?:[A-Za-z0-9]+:)?response>", re.S)
+
+
+def _every_entry_twice(body: bytes) -> bytes:
+    if b"calendar-data" not in body:
+        return body
+    return _RESPONSE.sub(lambda found: found.group(0) * 2, body)
+
+
+async def test_a_server_naming_each_entry_twice_lists_each_occurrence_once(account: Account) -> None:
+    fill(account, 3)
+    with rewriting_proxy(account.server.url, _every_entry_twice) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            listed = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            found = structured(
+                await client.call_tool("search_events", {"query": "event", **WINDOW, "calendars": [account.work]})
+            )
+    assert [e["uid"] for e in listed["events"]] == ["e00", "e01", "e02"]
+    assert [e["uid"] for e in found["events"]] == ["e00", "e01", "e02"]
