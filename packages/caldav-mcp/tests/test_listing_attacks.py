@@ -184,3 +184,16 @@ async def test_a_server_naming_each_entry_twice_lists_each_occurrence_once(accou
             )
     assert [e["uid"] for e in listed["events"]] == ["e00", "e01", "e02"]
     assert [e["uid"] for e in found["events"]] == ["e00", "e01", "e02"]
+
+
+async def test_a_calendar_named_many_times_is_searched_once(account: Account) -> None:
+    fill(account, 2)
+    with report_fault_proxy(account.server.url, lambda method, path, body: "pass") as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            before = len(proxy.seen)
+            args = {"query": "event e00", **WINDOW, "calendars": [account.work, account.work.rstrip("/")] * 50}
+            found = structured(await client.call_tool("search_events", args))
+            asked = proxy.seen[before:]
+    assert [e["uid"] for e in found["events"]] == ["e00"]
+    assert len([s for s in asked if s.method == "REPORT"]) <= 12, len(asked)  # one calendar's narrowing and read

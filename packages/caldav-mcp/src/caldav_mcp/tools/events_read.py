@@ -234,7 +234,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         """
         lo, hi = window(start, end)
         chosen = (
-            [await app.client.calendar(c, field="calendars") for c in calendars]
+            list({(cal := await app.client.calendar(c, field="calendars")).path: cal for c in calendars}.values())
             if calendars
             else [c for c in await app.client.calendars() if "VEVENT" in c.components]
         )
