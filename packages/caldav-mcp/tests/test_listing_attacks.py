@@ -8,12 +8,17 @@ import json
 import re
 from typing import Any
 
+import caldav
 import pytest
+from dav_servers import radicale
 from rewriting_proxy import rewriting_proxy
 
+from approval_core import ApprovalSettings
 from approval_core.testing import connect
 from caldav_helpers import structured
 from caldav_mcp.listings import Listing, Listings
+from caldav_mcp.server import build_server
+from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import windows
 from report_fault_proxy import Action, report_fault_proxy
 from test_listings import WINDOW, day_event, fill, through
@@ -197,3 +202,20 @@ async def test_a_calendar_named_many_times_is_searched_once(account: Account) ->
             asked = proxy.seen[before:]
     assert [e["uid"] for e in found["events"]] == ["e00"]
     assert len([s for s in asked if s.method == "REPORT"]) <= 12, len(asked)  # one calendar's narrowing and read
+
+
+async def test_a_search_of_a_window_the_server_refuses_as_too_large_is_read_in_parts(tmp_path) -> None:
+    # Radicale refuses a REPORT answering with more VEVENTs than its max_expand_occurrence (400).
+    with radicale(tmp_path, {"willi": "secret"}, ["--reporting-max-expand-occurrence", "8"]) as server:
+        dav = caldav.DAVClient(url=server.url, username="willi", password="secret")
+        dav.principal().make_calendar(name="Busy", cal_id="busy")
+        for i in range(20):
+            summary = "Dentist" if i == 15 else None
+            url = f"{server.url.rstrip('/')}/willi/busy/b{i:02d}.ics"
+            assert dav.put(url, day_event(f"b{i:02d}", 1 + i, summary), {"Content-Type": "text/calendar"}).status == 201
+        settings = CalDAVSettings(server.url, "willi", "secret")
+        async with connect(build_server(ApprovalSettings(), settings), revision="2026-07-28") as client:
+            search = {"query": "dentist", "start": "2026-12-01", "end": "2026-12-25", "calendars": ["/willi/busy/"]}
+            result = await client.call_tool("search_events", search)
+    assert not result.is_error, result.content[0].text
+    assert [e["uid"] for e in structured(result)["events"]] == ["b15"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -97,15 +98,23 @@ class Narrowing:
     names_trusted: bool | None = None
 
     async def candidates(
-        self, client: CalDAVClient, cal: CalendarInfo, query: str, lo: dt.datetime, hi: dt.datetime
+        self,
+        client: CalDAVClient,
+        cal: CalendarInfo,
+        query: str,
+        lo: dt.datetime,
+        hi: dt.datetime,
+        whole: Callable[[], Awaitable[list[Resource]]],
     ) -> list[Resource]:
         """The events of ``cal`` in ``[lo, hi)`` that may hold ``query``: a superset of the matches.
 
         The server's default collation folds ASCII case only, so a query with
         other characters reads the whole window, as does a server not trusted.
+        ``whole()`` reads the whole window (in parts where the server refuses it as
+        too large: :func:`caldav_mcp.tools.windows.window_entries`).
         """
         if not query.isascii() or False in (self.trusted, self.names_trusted):
-            return await client.query(cal, "VEVENT", start=lo, end=hi)
+            return await whole()
         values: dict[str, Resource] = {}
         names: dict[str, Resource] = {}
         try:
@@ -119,10 +128,10 @@ class Narrowing:
         except BackendError as exc:
             log.info("the server refused a text-match search (%s); searches read whole windows", exc)
             self.trusted = False
-            return await client.query(cal, "VEVENT", start=lo, end=hi)
+            return await whole()
         if self.trusted and self.names_trusted:
             return list({**values, **names}.values())
-        every = await client.query(cal, "VEVENT", start=lo, end=hi)
+        every = await whole()
         self._check(every, values, names, query.casefold())
         return every
 
