@@ -219,3 +219,44 @@ async def test_a_search_of_a_window_the_server_refuses_as_too_large_is_read_in_p
             result = await client.call_tool("search_events", search)
     assert not result.is_error, result.content[0].text
     assert [e["uid"] for e in structured(result)["events"]] == ["b15"]
+
+
+async def test_a_search_from_a_kept_listing_sees_only_its_own_window_and_the_calendar_as_it_is(
+    account: Account,
+) -> None:
+    account.put(account.work, "early.ics", day_event("early", 2, "Dentist early"))
+    account.put(account.work, "inside.ics", day_event("inside", 10, "Dentist inside"))
+    account.put(account.work, "late.ics", day_event("late", 25, "Dentist late"))
+    search = {"query": "dentist", "start": "2026-12-05", "end": "2026-12-20", "calendars": [account.work]}
+    async with connect(account.build(), revision="2026-07-28") as client:
+        structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+        first = structured(await client.call_tool("search_events", search))
+        account.put(account.work, "inside.ics", day_event("inside", 10, "Renamed elsewhere"))
+        second = structured(await client.call_tool("search_events", search))
+    assert [e["uid"] for e in first["events"]] == ["inside"]
+    assert second["events"] == []
+
+
+async def test_an_event_added_during_a_read_and_removed_later_is_not_listed_after_its_removal(
+    account: Account,
+) -> None:
+    # The double relays to Radicale; before the read it is told to hold up, another client adds an event.
+    fill(account, 2)
+    during = {"armed": False}
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if during["armed"] and b"calendar-query" in body:
+            during["armed"] = False
+            account.put(account.work, "brief.ics", day_event("brief", 5, "There for a moment"))
+        return "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            account.put(account.work, "other.ics", day_event("other", 6))  # the calendar changes: read again
+            during["armed"] = True
+            seen = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            account.dav.delete(account.server.url.rstrip("/") + account.work + "brief.ics")
+            after = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert "brief" in [e["uid"] for e in seen["events"]]
+    assert "brief" not in [e["uid"] for e in after["events"]]

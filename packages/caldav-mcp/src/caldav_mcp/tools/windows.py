@@ -1,9 +1,10 @@
 """A window of one calendar read once per version: the listing ``list_events`` pages through.
 
 The first call for a window asks the server for the calendar's version (one
-small PROPFIND), reads the window (one calendar-query REPORT, RFC 4791 §7.8)
-and expands it, reporting progress; what it found is kept
-(:class:`caldav_mcp.listings.Listings`). A later page, or the same window asked
+small PROPFIND, unless one was learnt moments ago), reads the window (one
+calendar-query REPORT, RFC 4791 §7.8) and expands it, reporting progress, and
+asks for the version again; what it found is kept under a version that held
+across the read (:class:`caldav_mcp.listings.Listings`). A later page, or the same window asked
 again, is served from what was kept while the version holds, and is read again
 when it does not, saying so.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
@@ -34,10 +35,9 @@ MAX_SPLITS = 4
 REPORTs in all (a part refused after the last halving ends the call)."""
 
 NOTED_SECONDS = 60.0
-"""A calendar's version given by the calendar list (``list_calendars``) less than this long ago (seconds) is
-what a first read of one of its windows is kept under, when the version asked after the read is still that one.
-Without that check, a change made between the note and the read and undone after it would go unseen: a version
-that is a digest of the content (Radicale's CTag) is then the noted one again."""
+"""A calendar's version learnt less than this long ago (seconds; from the calendar list, ``list_calendars``, or
+a version request) stands for the version before a first read of one of its windows, without a request of its
+own; the version asked after the read decides whether the listing is kept (:func:`_read_settled`)."""
 
 EXPAND_BATCH = 250
 """Entries expanded between two progress reports (and two chances for a cancellation to land)."""
@@ -109,6 +109,31 @@ async def _read(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, v
     return Listing(version, tuple(items), tuple(unreadable), tuple(resources))
 
 
+async def _read_settled(
+    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand
+) -> tuple[Listing, str]:
+    """Read the window under ``version`` (taken before the read), kept under it only while it holds after the read.
+
+    A version that is a digest of what the calendar holds (Radicale's CTag) comes
+    back when a change is undone: a change made after ``version`` was taken, seen
+    by the read and undone later would leave the listing showing it under a
+    version that matches again. So the version is asked again after the read;
+    changed, the window is read once more under the new one; changed again, that
+    listing is served but not kept. Returns the listing and the version last
+    asked (for a cursor's comparison).
+    """
+    versions = app.client.wire().versions
+    listing = await _read(app, cal, lo, hi, version, expand)
+    if not version:
+        return listing, version
+    after = await versions.current(cal.path) or ""
+    if after == version or not after:
+        return (listing if after else replace(listing, version="")), after
+    listing = await _read(app, cal, lo, hi, after, expand)  # changed meanwhile: once more, under the new version
+    again = await versions.current(cal.path) or ""
+    return (listing if again == after else replace(listing, version="")), again
+
+
 async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
     """The entries of a listing kept for a window of ``cal`` holding ``[lo, hi)``, while its version holds.
 
@@ -136,7 +161,7 @@ async def listing_of(
     Served from what is kept without asking the server when a cursor continues
     a listing confirmed less than CONFIRMED_SECONDS ago; else after one request
     for the calendar's version, from what is kept when it still holds, or read
-    again. A cursor whose listing changed gets the new one with ``reread`` saying
+    again (:func:`_read_settled`: the version is asked again after the read). A cursor whose listing changed gets the new one with ``reread`` saying
     so; its caller starts again from the first occurrence. A server that gives
     no version is read on every call (nothing is kept).
 
@@ -163,11 +188,7 @@ async def listing_of(
         app.listings.confirm(key)
         listing = kept[0]
     else:
-        listing = await _read(app, cal, lo, hi, version, expand)
-        if noted is not None and (after := await versions.current(cal.path) or "") != noted:
-            # Changed since the note: what was read may be a state undone again later (see NOTED_SECONDS).
-            version = after
-            listing = await _read(app, cal, lo, hi, version, expand)
+        listing, version = await _read_settled(app, cal, lo, hi, version, expand)
         app.listings.put(key, listing)
     if cursor_version is None:
         return Found(listing)
