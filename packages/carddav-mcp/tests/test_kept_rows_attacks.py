@@ -14,6 +14,7 @@ from rewriting_proxy import rewriting_proxy
 
 from carddav_mcp.backend import Backend
 from carddav_mcp.settings import CardDavSettings
+from fault_proxy import Action, fault_proxy
 
 pytestmark = pytest.mark.anyio
 
@@ -59,3 +60,33 @@ async def test_a_card_moved_here_between_books_is_in_both_books_rows_at_once(rad
             assert [h for h, _ in await backend.rows(dav.other)] == [f"{dav.other}m.vcf"]
         finally:
             await backend.aclose()
+
+
+async def test_a_card_added_during_a_listing_and_removed_later_is_not_in_the_rows_after_its_removal(
+    radicale: Dav,
+) -> None:
+    # The double relays to Radicale; when armed, another client adds a card between the book's version
+    # requests and its listing (the third PROPFIND of the book).
+    dav = radicale
+    during = {"armed": False, "propfinds": 0}
+
+    def rule(method: str, path: str) -> Action:
+        if during["armed"] and method == "PROPFIND" and path == dav.book:
+            during["propfinds"] += 1
+            if during["propfinds"] == 3:
+                during["armed"] = False
+                dav.put(dav.book, "brief.vcf", vcard("UID:brief", "FN:Brief", "N:Brief;;;;"))
+        return "pass"
+
+    with fault_proxy(str(dav.http.base_url), rule) as proxy:
+        backend = Backend(through(dav, proxy.url))
+        try:
+            dav.put(dav.book, "a.vcf", vcard("UID:a", "FN:A", "N:A;;;;"))
+            during["armed"] = True
+            rows = [h.rsplit("/", 1)[-1] for h, _ in await backend.rows(dav.book)]
+            dav.http.delete(f"{dav.book}brief.vcf")
+            again = [h.rsplit("/", 1)[-1] for h, _ in await backend.rows(dav.book)]
+        finally:
+            await backend.aclose()
+    assert "brief.vcf" in rows, [(x.method, x.path, x.headers.get("depth")) for x in proxy.seen]
+    assert again == ["a.vcf"]

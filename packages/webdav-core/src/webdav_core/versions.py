@@ -193,8 +193,12 @@ class KeptByVersion(Generic[T]):
     async def get(self, path: str, versions: CollectionVersions, read: Callable[[], Awaitable[T]]) -> T:
         """The value ``read()`` gave last time while the collection at ``path`` is unchanged, else ``read()``'s now.
 
-        One small request (:meth:`CollectionVersions.current`) before either; a
-        collection without a version is read every time and nothing is kept.
+        One small request (:meth:`CollectionVersions.current`) before either, and
+        one after a read: what was read is kept only under a version that held
+        across the read (a version that is a digest of the content, Radicale's,
+        comes back when a change is undone, so a change the read saw and undone
+        later would otherwise stay hidden under it). A collection without a
+        version is read every time and nothing is kept.
         """
         version = await versions.current(path)
         kept = self._kept.get(path)
@@ -202,6 +206,8 @@ class KeptByVersion(Generic[T]):
         if version is not None and kept is not None and kept[0] == version and fresh:
             return kept[1]
         value = await read()
-        if version is not None:
+        if version is not None and await versions.current(path) == version:
             self._kept[path] = (version, value, time.monotonic())
+        else:
+            self._kept.pop(path, None)
         return value

@@ -161,9 +161,10 @@ async def listing_of(
     Served from what is kept without asking the server when a cursor continues
     a listing confirmed less than CONFIRMED_SECONDS ago; else after one request
     for the calendar's version, from what is kept when it still holds, or read
-    again (:func:`_read_settled`: the version is asked again after the read). A cursor whose listing changed gets the new one with ``reread`` saying
-    so; its caller starts again from the first occurrence. A server that gives
-    no version is read on every call (nothing is kept).
+    again (:func:`_read_settled`: the version is asked again after the read).
+    A cursor whose listing changed gets the new one with ``reread`` saying so;
+    its caller starts again from the first occurrence. A server that gives no
+    version is read on every call (nothing is kept).
 
     Raises:
         InvalidInput: see :func:`window_entries`; or too many occurrences (from ``expand``).
