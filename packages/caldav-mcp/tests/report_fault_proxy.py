@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
-Action = Literal["pass", "fail", "cut"]
-"""``pass``: forward and answer; ``fail``: answer 500 without forwarding; ``cut``: answer 207 with a body cut off."""
+Action = Literal["pass", "fail", "cut", "refuse"]
+"""``pass``: forward and answer; ``fail``: answer 500 without forwarding; ``cut``: answer 207 with a body cut off;
+``refuse``: answer 400 without forwarding (as Radicale refuses a query holding too many entries)."""
 
 CUT_BODY = b'<?xml version="1.0" encoding="utf-8"?>\n<D:multistatus xmlns:D="DAV:"><D:response><D:href>/'
 
@@ -106,6 +107,9 @@ def report_fault_proxy(
             proxy.seen.append(Seen(method, path, body, action))
             if action == "fail":
                 conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            if action == "refuse":
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 return
             if action == "cut":
                 conn.sendall(_closing(b"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml; charset=utf-8", CUT_BODY))

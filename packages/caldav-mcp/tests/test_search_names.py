@@ -60,15 +60,16 @@ async def test_an_event_is_found_by_a_display_name_and_the_server_narrows_it(acc
     _seed(account)
     with report_fault_proxy(account.server.url, lambda method, path, body: "pass") as proxy:
         async with connect(_through(proxy.url), revision="2026-07-28") as client:
-            first = await _search(client, account, "o'brien")  # checked once against a full read
+            first = await _search(client, account, "o'brien")  # names checked against a full read
+            by_value = await _search(client, account, "planning")  # and values
             checked = _full_reads(proxy)
             found = {q: await _search(client, account, q) for q in ('"the hammer"', "LAMARR", "scully", "nobody")}
             narrowed = _full_reads(proxy)
             accented = await _search(client, account, "zoë")  # not ASCII: the whole window is read
-    assert first == ["zoe@x"]
+    assert first == by_value == ["zoe@x"]
     assert found == {'"the hammer"': ["hammer@x"], "LAMARR": ["radio@x"], "scully": ["hammer@x"], "nobody": []}
     assert accented == ["zoe@x"]
-    assert (checked, narrowed) == (1, 1)  # after one complete answer, Radicale's param-filter is trusted
+    assert (checked, narrowed) == (2, 2)  # after a complete answer of each kind, Radicale's filters are trusted
     cn = [s.body for s in proxy.reports("calendar-query") if b'<C:param-filter name="CN">' in s.body]
     assert any(b"^'the hammer^'" in body for body in cn)  # the stored form of a double quote is asked too
     assert any(b'<C:prop-filter name="ORGANIZER"><C:param-filter' in body for body in cn)
@@ -90,3 +91,19 @@ async def test_a_server_that_ignores_the_name_filter_is_read_whole(account) -> N
     assert later == ["radio@x"]
     (whole,) = after  # no longer narrowed: one read of the whole window
     assert b"prop-filter" not in whole.body
+
+
+async def test_a_server_trusted_on_values_is_not_trusted_on_names_it_ignores(account) -> None:
+    """The double answers a param-filter with nothing; the first search found its event by SUMMARY only."""
+    _seed(account)
+    deaf = re.compile(rb'(<C:param-filter name="CN"><C:text-match[^>]*>)[^<]*(</C:text-match>)')
+    with report_fault_proxy(
+        account.server.url, lambda method, path, body: "pass", lambda body: deaf.sub(rb"\1no such text\2", body)
+    ) as proxy:
+        async with connect(_through(proxy.url), revision="2026-07-28") as client:
+            first = await _search(client, account, "planning")  # complete: found by its SUMMARY
+            later = await _search(client, account, "lamarr")  # only in a CN
+            again = await _search(client, account, "unrelated")
+    assert first == ["zoe@x"]
+    assert later == ["radio@x"]
+    assert again == ["other@x"]

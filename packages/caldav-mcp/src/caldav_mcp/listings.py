@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from caldav_mcp.dav import Resource
 from caldav_mcp.models import Occurrence, Unreadable
 
-__all__ = ["CONFIRMED_SECONDS", "KEPT_SECONDS", "MAX_KEPT_OCCURRENCES", "Listing", "Listings", "WindowKey"]
+__all__ = [
+    "CONFIRMED_SECONDS",
+    "KEPT_SECONDS",
+    "MAX_KEPT_OCCURRENCES",
+    "MAX_KEPT_TEXT",
+    "Listing",
+    "Listings",
+    "WindowKey",
+]
 
 KEPT_SECONDS = 600.0
 """How long a listing is kept after it was read (seconds); a cursor older than that reads the window again."""
@@ -33,7 +41,12 @@ cost more than the page itself on a server that reads every entry to answer it (
 2,000 entries). A call without a cursor always asks."""
 
 MAX_KEPT_OCCURRENCES = 100_000
-"""The most occurrences and entries kept over all listings; the least recently used listing goes first."""
+"""The most occurrences and entries kept over all listings, each listing counting one more for itself (so
+windows holding nothing are bounded too); the least recently used listing goes first."""
+
+MAX_KEPT_TEXT = 64 * 1024 * 1024
+"""The most characters of entries' iCalendar text kept over all listings (a server decides how long an entry
+is); the least recently used listing goes first."""
 
 WindowKey = tuple[str, dt.datetime, dt.datetime]
 """(calendar path, window start, window end), both ends aware UTC."""
@@ -59,13 +72,19 @@ class Listing:
 
     @property
     def size(self) -> int:
-        """What the listing counts for against the limit: its occurrences and its entries."""
-        return len(self.items) + len(self.resources)
+        """What the listing counts for against the limit: itself, its occurrences and its entries."""
+        return 1 + len(self.items) + len(self.resources)
+
+    @property
+    def text(self) -> int:
+        """The characters of its entries' text (what it counts for against the limit on text)."""
+        return sum(len(r.data) for r in self.resources)
 
 
 @dataclass(slots=True)
 class _Kept:
     listing: Listing
+    text: int
     read_at: float
     confirmed_at: float
 
@@ -76,12 +95,17 @@ class Listings:
     Args:
         limit: The most occurrences held in all (default MAX_KEPT_OCCURRENCES).
         kept_seconds: How long a listing is kept after its read (default KEPT_SECONDS).
+        text_limit: The most characters of entries' text held in all (default MAX_KEPT_TEXT).
     """
 
-    def __init__(self, limit: int = MAX_KEPT_OCCURRENCES, kept_seconds: float = KEPT_SECONDS) -> None:
+    def __init__(
+        self, limit: int = MAX_KEPT_OCCURRENCES, kept_seconds: float = KEPT_SECONDS, text_limit: int = MAX_KEPT_TEXT
+    ) -> None:
         self.limit = limit
         self.kept_seconds = kept_seconds
+        self.text_limit = text_limit
         self._held = 0
+        self._text = 0
         self._items: OrderedDict[WindowKey, _Kept] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -117,20 +141,23 @@ class Listings:
 
     def put(self, key: WindowKey, listing: Listing) -> None:
         """Keep ``listing`` for ``key``, dropping the least recently used beyond the limit (never one too big)."""
-        if not listing.version or listing.size > self.limit:
+        text = listing.text
+        if not listing.version or listing.size > self.limit or text > self.text_limit:
             return
         now = time.monotonic()
         with self._lock:
             self._drop(key)
-            self._items[key] = _Kept(listing, now, now)
+            self._items[key] = _Kept(listing, text, now, now)
             self._held += listing.size
-            while self._held > self.limit:
+            self._text += text
+            while self._held > self.limit or self._text > self.text_limit:
                 self._drop(next(iter(self._items)))
 
     def _drop(self, key: WindowKey) -> None:
         kept = self._items.pop(key, None)
         if kept is not None:
             self._held -= kept.listing.size
+            self._text -= kept.text
 
     def __len__(self) -> int:
         """How many windows are kept."""

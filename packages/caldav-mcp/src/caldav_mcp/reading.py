@@ -225,7 +225,7 @@ class EntryReads(Calendars):
         ]
 
     async def _resources(self, cal: CalendarInfo, body: bytes, asked: set[str] | None = None) -> list[Resource]:
-        """The entries a REPORT's multistatus names (and, for a multiget, that were ``asked``).
+        """The entries a REPORT's multistatus names (and, for a multiget, that were ``asked``), each once (the first).
 
         Raises:
             ValueError: the body is not a readable multistatus.
@@ -237,6 +237,7 @@ class EntryReads(Calendars):
         wire = self.wire()
         answer = parse_multistatus(body)
         found: list[Resource] = []
+        named: set[str] = set()
         for response in answer.responses:
             raw = response.raw or response.href
             if response.status == 404 or urlsplit(raw).path.endswith("/"):
@@ -247,8 +248,9 @@ class EntryReads(Calendars):
                     f"the CalDAV server answered a query on {cal.path} with an entry that is not directly inside "
                     "it; nothing was sent there"
                 )
-            if asked is not None and href not in asked:
-                continue  # a multiget's answer names only what was asked
+            if (asked is not None and href not in asked) or href in named:
+                continue  # a multiget's answer names only what was asked, and an answer each entry once
+            named.add(href)
             etag = response.text(DAV, "getetag")
             data = response.props.get(f"{{{_CALDAV}}}calendar-data")
             if data is not None and data.text is not None:

@@ -27,7 +27,7 @@ from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
 from webdav_core.xml import CS, DAV, norm_href
 
-__all__ = ["NEAR_SECONDS", "READING_METHODS", "CollectionVersions", "KeptByVersion", "is_unsettled"]
+__all__ = ["KEPT_SECONDS", "NEAR_SECONDS", "READING_METHODS", "CollectionVersions", "KeptByVersion", "is_unsettled"]
 
 T = TypeVar("T")
 
@@ -35,6 +35,9 @@ READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 """The methods that change nothing; every other one counts as a write to the collection of its target."""
 
 _KINDS = ((CS, "getctag"), (DAV, "sync-token"))
+
+KEPT_SECONDS = 600.0
+"""How long :class:`KeptByVersion` keeps a value after its read, however its collection's version holds."""
 
 NEAR_SECONDS = 86_400
 """How far from the server's clock a number of seconds may be and still be read as the time of a change."""
@@ -112,12 +115,13 @@ class CollectionVersions:
                 self._noted[path] = (f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}", time.monotonic())
 
     def recent(self, path: str, seconds: float) -> str | None:
-        """The version :meth:`note` took for ``path`` less than ``seconds`` ago, as :meth:`current` gives it; or None.
+        """The version :meth:`note` or :meth:`current` last took for ``path``, less than ``seconds`` ago; or None.
 
-        Only for a read that follows, to keep what it reads under: a version taken
-        before a read is safe to keep it under, however old (the worst is one read
-        again when the collection had changed meanwhile); never to decide that
-        something kept is current.
+        Only for a read that follows, to keep what it reads under once :meth:`current`
+        asked after the read gives the same (a version that is a digest of the
+        content, Radicale's, comes back when a change is undone, so a change made
+        between this version and the read would otherwise hide its undoing); never
+        to decide that something kept is current.
         """
         noted = self._noted.get(path)
         if noted is None or time.monotonic() - noted[1] > seconds:
@@ -162,29 +166,48 @@ class CollectionVersions:
             raise
         except errors.backend:
             return None
-        return None if version is None else f"{version}|{self.writes_to(path)}"
+        if version is None:
+            return None
+        current = f"{version}|{self.writes_to(path)}"
+        self._noted[path] = (current, time.monotonic())
+        return current
 
 
 class KeptByVersion(Generic[T]):
-    """Values read from collections (by path), each kept while its collection's version holds.
+    """Values read from collections (by path), each kept while its collection's version holds, at most ``max_age``.
+
+    The age bounds what a server whose version does not change with its
+    content (a broken CTag) can hide: its changes are seen once the value is
+    that old.
 
     Memory: one value per collection path asked for.
+
+    Args:
+        max_age: Seconds a value is kept after its read, whatever the version says (default KEPT_SECONDS).
     """
 
-    def __init__(self) -> None:
-        self._kept: dict[str, tuple[str, T]] = {}
+    def __init__(self, max_age: float | None = None) -> None:
+        self.max_age = KEPT_SECONDS if max_age is None else max_age
+        self._kept: dict[str, tuple[str, T, float]] = {}
 
     async def get(self, path: str, versions: CollectionVersions, read: Callable[[], Awaitable[T]]) -> T:
         """The value ``read()`` gave last time while the collection at ``path`` is unchanged, else ``read()``'s now.
 
-        One small request (:meth:`CollectionVersions.current`) before either; a
-        collection without a version is read every time and nothing is kept.
+        One small request (:meth:`CollectionVersions.current`) before either, and
+        one after a read: what was read is kept only under a version that held
+        across the read (a version that is a digest of the content, Radicale's,
+        comes back when a change is undone, so a change the read saw and undone
+        later would otherwise stay hidden under it). A collection without a
+        version is read every time and nothing is kept.
         """
         version = await versions.current(path)
         kept = self._kept.get(path)
-        if version is not None and kept is not None and kept[0] == version:
+        fresh = kept is not None and time.monotonic() - kept[2] <= self.max_age
+        if version is not None and kept is not None and kept[0] == version and fresh:
             return kept[1]
         value = await read()
-        if version is not None:
-            self._kept[path] = (version, value)
+        if version is not None and await versions.current(path) == version:
+            self._kept[path] = (version, value, time.monotonic())
+        else:
+            self._kept.pop(path, None)
         return value

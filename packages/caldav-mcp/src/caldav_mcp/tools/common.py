@@ -129,6 +129,8 @@ def decode_cursor(cursor: str | None, query: Any) -> Any:
         key, bound = data["k"], data["q"]
     except (ValueError, KeyError, TypeError):
         raise InvalidInput("cursor: not a cursor this server returned") from None
+    if not isinstance(key, list) or not all(isinstance(part, str) for part in key):
+        raise InvalidInput("cursor: not a cursor this server returned")  # every key here is a list of texts
     if bound != json.loads(json.dumps(query, default=str)):
         raise InvalidInput("cursor: it continues a different query; repeat the same arguments with it")
     return key

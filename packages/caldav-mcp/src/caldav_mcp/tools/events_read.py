@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,7 +31,7 @@ from caldav_mcp.narrowing import matches
 from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.rid_forms import key_of, key_of_text
 from caldav_mcp.tools.common import READ, App, cursor_version, decode_cursor, encode_cursor, split_id, window
-from caldav_mcp.tools.windows import MAX_COLLECTED, kept_entries, listing_of
+from caldav_mcp.tools.windows import MAX_COLLECTED, kept_entries, listing_of, window_entries
 from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -244,7 +245,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         """
         lo, hi = window(start, end)
         chosen = (
-            [await app.client.calendar(c, field="calendars") for c in calendars]
+            list({(cal := await app.client.calendar(c, field="calendars")).path: cal for c in calendars}.values())
             if calendars
             else [c for c in await app.client.calendars() if "VEVENT" in c.components]
         )
@@ -254,7 +255,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         for cal in chosen:
             resources = await kept_entries(app, cal, lo, hi)
             if resources is None:
-                resources = await app.narrowing.candidates(app.client, cal, query, lo, hi)
+                whole = functools.partial(window_entries, app, cal, lo, hi)
+                resources = await app.narrowing.candidates(app.client, cal, query, lo, hi, whole)
             found.extend(
                 expand(resources, lo, hi, keep=lambda component: matches(component, needle), unreadable=unreadable)
             )

@@ -158,7 +158,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         tz = zone(tzid, "tzid")
         hours = _hours(working_hours)
         chosen = (
-            [await app.client.calendar(c, field="calendars") for c in calendars]
+            list({(cal := await app.client.calendar(c, field="calendars")).path: cal for c in calendars}.values())
             if calendars
             else [c for c in await app.client.calendars() if "VEVENT" in c.components]
         )

@@ -1,9 +1,10 @@
 """A window of one calendar read once per version: the listing ``list_events`` pages through.
 
 The first call for a window asks the server for the calendar's version (one
-small PROPFIND), reads the window (one calendar-query REPORT, RFC 4791 §7.8)
-and expands it, reporting progress; what it found is kept
-(:class:`caldav_mcp.listings.Listings`). A later page, or the same window asked
+small PROPFIND, unless one was learnt moments ago), reads the window (one
+calendar-query REPORT, RFC 4791 §7.8) and expands it, reporting progress, and
+asks for the version again; what it found is kept under a version that held
+across the read (:class:`caldav_mcp.listings.Listings`). A later page, or the same window asked
 again, is served from what was kept while the version holds, and is read again
 when it does not, saying so.
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import anyio
 
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
@@ -30,11 +33,13 @@ MAX_COLLECTED = 100_000
 20,000-entry calendar (500 of them never-ending series) holds 64,156."""
 
 MAX_SPLITS = 4
-"""How many times a window the server refuses with 400 is halved (at most 2**4 = 16 REPORTs in all)."""
+"""How many times a window the server refuses with 400 is halved: at most 16 parts, and 1 + 2 + 4 + 8 + 16 = 31
+REPORTs in all (a part refused after the last halving ends the call)."""
 
 NOTED_SECONDS = 60.0
-"""A calendar's version given by the calendar list (``list_calendars``) less than this long ago (seconds) is
-what a first read of one of its windows is kept under, without a version request of its own."""
+"""A calendar's version learnt less than this long ago (seconds; from the calendar list, ``list_calendars``, or
+a version request) stands for the version before a first read of one of its windows, without a request of its
+own; the version asked after the read decides whether the listing is kept (:func:`_read_settled`)."""
 
 EXPAND_BATCH = 250
 """Entries expanded between two progress reports (and two chances for a cancellation to land)."""
@@ -90,31 +95,79 @@ async def window_entries(
     return list(found.values())
 
 
-async def _read(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand) -> Listing:
-    """Read and expand the window, reporting progress (entries expanded, of those read) every EXPAND_BATCH."""
+async def _read(
+    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand
+) -> tuple[Listing, str]:
+    """Read and expand the window, and the calendar's version once the read is done ("" when none).
+
+    The version request goes out as soon as the REPORT's answer is in, and the
+    server answers it while this process expands the entries (in a worker
+    thread, EXPAND_BATCH at a time, reporting progress between batches, where a
+    cancellation also lands), so asking costs little time on top of the read.
+    """
     resources = await window_entries(app, cal, lo, hi)
     total = len(resources)
     await report_progress(0, total, "entries read; expanding them")
     items: list[Occurrence] = []
     unreadable: list[Unreadable] = []
-    for done in range(0, total, EXPAND_BATCH):
-        items.extend(expand(resources[done : done + EXPAND_BATCH], unreadable))
-        if len(items) > MAX_COLLECTED:
-            raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
-        await report_progress(min(done + EXPAND_BATCH, total), total, "entries expanded")
+    after: list[str | BaseException] = []
+
+    async def ask() -> None:
+        try:
+            after.append(await app.client.wire().versions.current(cal.path) or "")
+        except Exception as exc:  # raised below, outside the task group (no exception group)
+            after.append(exc)
+
+    async with anyio.create_task_group() as tasks:
+        if version:
+            tasks.start_soon(ask)
+        for done in range(0, total, EXPAND_BATCH):
+            batch = resources[done : done + EXPAND_BATCH]
+            items.extend(await anyio.to_thread.run_sync(expand, batch, unreadable))
+            if len(items) > MAX_COLLECTED:
+                tasks.cancel_scope.cancel()
+                break
+            await report_progress(min(done + EXPAND_BATCH, total), total, "entries expanded")
+    if len(items) > MAX_COLLECTED:
+        raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
+    if after and isinstance(after[0], BaseException):
+        raise after[0]
     keyed = sorted(((_key(item), item) for item in items), key=lambda pair: pair[0])
-    return Listing(
+    listing = Listing(
         version,
         tuple(item for _, item in keyed),
         tuple(unreadable),
         tuple(resources),
         tuple(key for key, _ in keyed),
     )
+    return listing, str(after[0]) if after else ""
 
 
 def _key(item: Occurrence) -> tuple[str, str]:
     start, uid = sort_key(item)
     return start, uid
+
+
+async def _read_settled(
+    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand
+) -> tuple[Listing, str]:
+    """Read the window under ``version`` (taken before the read), kept under it only while it holds after the read.
+
+    A version that is a digest of what the calendar holds (Radicale's CTag) comes
+    back when a change is undone: a change made after ``version`` was taken, seen
+    by the read and undone later would leave the listing showing it under a
+    version that matches again. So the version is asked again after the read;
+    changed, the window is read once more under the new one; changed again, that
+    listing is served but not kept. Returns the listing and the version last
+    asked (for a cursor's comparison).
+    """
+    listing, after = await _read(app, cal, lo, hi, version, expand)
+    if not version:
+        return listing, version
+    if after == version or not after:
+        return (listing if after else replace(listing, version="")), after
+    listing, again = await _read(app, cal, lo, hi, after, expand)  # changed meanwhile: once more, under the new one
+    return (listing if again == after else replace(listing, version="")), again
 
 
 async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
@@ -144,9 +197,10 @@ async def listing_of(
     Served from what is kept without asking the server when a cursor continues
     a listing confirmed less than CONFIRMED_SECONDS ago; else after one request
     for the calendar's version, from what is kept when it still holds, or read
-    again. A cursor whose listing changed gets the new one with ``reread`` saying
-    so; its caller starts again from the first occurrence. A server that gives
-    no version is read on every call (nothing is kept).
+    again (:func:`_read_settled`: the version is asked again after the read).
+    A cursor whose listing changed gets the new one with ``reread`` saying so;
+    its caller starts again from the first occurrence. A server that gives no
+    version is read on every call (nothing is kept).
 
     Raises:
         InvalidInput: see :func:`window_entries`; or too many occurrences (from ``expand``).
@@ -171,10 +225,16 @@ async def listing_of(
         app.listings.confirm(key)
         listing = kept[0]
     else:
-        listing = await _read(app, cal, lo, hi, version, expand)
+        listing, version = await _read_settled(app, cal, lo, hi, version, expand)
         app.listings.put(key, listing)
-    if cursor_version is None or not version:
+    if cursor_version is None:
         return Found(listing)
+    if not version:
+        return Found(
+            listing,
+            "the calendar's version could not be read, so the window was read again: this page continues after "
+            "the cursor's place in what the calendar holds now, which may differ from what the earlier pages held",
+        )
     if version_digest(version) != cursor_version:
         return Found(
             listing,
