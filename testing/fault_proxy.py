@@ -23,9 +23,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
-Action = Literal["pass", "drop_reply", "drop_request", "fail"]
+Action = Literal["pass", "drop_reply", "drop_request", "fail", "refuse", "cut"]
 """``pass``: forward, answer; ``drop_reply``: forward, then close with no answer;
-``drop_request``: close without forwarding; ``fail``: answer 500 without forwarding."""
+``drop_request``: close without forwarding; ``fail``: answer 500 without forwarding; ``refuse``: answer 400
+without forwarding; ``cut``: answer 207 with a multistatus cut off, without forwarding."""
+
+CUT_BODY = b'<?xml version="1.0" encoding="utf-8"?>\n<D:multistatus xmlns:D="DAV:"><D:response><D:href>/'
+"""The body of a ``cut`` answer: a multistatus that ends in the middle of its first href."""
 
 
 @dataclass
@@ -54,6 +58,10 @@ class FaultProxy:
     def requests(self, method: str) -> list[Seen]:
         """The requests of one method."""
         return [s for s in self.seen if s.method == method]
+
+    def reports(self, kind: str) -> list[Seen]:
+        """The REPORTs whose body is of ``kind`` (``calendar-query``, ``calendar-multiget``, ``addressbook-query``)."""
+        return [s for s in self.seen if s.method == "REPORT" and f":{kind}".encode() in s.body]
 
 
 def _read_request(conn: socket.socket) -> tuple[bytes, bytes] | None:
@@ -93,14 +101,26 @@ def _forward(upstream: tuple[str, int], head: bytes, body: bytes) -> bytes:
     return _closing(reply_head) + reply_body
 
 
+_ANSWERED_HERE = {
+    "fail": b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    "refuse": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    "cut": b"HTTP/1.1 207 Multi-Status\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: %d\r\n"
+    b"Connection: close\r\n\r\n" % len(CUT_BODY) + CUT_BODY,
+}
+
+
 @contextmanager
 def fault_proxy(
     upstream_url: str,
-    rule: Callable[[str, str], Action],
+    rule: Callable[[str, str], Action] | None = None,
     rewrite: Callable[[str, bytes], bytes] | None = None,
+    *,
+    by_body: Callable[[str, str, bytes], Action] | None = None,
 ) -> Iterator[FaultProxy]:
     """A :class:`FaultProxy` in front of ``upstream_url``, deciding each request's fate with ``rule(method, path)``.
 
+    ``by_body(method, path, body)`` decides instead where the body matters (a calendar-query and a
+    calendar-multiget are both a REPORT on the calendar); with neither, every request passes.
     ``rewrite(method, body)``, when given, is the body passed on (its Content-Length adjusted); ``seen`` keeps
     the body as the client sent it.
     """
@@ -124,12 +144,12 @@ def fault_proxy(
             first, *header_lines = head.decode("latin-1").split("\r\n")
             method, path, _ = first.split(" ", 2)
             headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
-            action = rule(method, path)
+            action = by_body(method, path, body) if by_body else rule(method, path) if rule else "pass"
             proxy.seen.append(Seen(method, path, headers, action, body))
             if action == "drop_request":
                 return
-            if action == "fail":
-                conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            if action in _ANSWERED_HERE:
+                conn.sendall(_ANSWERED_HERE[action])
                 return
             if rewrite is not None:
                 changed = rewrite(method, body)
