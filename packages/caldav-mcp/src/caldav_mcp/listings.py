@@ -62,6 +62,7 @@ class Listing:
         unreadable: The entries left out, with why.
         resources: The entries the window's REPORT answered (a search of any window inside it starts there).
         keys: Each occurrence's place in start order (:func:`caldav_mcp.views.sort_key`), for finding a page.
+        trusted: Whether ``version`` held across the read; a listing that was not is served, never kept.
     """
 
     version: str
@@ -69,6 +70,7 @@ class Listing:
     unreadable: tuple[Unreadable, ...]
     resources: tuple[Resource, ...] = ()
     keys: tuple[tuple[str, str], ...] = ()
+    trusted: bool = True
 
     @property
     def size(self) -> int:

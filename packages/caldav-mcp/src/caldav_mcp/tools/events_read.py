@@ -189,10 +189,11 @@ def register(server: MCPServer[Any], app: App) -> None:
             cal,
             lo,
             hi,
-            cursor_version(cursor) if cursor is not None else None,
             lambda resources, unreadable: expand(
                 resources, lo, hi, unreadable=unreadable, cache=app.expansions, ordered=False
             ),
+            continuing=cursor is not None,
+            cursor_version=cursor_version(cursor) if cursor is not None else None,
         )
         listing = found.listing
         if found.restarted:

@@ -158,16 +158,16 @@ async def _read_settled(
     by the read and undone later would leave the listing showing it under a
     version that matches again. So the version is asked again after the read;
     changed, the window is read once more under the new one; changed again, that
-    listing is served but not kept. Returns the listing and the version last
-    asked (for a cursor's comparison).
+    listing is served (marked not trusted) but not kept. Returns the listing and
+    the version last asked.
     """
     listing, after = await _read(app, cal, lo, hi, version, expand)
     if not version:
         return listing, version
     if after == version or not after:
-        return (listing if after else replace(listing, version="")), after
+        return (listing if after else replace(listing, trusted=False)), after
     listing, again = await _read(app, cal, lo, hi, after, expand)  # changed meanwhile: once more, under the new one
-    return (listing if again == after else replace(listing, version="")), again
+    return (listing if again == after else replace(listing, trusted=False)), again
 
 
 async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
@@ -190,10 +190,19 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
 
 
 async def listing_of(
-    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, cursor_version: str | None, expand: Expand
+    app: App,
+    cal: CalendarInfo,
+    lo: dt.datetime,
+    hi: dt.datetime,
+    expand: Expand,
+    *,
+    continuing: bool = False,
+    cursor_version: str | None = None,
 ) -> Found:
-    """The listing of ``[lo, hi)`` in ``cal`` for one call; ``cursor_version`` the digest a cursor carries.
+    """The listing of ``[lo, hi)`` in ``cal`` for one call.
 
+    ``continuing`` is set when a cursor was given, and ``cursor_version`` is the
+    digest of the version that cursor was read at (None when it carries none).
     Served from what is kept without asking the server when a cursor continues
     a listing confirmed less than CONFIRMED_SECONDS ago; else after one request
     for the calendar's version, from what is kept when it still holds, or read
@@ -227,15 +236,16 @@ async def listing_of(
     else:
         listing, version = await _read_settled(app, cal, lo, hi, version, expand)
         app.listings.put(key, listing)
-    if cursor_version is None:
+    if not continuing:
         return Found(listing)
-    if not version:
+    if cursor_version is None or not listing.version:
         return Found(
             listing,
-            "the calendar's version could not be read, so the window was read again: this page continues after "
-            "the cursor's place in what the calendar holds now, which may differ from what the earlier pages held",
+            "the calendar's version is not known for the page this cursor continues or for now, so the window was "
+            "read again: this page continues after the cursor's place in what the calendar holds now, which may "
+            "differ from what the earlier pages held",
         )
-    if version_digest(version) != cursor_version:
+    if version_digest(listing.version) != cursor_version:
         return Found(
             listing,
             "the calendar changed since the page this cursor continues, so the window was read again: this page "
