@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
+from typing import Any
 
 import pytest
 
@@ -12,7 +14,7 @@ from caldav_helpers import ics, structured, vevent
 from caldav_mcp.narrowing import caret_encoded, forms, matches
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from report_fault_proxy import report_fault_proxy
+from report_fault_proxy import FaultProxy, report_fault_proxy
 
 pytestmark = pytest.mark.anyio
 
@@ -75,13 +77,20 @@ async def test_an_event_is_found_by_a_display_name_and_the_server_narrows_it(acc
     assert any(b'<C:prop-filter name="ORGANIZER"><C:param-filter' in body for body in cn)
 
 
+_DEAF = re.compile(rb'(<C:param-filter name="CN"><C:text-match[^>]*>)[^<]*(</C:text-match>)')
+
+
+def _deaf_to_names(account: Any) -> AbstractContextManager[FaultProxy]:
+    """A double in front of Radicale playing a server that answers every display-name param-filter with nothing."""
+    return report_fault_proxy(
+        account.server.url, lambda method, path, body: "pass", lambda body: _DEAF.sub(rb"\1no such text\2", body)
+    )
+
+
 async def test_a_server_that_ignores_the_name_filter_is_read_whole(account) -> None:
     """A double plays a server that answers a param-filter with nothing: no search misses the event."""
     _seed(account)
-    deaf = re.compile(rb'(<C:param-filter name="CN"><C:text-match[^>]*>)[^<]*(</C:text-match>)')
-    with report_fault_proxy(
-        account.server.url, lambda method, path, body: "pass", lambda body: deaf.sub(rb"\1no such text\2", body)
-    ) as proxy:
+    with _deaf_to_names(account) as proxy:
         async with connect(_through(proxy.url), revision="2026-07-28") as client:
             first = await _search(client, account, "o'brien")
             asked = len(proxy.reports("calendar-query"))
@@ -96,10 +105,7 @@ async def test_a_server_that_ignores_the_name_filter_is_read_whole(account) -> N
 async def test_a_server_trusted_on_values_is_not_trusted_on_names_it_ignores(account) -> None:
     """The double answers a param-filter with nothing; the first search found its event by SUMMARY only."""
     _seed(account)
-    deaf = re.compile(rb'(<C:param-filter name="CN"><C:text-match[^>]*>)[^<]*(</C:text-match>)')
-    with report_fault_proxy(
-        account.server.url, lambda method, path, body: "pass", lambda body: deaf.sub(rb"\1no such text\2", body)
-    ) as proxy:
+    with _deaf_to_names(account) as proxy:
         async with connect(_through(proxy.url), revision="2026-07-28") as client:
             first = await _search(client, account, "planning")  # complete: found by its SUMMARY
             later = await _search(client, account, "lamarr")  # only in a CN
