@@ -27,7 +27,15 @@ from caldav_mcp.models import Unreadable as UnreadableOut
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
-__all__ = ["event_detail", "event_list_result", "occurrence", "sort_key", "text_of", "unreadable_entry"]
+__all__ = [
+    "event_detail",
+    "event_list_result",
+    "occurrence",
+    "occurrences_at",
+    "sort_key",
+    "text_of",
+    "unreadable_entry",
+]
 
 
 def unreadable_entry(href: str, data: str | None, reason: str) -> UnreadableOut:
@@ -78,6 +86,45 @@ def occurrence(component: icalendar.Component, *, recurring: bool) -> Occurrence
         floating=times.floating,
         recurring=recurring,
     )
+
+
+def occurrences_at(
+    component: icalendar.Component, spans: list[tuple[dt.date | dt.datetime, dt.date | dt.datetime]]
+) -> list[Occurrence]:
+    """The occurrences of a series at the given (start, end) times (:mod:`caldav_mcp.plain_series`).
+
+    Each is the value :func:`occurrence` gives for the recurrence library's
+    copy of ``component`` at those times: its RECURRENCE-ID is its start, and
+    its TZID the one icalendar writes for the start's zone (the same for
+    every occurrence of the series, so it is worked out once).
+    """
+    import icalendar
+
+    uid = str(component.get("UID"))
+    summary = text_of(component, "SUMMARY")
+    tzid: str | None = None
+    if spans and isinstance(spans[0][0], dt.datetime) and spans[0][0].tzinfo is not None:
+        written: Any = icalendar.vDDDTypes(spans[0][0]).params.get("TZID")
+        tzid = str(written) if written else "UTC"
+    made: list[Occurrence] = []
+    for start, end in spans:
+        rid = rid_text(start)
+        timed = isinstance(start, dt.datetime)
+        made.append(
+            Occurrence(
+                id=f"{uid}#{rid}",
+                uid=uid,
+                recurrence_id=rid,
+                summary=summary,
+                start=start.isoformat(),
+                end=end.isoformat(),
+                all_day=not timed,
+                tzid=tzid,
+                floating=timed and start.tzinfo is None,  # pyright: ignore[reportAttributeAccessIssue]
+                recurring=True,
+            )
+        )
+    return made
 
 
 def sort_key(item: Occurrence) -> list[str]:

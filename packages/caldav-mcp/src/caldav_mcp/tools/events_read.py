@@ -28,11 +28,12 @@ from caldav_mcp.listings import Listing
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.narrowing import matches
+from caldav_mcp.plain_series import plain_series
 from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.rid_forms import key_of, key_of_text
 from caldav_mcp.tools.common import READ, App, cursor_version, decode_cursor, encode_cursor, split_id, window
 from caldav_mcp.tools.windows import MAX_COLLECTED, kept_entries, listing_of, window_entries
-from caldav_mcp.views import event_detail, event_list_result, occurrence, sort_key, unreadable_entry
+from caldav_mcp.views import event_detail, event_list_result, occurrence, occurrences_at, sort_key, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -83,16 +84,13 @@ def expand(
                 raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
             continue
         try:
-            ical = calendar_of(resource, times_only=True)
-            recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
-            expanded = occurrences(ical, "VEVENT", lo, hi)
+            made = _expanded(calendar_of(resource, times_only=True), lo, hi, keep)
         except (Unreadable, BackendError) as exc:
             if unreadable is None:
                 raise
             reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
             unreadable.append(unreadable_entry(resource.href, resource.data, reason))
             continue
-        made = [occurrence(component, recurring=recurring) for component in expanded if keep is None or keep(component)]
         if cache is not None and key is not None:
             cache.put(key, tuple(made))
         found.extend(made)
@@ -101,6 +99,30 @@ def expand(
     if ordered:
         found.sort(key=sort_key)
     return found
+
+
+def _expanded(
+    ical: icalendar.Calendar, lo: dt.datetime, hi: dt.datetime, keep: Callable[[icalendar.Component], bool] | None
+) -> list[Occurrence]:
+    """One parsed entry's occurrences in ``[lo, hi)`` that ``keep`` takes (all without it).
+
+    A plain series listed whole is expanded by :func:`caldav_mcp.plain_series.plain_series`
+    (the same occurrences, without a copy of the component for each); anything
+    else by :func:`caldav_mcp.ical.occurrences`.
+
+    Raises:
+        Unreadable: the entry passes a bound of the expansion.
+        BackendError: the entry holds no VEVENT.
+    """
+    plain = plain_series(ical, "VEVENT", lo, hi) if keep is None else None
+    if plain is not None:
+        return occurrences_at(plain.component, plain.spans)
+    recurring = is_recurring(master(ical, "VEVENT")) or bool(overrides(ical, "VEVENT"))
+    return [
+        occurrence(component, recurring=recurring)
+        for component in occurrences(ical, "VEVENT", lo, hi)
+        if keep is None or keep(component)
+    ]
 
 
 def page(listing: Listing, limit: int, after: Any, query: Any) -> tuple[list[Occurrence], str | None]:
