@@ -50,10 +50,12 @@ class FaultProxy:
     Attributes:
         url: Its base URL (``http://127.0.0.1:<port>/``): use it in place of the real server's.
         seen: Every request received, in order.
+        answered: Every request the real server answered and whose answer is passed back, in the order answered.
     """
 
     url: str
     seen: list[Seen] = field(default_factory=lambda: [])
+    answered: list[Seen] = field(default_factory=lambda: [])
 
     def requests(self, method: str) -> list[Seen]:
         """The requests of one method."""
@@ -145,7 +147,8 @@ def fault_proxy(
             method, path, _ = first.split(" ", 2)
             headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
             action = by_body(method, path, body) if by_body else rule(method, path) if rule else "pass"
-            proxy.seen.append(Seen(method, path, headers, action, body))
+            record = Seen(method, path, headers, action, body)
+            proxy.seen.append(record)
             if action == "drop_request":
                 return
             if action in _ANSWERED_HERE:
@@ -158,6 +161,7 @@ def fault_proxy(
                     head, body = b"\r\n".join([*lines, b"Content-Length: %d" % len(changed)]), changed
             reply = _forward(upstream, head, body)
             if action == "pass":
+                proxy.answered.append(record)  # the real server has answered it
                 conn.sendall(reply)
 
     def serve() -> None:

@@ -88,6 +88,7 @@ class RewritingProxy:
         url: The proxy's base URL.
         requests: ``METHOD path`` of every request relayed.
         heads: (method, path, header fields lower-cased) of every request relayed.
+        bodies: The body of every request relayed.
         rewrite_head: What is done to every answer's head (its lines but Content-Length), as ``rewrite`` to bodies.
     """
 
@@ -95,6 +96,7 @@ class RewritingProxy:
     rewrite: Callable[[bytes], bytes]
     requests: list[str] = field(default_factory=lambda: [])
     heads: list[tuple[str, str, dict[str, str]]] = field(default_factory=lambda: [])
+    bodies: list[bytes] = field(default_factory=lambda: [])
     rewrite_head: Callable[[list[bytes]], list[bytes]] = lambda lines: lines
 
 
@@ -114,6 +116,7 @@ def _relay(proxy: RewritingProxy, client: socket.socket, upstream: tuple[str, in
             proxy.requests.append(f"{method} {path}")
             proxy.heads.append((method, path, {k.strip().lower(): v.strip() for k, _, v in
                                                (line.partition(":") for line in lines[1:])}))  # fmt: skip
+            proxy.bodies.append(rest)
             server.sendall(message)
             answer = read_message(server, b"", head_only=message.startswith(b"HEAD "))
             if answer is None:

@@ -189,6 +189,9 @@ def month(items: list[tuple[str, str]], template: Path) -> bool:
                                        check=False) as fresh:  # fmt: skip
                         await fresh.call_tool("list_calendars", {})
                         figures["first"].append(await timed(lambda: listing(fresh, lo, hi)))
+                        # Not timed: the same window again waits for the CTag asked after the first read (the
+                        # page was served before it answered), so that Radicale is idle for the next timing.
+                        await listing(fresh, lo, hi)
                     figures["again"].append(await timed(lambda: listing(repeated, lo, hi)))
                     result = await call(repeated, lo, hi)
                     started = time.perf_counter()

@@ -9,7 +9,7 @@ import pytest
 
 from webdav_core import WebDavClient
 from webdav_core.testing import BARE_PROFILE
-from webdav_core.versions import NEAR_SECONDS, is_unsettled
+from webdav_core.versions import NEAR_SECONDS, is_unsettled, settled_modified
 
 pytestmark = pytest.mark.anyio
 
@@ -69,3 +69,21 @@ async def test_a_version_in_its_own_second_never_equals_another() -> None:
 async def test_a_version_from_an_earlier_second_is_compared_as_it_is() -> None:
     client = _client(str(NOW), NOW + 1)
     assert await client.versions.of("/u/cal/") == await client.versions.of("/u/cal/") == f"getctag:{NOW}"
+
+
+@pytest.mark.parametrize(
+    ("value", "date", "settled"),
+    [
+        (formatdate(NOW - 1, usegmt=True), formatdate(NOW, usegmt=True), True),  # the clock left its second
+        (formatdate(NOW, usegmt=True), formatdate(NOW, usegmt=True), False),  # another change may share it
+        (formatdate(NOW + 5, usegmt=True), formatdate(NOW, usegmt=True), False),  # ahead of the clock
+        ("Wed, 02 Dec 2026 05:17:30 +0000", formatdate(NOW, usegmt=True), True),  # SOGo's form of the date
+        ("yesterday", formatdate(NOW, usegmt=True), False),
+        (formatdate(NOW - 1, usegmt=True), None, False),  # no clock to compare with
+        (None, formatdate(NOW, usegmt=True), False),
+    ],
+)
+def test_a_last_change_is_noted_once_the_servers_clock_left_its_second(
+    value: str | None, date: str | None, settled: bool
+) -> None:
+    assert settled_modified(value, date) == (value if settled else None)

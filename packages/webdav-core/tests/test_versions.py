@@ -7,6 +7,8 @@ transport double, since both real servers here offer one) gives no version and i
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 
 import httpx2 as httpx
@@ -127,3 +129,36 @@ async def test_a_collection_without_a_version_is_read_every_time() -> None:
     assert len(asked) == 2  # getctag, then sync-token, once; then nothing more is asked
     assert "getctag" in asked[0]
     assert "sync-token" in asked[1]
+
+
+async def test_the_last_change_of_a_collection_moves_with_each_change_where_the_server_gives_one(
+    server: DavServer,
+) -> None:
+    # Radicale names the second of the collection's last change (Xandikos gives none). The book's files are
+    # dated back an hour, so each change below lands in a later second than the one noted.
+    with direct(server) as http:
+        book = book_of(server, http, "modified")
+        http.put(
+            f"{book}a.vcf", content=CARD.format(uid="a", name="A").encode(), headers={"Content-Type": "text/vcard"}
+        )
+        if server.kind == "radicale":
+            folder = server.data_dir / "collection-root" / book.strip("/")
+            then = time.time() - 3600
+            for path in [folder, *(p for p in folder.iterdir() if p.is_file())]:
+                os.utime(path, (then, then))
+        client = layer(server)
+        try:
+            before = await client.versions.modified(book)
+            unchanged = await client.versions.modified(book)
+            http.put(
+                f"{book}b.vcf", content=CARD.format(uid="b", name="B").encode(), headers={"Content-Type": "text/vcard"}
+            )
+            added = await client.versions.modified(book)
+        finally:
+            await client.aclose()
+    if server.kind == "xandikos":
+        assert (before, unchanged, added) == (None, None, None)
+        return
+    assert before is not None
+    assert unchanged == before
+    assert added not in {None, before}

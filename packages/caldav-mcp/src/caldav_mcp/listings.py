@@ -16,7 +16,12 @@ import datetime as dt
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
 
 from caldav_mcp.dav import Resource
 from caldav_mcp.models import Occurrence, Unreadable
@@ -26,8 +31,11 @@ __all__ = [
     "KEPT_SECONDS",
     "MAX_KEPT_OCCURRENCES",
     "MAX_KEPT_TEXT",
+    "MAX_SPOILED_WINDOWS",
+    "Background",
     "Listing",
     "Listings",
+    "Settling",
     "WindowKey",
 ]
 
@@ -47,6 +55,10 @@ windows holding nothing are bounded too); the least recently used listing goes f
 MAX_KEPT_TEXT = 64 * 1024 * 1024
 """The most characters of entries' iCalendar text kept over all listings (a server decides how long an entry
 is); the least recently used listing goes first."""
+
+MAX_SPOILED_WINDOWS = 1_000
+"""The most windows for which the versions a listing was served under, and did not hold across its read, are
+remembered (the least recently spoiled forgotten first)."""
 
 WindowKey = tuple[str, dt.datetime, dt.datetime]
 """(calendar path, window start, window end), both ends aware UTC."""
@@ -83,12 +95,70 @@ class Listing:
         return sum(len(r.data) for r in self.resources)
 
 
+class Settling:
+    """The calendar's version asked once a read is done, while the request may still be out.
+
+    The first page of a window is served as soon as it is expanded; the
+    version that tells whether the listing may be kept can come later, and
+    the listing waits for it (:meth:`Listings.put`). ``value`` is the version
+    (a string, "" when the server gave none or the request failed) once
+    ``ready``; :meth:`wait` waits for it.
+    """
+
+    def __init__(self) -> None:
+        self.value = ""
+        self.ready = False
+        self.answered_at = 0.0
+        self._done = anyio.Event()
+        self._then: list[Callable[[], None]] = []
+
+    async def take(self, ask: Callable[[], Awaitable[str | None]]) -> None:
+        """Ask (one version request) and keep the answer; a failure or a cancellation leaves "" (nothing kept)."""
+        try:
+            self.value = await ask() or ""
+        except Exception:  # the page was served; the listing just is not kept
+            self.value = ""
+        finally:
+            self.ready = True
+            self.answered_at = time.monotonic()
+            self._done.set()
+            for then in self._then:
+                then()
+
+    async def wait(self) -> str:
+        """The version once answered ("" for none)."""
+        await self._done.wait()
+        return self.value
+
+    def then(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once answered (at once if it already is)."""
+        if self.ready:
+            action()
+        else:
+            self._then.append(action)
+
+
+@dataclass(slots=True)
+class Background:
+    """Where a request a call does not wait for runs: the server's own task group, while it serves (else none)."""
+
+    group: TaskGroup | None = None
+
+    def start(self, work: Callable[[], Coroutine[Any, Any, None]]) -> bool:
+        """Start ``work`` there; False when the server has no task group (the caller then waits for the work)."""
+        if self.group is None:
+            return False
+        self.group.start_soon(work)
+        return True
+
+
 @dataclass(slots=True)
 class _Kept:
     listing: Listing
     text: int
     read_at: float
     confirmed_at: float
+    pending: Settling | None = None
 
 
 class Listings:
@@ -109,7 +179,33 @@ class Listings:
         self._held = 0
         self._text = 0
         self._items: OrderedDict[WindowKey, _Kept] = OrderedDict()
+        self._spoiled: OrderedDict[WindowKey, set[str]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def pending(self, key: WindowKey) -> Settling | None:
+        """The version request the listing kept for ``key`` still waits for; None when it waits for none."""
+        with self._lock:
+            kept = self._items.get(key)
+            return kept.pending if kept is not None and kept.pending is not None and not kept.pending.ready else None
+
+    def waiting(self, calendar: str) -> list[Settling]:
+        """The version requests that listings kept for ``calendar`` still wait for."""
+        with self._lock:
+            return [
+                kept.pending
+                for key, kept in self._items.items()
+                if key[0] == calendar and kept.pending is not None and not kept.pending.ready
+            ]
+
+    def spoiled(self, key: WindowKey) -> frozenset[str]:
+        """The versions a listing of ``key`` was served under that did not hold across its read.
+
+        A cursor carrying one of them continues nothing: the calendar may show
+        that version again (a digest such as Radicale's CTag comes back when a
+        change is undone) while the page was read from another state.
+        """
+        with self._lock:
+            return frozenset(self._spoiled.get(key, ()))
 
     def get(self, key: WindowKey) -> tuple[Listing, float] | None:
         """The listing kept for ``key`` and the seconds since its version was last confirmed; None when none."""
@@ -131,7 +227,11 @@ class Listings:
             return [
                 (key, kept.listing)
                 for key, kept in reversed(self._items.items())
-                if key[0] == calendar and key[1] <= lo and hi <= key[2] and now - kept.read_at <= self.kept_seconds
+                if key[0] == calendar
+                and key[1] <= lo
+                and hi <= key[2]
+                and now - kept.read_at <= self.kept_seconds
+                and kept.pending is None
             ]
 
     def confirm(self, key: WindowKey) -> None:
@@ -141,19 +241,54 @@ class Listings:
             if kept is not None:
                 kept.confirmed_at = time.monotonic()
 
-    def put(self, key: WindowKey, listing: Listing) -> None:
-        """Keep ``listing`` for ``key``, dropping the least recently used beyond the limit (never one too big)."""
+    def put(self, key: WindowKey, listing: Listing, pending: Settling | None = None) -> None:
+        """Keep ``listing`` for ``key``, dropping the least recently used beyond the limit (never one too big).
+
+        A listing whose version did not hold across its read (not ``trusted``)
+        is not kept, and its version is noted as spoiled for ``key``. With
+        ``pending``, the listing is kept once that version request answers
+        with the listing's version, and dropped (the version spoiled) when it
+        answers anything else; until then :meth:`pending` gives the request.
+        """
         text = listing.text
+        if not listing.trusted:
+            self._spoil(key, listing.version)
+            return
         if not listing.version or listing.size > self.limit or text > self.text_limit:
             return
         now = time.monotonic()
         with self._lock:
             self._drop(key)
-            self._items[key] = _Kept(listing, text, now, now)
+            self._items[key] = _Kept(listing, text, now, now, pending)
             self._held += listing.size
             self._text += text
             while self._held > self.limit or self._text > self.text_limit:
                 self._drop(next(iter(self._items)))
+        if pending is not None:
+            pending.then(lambda: self._settle(key, listing, pending))
+
+    def _settle(self, key: WindowKey, listing: Listing, answer: Settling) -> None:
+        """Keep ``listing`` (confirmed when the answer came) if ``answer`` is its version; else drop and spoil it."""
+        with self._lock:
+            kept = self._items.get(key)
+            ours = kept if kept is not None and kept.listing is listing else None
+            if answer.value == listing.version:
+                if ours is not None:
+                    ours.pending = None
+                    ours.confirmed_at = answer.answered_at
+                return
+            if ours is not None:
+                self._drop(key)
+        self._spoil(key, listing.version)
+
+    def _spoil(self, key: WindowKey, version: str) -> None:
+        if not version:
+            return
+        with self._lock:
+            self._spoiled.setdefault(key, set()).add(version)
+            self._spoiled.move_to_end(key)
+            while len(self._spoiled) > MAX_SPOILED_WINDOWS:
+                self._spoiled.popitem(last=False)
 
     def _drop(self, key: WindowKey) -> None:
         kept = self._items.pop(key, None)

@@ -14,6 +14,7 @@ import importlib.metadata
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
 from approval_core import ApprovalSettings, equip, origin_text, run, say
@@ -23,6 +24,7 @@ from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import CalDAVToolError
 from caldav_mcp.guards import EFFECTS, GUARDS
 from caldav_mcp.ical import expansion_budget
+from caldav_mcp.listings import Background
 from caldav_mcp.settings import CalDAVSettings
 from caldav_mcp.tools import calendars, entries, events_read, events_write, freebusy
 from caldav_mcp.tools.common import App
@@ -52,11 +54,18 @@ def build_server(
     """
     backend = caldav or CalDAVSettings.from_env()
     client = CalDAVClient(backend, headers=headers)
+    background = Background()
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         try:
-            yield
+            async with anyio.create_task_group() as group:  # requests a call does not wait for (windows._read)
+                background.group = group
+                try:
+                    yield
+                finally:
+                    background.group = None
+                    group.cancel_scope.cancel()
         finally:
             await client.close()
 
@@ -66,7 +75,7 @@ def build_server(
     where = (origin_text(backend.url or ""), backend.username)
     gate = equip(server, GUARDS, settings, own_errors=CalDAVToolError, effects=EFFECTS, backend=lambda: where)
     _bound_expansion_per_call(server)
-    app = App(client, gate)
+    app = App(client, gate, background=background)
     for module in (calendars, events_read, events_write, freebusy, entries):
         module.register(server, app)
     return server

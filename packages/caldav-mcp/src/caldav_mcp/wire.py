@@ -46,6 +46,7 @@ _CALENDAR_PROPS = [
     (DAV, "displayname"),
     (CALDAV, "supported-calendar-component-set"),
     (CS, "getctag"),  # each calendar's version, for a listing that follows (WebDavClient.versions)
+    (DAV, "getlastmodified"),  # and its last change, which tells cheaply whether it changed during that listing
 ]
 _STAMP = "%Y%m%dT%H%M%SZ"
 
@@ -124,23 +125,29 @@ class CalDAVWire(WebDavClient):
 
     async def calendars_in(self, home: str) -> list[CalendarInfo]:
         """The calendars directly inside ``home`` (PROPFIND depth 1, RFC 4918 §9.1), confined to it."""
-        ms = await self._multistatus("PROPFIND", home, propfind(_CALENDAR_PROPS), "1", f"list {home}")
+        what = f"list {home}"
+        answer = await self.session.send(
+            "PROPFIND", home, body=propfind(_CALENDAR_PROPS), headers={"Depth": "1"}, what=what
+        )
         found: list[CalendarInfo] = []
-        for response in ms.responses:
+        for response in self.session.parsed(answer, what).responses:
             if not response.has_child(DAV, "resourcetype", PROFILE.collection_type):
                 continue
             path = self.calendar_in(home, response.raw or response.href)
             if path is not None:
                 found.append(_calendar(response, path))
-                self.versions.note(path, response)
+                self.versions.note(path, response, answer.headers.get("Date"))
         return found
 
     async def calendar_at(self, path: str) -> CalendarInfo | None:
         """The calendar at ``path`` itself (PROPFIND depth 0), or None when it is not a calendar."""
-        ms = await self._multistatus("PROPFIND", path, propfind(_CALENDAR_PROPS), "0", f"read {path}")
-        for response in ms.responses:
+        what = f"read {path}"
+        answer = await self.session.send(
+            "PROPFIND", path, body=propfind(_CALENDAR_PROPS), headers={"Depth": "0"}, what=what
+        )
+        for response in self.session.parsed(answer, what).responses:
             if response.has_child(DAV, "resourcetype", PROFILE.collection_type):
-                self.versions.note(path, response)
+                self.versions.note(path, response, answer.headers.get("Date"))
                 return _calendar(response, path)
         return None
 

@@ -27,7 +27,15 @@ from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
 from webdav_core.xml import CS, DAV, norm_href
 
-__all__ = ["KEPT_SECONDS", "NEAR_SECONDS", "READING_METHODS", "CollectionVersions", "KeptByVersion", "is_unsettled"]
+__all__ = [
+    "KEPT_SECONDS",
+    "NEAR_SECONDS",
+    "READING_METHODS",
+    "CollectionVersions",
+    "KeptByVersion",
+    "is_unsettled",
+    "settled_modified",
+]
 
 T = TypeVar("T")
 
@@ -35,6 +43,7 @@ READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 """The methods that change nothing; every other one counts as a write to the collection of its target."""
 
 _KINDS = ((CS, "getctag"), (DAV, "sync-token"))
+_MODIFIED = (DAV, "getlastmodified")
 
 KEPT_SECONDS = 600.0
 """How long :class:`KeptByVersion` keeps a value after its read, however its collection's version holds."""
@@ -66,6 +75,23 @@ def is_unsettled(value: str, date: str | None, now: float | None = None) -> bool
     return server_now <= stamp <= server_now + NEAR_SECONDS
 
 
+def settled_modified(value: str | None, date: str | None) -> str | None:
+    """A collection's ``DAV:getlastmodified`` (an HTTP-date, RFC 4918 §15.7) once the server's clock left its second.
+
+    ``date`` is the same answer's ``Date`` header. The value has a resolution of
+    one second, so a change made within the second it names may leave it as it
+    is; once the server's clock is past that second, any later change names a
+    later one. None when the value is missing, unreadable, or not yet settled.
+    """
+    if not value or not date:
+        return None
+    try:
+        changed, now = parsedate_to_datetime(value).timestamp(), parsedate_to_datetime(date).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return value if changed < now else None
+
+
 def _version(kind: tuple[str, str], value: str, date: str | None) -> str:
     """``kind:value``, made unique while :func:`is_unsettled` says so."""
     if is_unsettled(value, date):
@@ -86,7 +112,7 @@ class CollectionVersions:
         self._profile = profile
         self._kind: dict[str, tuple[str, str] | None] = {}
         self._writes: dict[str, int] = {}
-        self._noted: dict[str, tuple[str, float]] = {}
+        self._noted: dict[str, tuple[str, str | None, float]] = {}
 
     def sent(self, method: str, *targets: str | None) -> None:
         """Count a request of ``method`` to each of ``targets`` (paths or URLs) as a write when it is one."""
@@ -101,18 +127,23 @@ class CollectionVersions:
         """How many changing requests were sent to members of ``collection`` (sent, not necessarily done)."""
         return self._writes.get(norm_href(collection).rstrip("/") + "/", 0)
 
-    def note(self, path: str, response: xml.DavResponse) -> None:
+    def note(self, path: str, response: xml.DavResponse, date: str | None = None) -> None:
         """Note the version a collection listing gave for ``path`` (its ``CS:getctag``, when the response has one).
 
         A collection listing that asks for ``getctag`` tells each collection's
         version as it was when the listing was answered, so a read that follows
-        soon after (:meth:`recent`) needs no request of its own.
+        soon after (:meth:`recent`) needs no request of its own. Where it also
+        asked for ``DAV:getlastmodified`` and ``date`` is the answer's ``Date``
+        header, that value is noted with the version once settled
+        (:func:`settled_modified`, :meth:`modified_with`).
         """
         value = response.text(*_KINDS[0])
         if value:
             self._kind[path] = _KINDS[0]
             if not is_unsettled(value, None):  # no Date at hand: a time near the local clock is not noted
-                self._noted[path] = (f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}", time.monotonic())
+                version = f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}"
+                modified = settled_modified(response.text(*_MODIFIED), date)
+                self._noted[path] = (version, modified, time.monotonic())
 
     def recent(self, path: str, seconds: float) -> str | None:
         """The version :meth:`note` or :meth:`current` last took for ``path``, less than ``seconds`` ago; or None.
@@ -124,9 +155,36 @@ class CollectionVersions:
         to decide that something kept is current.
         """
         noted = self._noted.get(path)
-        if noted is None or time.monotonic() - noted[1] > seconds:
+        if noted is None or time.monotonic() - noted[2] > seconds:
             return None
         return noted[0]
+
+    def modified_with(self, path: str, version: str) -> str | None:
+        """The settled ``getlastmodified`` noted for ``path`` together with ``version`` (:meth:`note`); else None."""
+        noted = self._noted.get(path)
+        return noted[1] if noted is not None and noted[0] == version else None
+
+    async def modified(self, path: str) -> str | None:
+        """The collection's ``DAV:getlastmodified`` now (a PROPFIND of depth 0 for it alone); None if not given.
+
+        Cheap where the CTag is not: Radicale answers it from the files' times
+        (13 ms for 2,000 entries, against 75 ms for the CTag, which it computes
+        from every entry). Compared with a settled value noted earlier
+        (:meth:`modified_with`), it tells whether the collection changed since.
+
+        Raises:
+            unreachable / unauthenticated: as for any request; a failed answer is None.
+        """
+        what = f"read {path}"
+        body = xml.propfind([_MODIFIED])
+        try:
+            answer = await self._session.send("PROPFIND", path, body=body, headers={"Depth": "0"}, what=what)
+            found = self._session.parsed(answer, what).responses
+        except (self._profile.errors.unreachable, self._profile.errors.unauthenticated):
+            raise
+        except self._profile.errors.backend:
+            return None
+        return next((value for response in found if (value := response.text(*_MODIFIED))), None)
 
     async def of(self, path: str) -> str | None:
         """The server's version of the collection at ``path``; None where it offers neither kind.
@@ -169,7 +227,7 @@ class CollectionVersions:
         if version is None:
             return None
         current = f"{version}|{self.writes_to(path)}"
-        self._noted[path] = (current, time.monotonic())
+        self._noted[path] = (current, None, time.monotonic())
         return current
 
 

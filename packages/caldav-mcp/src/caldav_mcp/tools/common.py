@@ -14,7 +14,7 @@ from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import parse_rid, parse_when, utc_bound
-from caldav_mcp.listings import Listings
+from caldav_mcp.listings import Background, Listings
 from caldav_mcp.narrowing import Narrowing
 
 __all__ = [
@@ -51,13 +51,18 @@ TOGGLE = annotations(read_only=False, destructive=False, idempotent=True, open_w
 
 @dataclass(frozen=True, slots=True)
 class App:
-    """What a tool needs: the client, the gate, the expansion cache, the listings kept, the search's trust."""
+    """What a tool needs: the client, the gate, the expansion cache, the listings kept, the search's trust.
+
+    ``background`` is the server's own task group while it serves (set by its lifespan), for the requests a
+    call does not wait for.
+    """
 
     client: CalDAVClient
     gate: ApprovalGate
     expansions: ExpansionCache = field(default_factory=ExpansionCache)
     listings: Listings = field(default_factory=Listings)
     narrowing: Narrowing = field(default_factory=Narrowing)
+    background: Background = field(default_factory=Background)
 
 
 def split_id(event_id: str, field: str = "id") -> tuple[str, str | None]:

@@ -12,6 +12,7 @@ when it does not, saying so.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -21,7 +22,7 @@ from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
 from caldav_mcp.dav import Resource
 from caldav_mcp.errors import BackendError, InvalidInput
-from caldav_mcp.listings import CONFIRMED_SECONDS, Listing
+from caldav_mcp.listings import CONFIRMED_SECONDS, Listing, Settling
 from caldav_mcp.models import Occurrence, Unreadable
 from caldav_mcp.tools.common import App, version_digest
 from caldav_mcp.views import sort_key
@@ -95,32 +96,69 @@ async def window_entries(
     return list(found.values())
 
 
-async def _read(
-    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand
-) -> tuple[Listing, str]:
-    """Read and expand the window, and the calendar's version once the read is done ("" when none).
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One read of a window.
 
-    The version request goes out as soon as the REPORT's answer is in, and the
-    server answers it while this process expands the entries (in a worker
-    thread, EXPAND_BATCH at a time, reporting progress between batches, where a
-    cancellation also lands), so asking costs little time on top of the read.
+    Attributes:
+        listing: What it holds, under the version given for the read.
+        after: The version asked once the read was done ("" when none), or that request while still out.
+        moved: The calendar's last change moved during the read (it may hold changes made after the version).
+    """
+
+    listing: Listing
+    after: str | Settling
+    moved: bool = False
+
+
+async def _read(
+    app: App,
+    cal: CalendarInfo,
+    lo: dt.datetime,
+    hi: dt.datetime,
+    version: str,
+    expand: Expand,
+    modified: str | None = None,
+) -> _Read:
+    """Read and expand the window; and whether ``version`` held across the read.
+
+    As soon as the REPORT's answer is in, the calendar's version is asked
+    again, and the server answers while this process expands the entries (in
+    a worker thread, EXPAND_BATCH at a time, reporting progress between
+    batches, where a cancellation also lands). Without a ``version`` (the
+    server gives none) nothing is asked.
+
+    ``modified`` is the calendar's settled ``DAV:getlastmodified`` noted with
+    ``version`` (:meth:`webdav_core.CollectionVersions.modified_with`). With
+    it, that value is asked again too, and the window is served once it is
+    expanded and that value has not moved: the version request, whose answer
+    decides whether the listing is kept, then runs in the server's own task
+    group (:class:`caldav_mcp.listings.Background`) and is returned while still
+    out. On Radicale the version costs a quarter of the REPORT (it reads every
+    entry) and the last change a twentieth.
     """
     resources = await window_entries(app, cal, lo, hi)
     total = len(resources)
     await report_progress(0, total, "entries read; expanding them")
     items: list[Occurrence] = []
     unreadable: list[Unreadable] = []
-    after: list[str | BaseException] = []
+    versions = app.client.wire().versions
+    answer = Settling() if version else None
+    moved_to: list[str | None] = []
 
-    async def ask() -> None:
+    async def check() -> None:
         try:
-            after.append(await app.client.wire().versions.current(cal.path) or "")
-        except Exception as exc:  # raised below, outside the task group (no exception group)
-            after.append(exc)
+            moved_to.append(await versions.modified(cal.path))
+        except Exception:  # not known: taken as moved (the version is asked again, and its failure raised)
+            moved_to.append(None)
 
     async with anyio.create_task_group() as tasks:
-        if version:
-            tasks.start_soon(ask)
+        if answer is not None:
+            ask = functools.partial(answer.take, functools.partial(versions.current, cal.path))
+            if modified is None or not app.background.start(ask):
+                tasks.start_soon(ask)
+            if modified is not None:
+                tasks.start_soon(check)
         for done in range(0, total, EXPAND_BATCH):
             batch = resources[done : done + EXPAND_BATCH]
             items.extend(await anyio.to_thread.run_sync(expand, batch, unreadable))
@@ -130,8 +168,6 @@ async def _read(
             await report_progress(min(done + EXPAND_BATCH, total), total, "entries expanded")
     if len(items) > MAX_COLLECTED:
         raise InvalidInput(f"end: more than {MAX_COLLECTED} occurrences in this window; narrow it")
-    if after and isinstance(after[0], BaseException):
-        raise after[0]
     keyed = sorted(((_key(item), item) for item in items), key=lambda pair: pair[0])
     listing = Listing(
         version,
@@ -140,7 +176,11 @@ async def _read(
         tuple(resources),
         tuple(key for key, _ in keyed),
     )
-    return listing, str(after[0]) if after else ""
+    if answer is None:
+        return _Read(listing, "")
+    if moved_to and moved_to[0] != modified:
+        return _Read(listing, "", moved=True)
+    return _Read(listing, answer.value if answer.ready else answer)
 
 
 def _key(item: Occurrence) -> tuple[str, str]:
@@ -149,25 +189,40 @@ def _key(item: Occurrence) -> tuple[str, str]:
 
 
 async def _read_settled(
-    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, version: str, expand: Expand
-) -> tuple[Listing, str]:
+    app: App,
+    cal: CalendarInfo,
+    lo: dt.datetime,
+    hi: dt.datetime,
+    version: str,
+    expand: Expand,
+    modified: str | None = None,
+) -> tuple[Listing, str | Settling]:
     """Read the window under ``version`` (taken before the read), kept under it only while it holds after the read.
 
     A version that is a digest of what the calendar holds (Radicale's CTag) comes
     back when a change is undone: a change made after ``version`` was taken, seen
     by the read and undone later would leave the listing showing it under a
-    version that matches again. So the version is asked again after the read;
-    changed, the window is read once more under the new one; changed again, that
-    listing is served (marked not trusted) but not kept. Returns the listing and
-    the version last asked.
+    version that matches again. So the version is asked again after the read
+    (:func:`_read`; with ``modified``, the calendar's last change instead, the
+    version itself then answered later); changed, the window is read once more
+    under the new one, waiting for the version after that read; changed again,
+    or not given, that listing is served (marked not trusted) but not kept.
+    Returns the listing and the version last asked, or that request while
+    still out (a :class:`caldav_mcp.listings.Settling`: the listing is kept only
+    if it answers ``version``).
     """
-    listing, after = await _read(app, cal, lo, hi, version, expand)
-    if not version:
-        return listing, version
-    if after == version or not after:
-        return (listing if after else replace(listing, trusted=False)), after
-    listing, again = await _read(app, cal, lo, hi, after, expand)  # changed meanwhile: once more, under the new one
-    return (listing if again == after else replace(listing, trusted=False)), again
+    read = await _read(app, cal, lo, hi, version, expand, modified)
+    after = read.after
+    if read.moved:
+        after = await app.client.wire().versions.current(cal.path) or ""
+    elif not version or isinstance(after, Settling) or after == version:
+        return read.listing, after
+    if not after:
+        return replace(read.listing, trusted=False), after
+    again = await _read(app, cal, lo, hi, after, expand)  # changed meanwhile: once more, under the new one
+    if again.after == after:
+        return again.listing, after
+    return replace(again.listing, trusted=False), again.after
 
 
 async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
@@ -178,6 +233,8 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
     They are a superset of the entries in ``[lo, hi)``: the caller expands them
     in its own window.
     """
+    for waiting in app.listings.waiting(cal.path):  # a listing whose version request is still out may be kept
+        await waiting.wait()
     found = app.listings.covering(cal.path, lo, hi)
     if not found:
         return None
@@ -216,6 +273,9 @@ async def listing_of(
         BackendError: the server failed.
     """
     key = (cal.path, lo, hi)
+    waiting = app.listings.pending(key)
+    if waiting is not None:  # the version asked after its read is still out: whether it may be kept is not known
+        await waiting.wait()
     kept = app.listings.get(key)
     versions = app.client.wire().versions
     writes = versions.writes_to(cal.path)
@@ -230,12 +290,13 @@ async def listing_of(
     # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do.
     noted = versions.recent(cal.path, NOTED_SECONDS) if kept is None else None
     version = noted or await versions.current(cal.path) or ""  # "": the server gives none; nothing is kept
+    modified = versions.modified_with(cal.path, noted) if noted else None
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
     else:
-        listing, version = await _read_settled(app, cal, lo, hi, version, expand)
-        app.listings.put(key, listing)
+        listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
+        app.listings.put(key, listing, after if isinstance(after, Settling) else None)
     if not continuing:
         return Found(listing)
     if cursor_version is None or not listing.version:
@@ -245,7 +306,8 @@ async def listing_of(
             "read again: this page continues after the cursor's place in what the calendar holds now, which may "
             "differ from what the earlier pages held",
         )
-    if version_digest(listing.version) != cursor_version:
+    spoiled = {version_digest(v) for v in app.listings.spoiled(key)}
+    if version_digest(listing.version) != cursor_version or cursor_version in spoiled:
         return Found(
             listing,
             "the calendar changed since the page this cursor continues, so the window was read again: this page "

@@ -1,0 +1,235 @@
+"""Whether a window's listing may be kept: the calendar's version before its read, and again after it.
+
+A first listing takes the calendar's version noted by the calendar list moments before (its CTag, and its
+``DAV:getlastmodified`` once that value's second has passed). After the read it asks for the last change
+again (cheap on Radicale, which answers it from its files' times) and serves the window once that has not
+moved; the CTag (which Radicale computes from every entry) is asked too, and decides later whether the
+listing is kept: until it answers, nothing is served from the listing, and a cursor whose version it did
+not confirm starts over. The calendar's files are dated an hour back so that the noted last change is
+settled; the requests pass through a recording proxy (a test double relaying to the real Radicale).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from approval_core.testing import connect
+from caldav_helpers import structured
+from caldav_mcp.listings import Listing, Listings, Settling
+from report_fault_proxy import Action, FaultProxy, report_fault_proxy
+from test_listings import WINDOW, day_event, fill, through
+
+pytestmark = pytest.mark.anyio
+
+Account = Any  # the caldav-mcp conftest's Account fixture value
+
+
+def backdate(account: Account) -> None:
+    """Date the work calendar's folder, its properties and its entries an hour back (its last change settled)."""
+    folder = Path(account.server.data_dir) / "collection-root" / account.work.strip("/")
+    then = time.time() - 3600
+    for path in [folder, *(p for p in folder.iterdir() if p.is_file())]:
+        os.utime(path, (then, then))
+
+
+def is_version_request(method: str, body: bytes) -> bool:
+    """Whether a request asks for a calendar's version alone (not the calendar list, which asks for more)."""
+    return method == "PROPFIND" and b"getctag" in body and b"displayname" not in body
+
+
+def ctags_answered(proxy: FaultProxy) -> int:
+    return sum(1 for seen in proxy.answered if is_version_request(seen.method, seen.body))
+
+
+class CtagHold:
+    """A proxy rule holding the first PROPFIND for the CTag sent after a calendar-query, until released."""
+
+    def __init__(self) -> None:
+        self.reading = False
+        self.reached = threading.Event()
+        self.released = threading.Event()
+
+    def rule(self, method: str, path: str, body: bytes) -> Action:
+        if b"calendar-query" in body:
+            self.reading = True
+        elif is_version_request(method, body) and self.reading and not self.released.is_set():
+            self.reached.set()
+            self.released.wait(30)
+        return "pass"
+
+
+async def listed(client: Any, calendar: str, limit: int = 4, cursor: str | None = None) -> dict[str, Any]:
+    arguments = {"calendar": calendar, **WINDOW, "limit": limit, **({"cursor": cursor} if cursor else {})}
+    return structured(await client.call_tool("list_events", arguments))
+
+
+def queries(proxy: FaultProxy) -> int:
+    return len(proxy.reports("calendar-query"))
+
+
+async def test_the_first_page_is_served_before_the_ctag_after_the_read_answers(account: Account) -> None:
+    fill(account, 6)
+    backdate(account)
+    hold = CtagHold()
+    with report_fault_proxy(account.server.url, hold.rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            with anyio.fail_after(20):
+                first = await listed(client, account.work)
+            answered_when_served = ctags_answered(proxy)
+            hold.released.set()
+            second = await listed(client, account.work, cursor=first["next_cursor"])
+    assert answered_when_served == 0
+    assert ctags_answered(proxy) == 1
+    assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
+    assert second["reread"] is None
+    assert queries(proxy) == 1  # the CTag confirmed the listing: the next page came from it
+
+
+async def test_a_change_during_the_read_moves_the_last_change_and_the_window_is_read_again(account: Account) -> None:
+    fill(account, 2)
+    backdate(account)
+    during = {"armed": True}
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if during["armed"] and b"calendar-query" in body:
+            during["armed"] = False
+            account.put(account.work, "brief.ics", day_event("brief", 5, "There for a moment"))
+        return "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            seen = await listed(client, account.work, limit=10)
+            reads = queries(proxy)
+            account.dav.delete(account.server.url.rstrip("/") + account.work + "brief.ics")
+            after = await listed(client, account.work, limit=10)
+    assert reads == 2  # the last change moved during the first read: read again under the version after it
+    assert "brief" in [e["uid"] for e in seen["events"]]
+    assert "brief" not in [e["uid"] for e in after["events"]]
+
+
+async def test_a_ctag_answering_another_version_late_drops_the_listing_and_its_cursor_starts_over(
+    account: Account,
+) -> None:
+    fill(account, 6)
+    backdate(account)
+    hold = CtagHold()
+    with report_fault_proxy(account.server.url, hold.rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            first = await listed(client, account.work)
+            account.put(account.work, "early.ics", day_event("early", 1))  # before the held CTag is answered
+            hold.released.set()
+            with anyio.fail_after(20):
+                while not ctags_answered(proxy):  # noqa: ASYNC110 - a proxy thread's list, not an anyio event
+                    await anyio.sleep(0.01)
+            # Removed again: Radicale's CTag is the one the first page was read under once more.
+            account.dav.delete(account.server.url.rstrip("/") + account.work + "early.ics")
+            second = await listed(client, account.work, cursor=first["next_cursor"])
+    assert hold.reached.is_set()
+    assert second["reread"] is not None
+    assert "changed" in second["reread"]
+    assert [e["uid"] for e in second["events"]] == ["e00", "e01", "e02", "e03"]  # from the first again
+    assert queries(proxy) >= 2
+
+
+async def search_into(client: Any, arguments: dict[str, Any], results: list[Any]) -> None:
+    results.append(await client.call_tool("search_events", arguments))
+
+
+async def test_a_search_waits_for_the_ctag_of_a_listing_and_then_reads_from_it(account: Account) -> None:
+    fill(account, 6)
+    account.put(account.work, "dentist.ics", day_event("dentist", 10, "Dentist appointment"))
+    backdate(account)
+    hold = CtagHold()
+    search = {"query": "dentist", "start": "2026-12-05", "end": "2026-12-20", "calendars": [account.work]}
+    with report_fault_proxy(account.server.url, hold.rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            await listed(client, account.work)
+            results: list[Any] = []
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(lambda: search_into(client, search, results))
+                await anyio.sleep(0.5)  # the search finds the listing waiting for its CTag, and waits too
+                queried_while_held = queries(proxy)
+                hold.released.set()
+    assert queried_while_held == 1
+    assert [e["uid"] for e in structured(results[0])["events"]] == ["dentist"]
+    assert queries(proxy) == 1  # from the kept listing: no other query, narrowed or whole
+
+
+# ------------------------------------------------------------------ the listings kept, without a server
+
+KEY = ("/cal/", dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 1, 1, tzinfo=dt.UTC))
+
+
+async def answered(value: str) -> Settling:
+    answer = Settling()
+
+    async def ask() -> str:
+        return value
+
+    await answer.take(ask)
+    return answer
+
+
+async def test_a_listing_waits_for_its_version_and_is_kept_when_it_answers_the_same() -> None:
+    kept = Listings()
+    answer = Settling()
+    listing = Listing("getctag:a|0", (), ())
+    kept.put(KEY, listing, answer)
+    assert kept.pending(KEY) is answer
+    assert kept.waiting("/cal/") == [answer]
+    assert kept.covering("/cal/", KEY[1], KEY[2]) == []  # not used while its version is not known
+
+    async def ask() -> str:
+        return "getctag:a|0"
+
+    await answer.take(ask)
+    assert kept.pending(KEY) is None
+    found = kept.get(KEY)
+    assert found is not None
+    assert found[0] is listing
+    assert kept.spoiled(KEY) == frozenset()
+
+
+@pytest.mark.parametrize("late", ["getctag:b|0", ""])
+async def test_a_listing_whose_version_answers_otherwise_or_not_at_all_is_dropped_and_spoiled(late: str) -> None:
+    kept = Listings()
+    listing = Listing("getctag:a|0", (), ())
+    kept.put(KEY, listing, await answered(late))
+    assert kept.get(KEY) is None
+    assert kept.spoiled(KEY) == frozenset({"getctag:a|0"})
+
+
+def test_a_listing_whose_version_did_not_hold_across_its_read_is_served_never_kept() -> None:
+    kept = Listings()
+    kept.put(KEY, Listing("getctag:a|0", (), (), trusted=False))
+    assert kept.get(KEY) is None
+    assert kept.spoiled(KEY) == frozenset({"getctag:a|0"})
+
+
+async def test_a_late_answer_for_a_listing_replaced_meanwhile_leaves_the_new_one() -> None:
+    kept = Listings()
+    answer = Settling()
+    kept.put(KEY, Listing("getctag:a|0", (), ()), answer)
+    newer = Listing("getctag:b|0", (), ())
+    kept.put(KEY, newer)
+
+    async def ask() -> str:
+        return "getctag:b|0"
+
+    await answer.take(ask)
+    found = kept.get(KEY)
+    assert found is not None
+    assert found[0] is newer
+    assert kept.spoiled(KEY) == frozenset({"getctag:a|0"})
