@@ -11,6 +11,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
+import anyio
 import httpx2 as httpx
 import pytest
 from other_client import OtherClient, event, vcard
@@ -21,6 +22,7 @@ from caldav_mcp.server import build_server as caldav_server
 from caldav_mcp.settings import CalDAVSettings
 from carddav_mcp.server import build_server as carddav_server
 from carddav_mcp.settings import CardDavSettings
+from webdav_core.versions import CollectionVersions
 
 pytestmark = pytest.mark.anyio
 
@@ -344,6 +346,42 @@ async def test_kept_listings_see_another_clients_changes(
             later = ok(await client.call_tool("list_events", {**paged, "cursor": first["next_cursor"]}))
             assert "starts again from its first occurrence" in (later["reread"] or ""), later
             assert [e["summary"] for e in later["events"]] == ["Page p1 (changed)", "Page p2"], later
+
+
+async def test_a_listing_served_before_its_version_answered_sees_the_next_change(
+    target: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first listing served on the calendar's unchanged last change (getlastmodified) sees a change made after it.
+
+    The events are written more than a second before the calendar list, so the last change it names is
+    settled where the server gives one (Radicale, DAViCal, Cyrus); Xandikos gives none and SOGo the time of
+    the answer, so there the first listing waits for the CTag as before. Either way the change is seen.
+    """
+    cal, n = target.calendar, uuid.uuid4().hex[:8]
+    hrefs = {key: f"{cal}{key}-{n}.ics" for key in ("a", "b")}
+    with other_client(target) as other:
+        for key, day in (("a", 6), ("b", 7)):
+            at = f"202709{day:02}T10"
+            other.create(hrefs[key], event(f"{key}-{n}", f"Last {key}", f"{at}0000Z", f"{at}3000Z"), ICS)
+        asked: list[str | None] = []
+        modified = CollectionVersions.modified
+
+        async def counted(self: CollectionVersions, path: str) -> str | None:
+            asked.append(await modified(self, path))
+            return asked[-1]
+
+        monkeypatch.setattr(CollectionVersions, "modified", counted)
+        await anyio.sleep(1.1)  # the last change's second is over by the time the calendars are listed
+        window = {"calendar": cal, "start": "2027-09-01", "end": "2027-10-01"}
+        async with calendars(target) as client:
+            ok(await client.call_tool("list_calendars", {}))
+            first = ok(await client.call_tool("list_events", window))
+            other.delete(hrefs["b"])
+            second = ok(await client.call_tool("list_events", window))
+    mine = lambda listed: sorted(e["uid"] for e in listed["events"] if n in e["uid"])  # noqa: E731
+    assert mine(first) == [f"a-{n}", f"b-{n}"]
+    assert mine(second) == [f"a-{n}"]
+    assert len(asked) == (1 if target.kind in ("radicale", "davical", "cyrus") else 0), asked
 
 
 async def test_kept_card_listings_see_another_clients_changes(target: Any, record_property: Any) -> None:

@@ -21,9 +21,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from approval_core.testing import connect
+from caldav_helpers import structured
 from caldav_mcp.ical import Unreadable, occurrences, parse_calendar
 from caldav_mcp.plain_series import plain_series
 from caldav_mcp.views import occurrence, occurrences_at, sort_key
+from test_listings import WINDOW, fill, through
 
 ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu"]
 DAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
@@ -178,3 +181,62 @@ def test_a_changed_occurrence_leaves_the_series_to_the_library() -> None:
         "DTEND;TZID=Europe/Berlin:20261010T160000\r\nEND:VEVENT\r\nEND:VCALENDAR",
     )
     assert by_plain(text, *MONTH) is None
+
+
+def bare(*props: str, uid: str = "x@example.org") -> str:
+    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//tests//EN", "BEGIN:VEVENT", f"UID:{uid}"]
+    lines += ["DTSTAMP:20260101T000000Z", "SUMMARY:S", *props, "END:VEVENT", "END:VCALENDAR"]
+    return "\r\n".join(lines) + "\r\n"
+
+
+DECEMBER = (dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2026, 12, 31, 23, tzinfo=dt.UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "lo", "hi"),
+    [
+        (bare("DTSTART;TZID=Europe/Berlin:20200105T090000", "RRULE:FREQ=WEEKLY;INTERVAL=999999999"), *MONTH),
+        (bare("DTSTART:20200101T090000Z", "RRULE:FREQ=WEEKLY;INTERVAL=200000000"), *DECEMBER),
+        (bare("DTSTART:20200101T090000Z", "DURATION:P999999D", "RRULE:FREQ=WEEKLY"), *DECEMBER),
+        (
+            bare("DTSTART;TZID=Asia/Kathmandu:99991231T090000", "DURATION:P2D", "RRULE:FREQ=DAILY"),
+            dt.datetime(9999, 12, 1, tzinfo=dt.UTC),
+            dt.datetime(9999, 12, 31, 23, tzinfo=dt.UTC),
+        ),
+        (
+            bare("DTSTART:00010101T000000Z", "RRULE:FREQ=DAILY"),
+            dt.datetime(1, 1, 1, tzinfo=dt.UTC),
+            dt.datetime(1, 1, 5, tzinfo=dt.UTC),
+        ),
+        (
+            bare("DTSTART;TZID=Europe/Berlin:20200105T090000", "RRULE:FREQ=DAILY"),
+            dt.datetime(1, 1, 1, tzinfo=dt.UTC),
+            dt.datetime(1, 1, 5, tzinfo=dt.UTC),
+        ),
+    ],
+    ids=[
+        "interval-1e9",
+        "interval-2e8",
+        "duration-999999-days",
+        "start-9999-kathmandu",
+        "start-year-1",
+        "window-year-1",
+    ],
+)
+def test_times_near_the_ends_of_the_calendar_are_left_to_the_library(
+    text: str, lo: dt.datetime, hi: dt.datetime
+) -> None:
+    ours = by_plain(text, lo, hi)  # no OverflowError: the library judges these (unreadable, or its occurrences)
+    assert ours is None or ours == by_library(text, lo, hi)
+
+
+@pytest.mark.anyio
+async def test_one_entry_with_a_period_of_millions_of_years_costs_nothing_else_in_its_window(account) -> None:
+    fill(account, 2)
+    # Its DTSTART is inside the window, so the server's time-range filter answers it.
+    huge = bare("DTSTART:20261205T090000Z", "RRULE:FREQ=WEEKLY;INTERVAL=999999999", uid="huge@example.org")
+    account.put(account.work, "huge.ics", huge)
+    async with connect(through(account, account.server.url), revision="2026-07-28") as client:
+        result = await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 10})
+    assert not result.is_error, result.content[0].text
+    assert [e["uid"] for e in structured(result)["events"]] == ["e00", "e01", "huge@example.org"]

@@ -23,7 +23,7 @@ import pytest
 
 from approval_core.testing import connect
 from caldav_helpers import structured
-from caldav_mcp.listings import Listing, Listings, Settling
+from caldav_mcp.listings import MAX_SPOILED_VERSIONS, Listing, Listings, Settling
 from report_fault_proxy import Action, FaultProxy, report_fault_proxy
 from test_listings import WINDOW, day_event, fill, through
 
@@ -167,6 +167,44 @@ async def test_a_search_waits_for_the_ctag_of_a_listing_and_then_reads_from_it(a
     assert queries(proxy) == 1  # from the kept listing: no other query, narrowed or whole
 
 
+async def test_pages_go_on_when_the_servers_ctag_request_fails(account: Account) -> None:
+    # The calendar list gives the CTag and a settled last change; every request for the CTag alone fails.
+    fill(account, 6)
+    backdate(account)
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        return "fail" if is_version_request(method, body) else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            first = await listed(client, account.work)
+            second = await listed(client, account.work, cursor=first["next_cursor"])
+    # Not kept (its version was never confirmed), the window is read again, and the page goes on after the
+    # cursor: the last change had not moved, and no other version was ever seen.
+    assert second["reread"] is not None
+    assert "no longer kept" in second["reread"]
+    assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
+    assert queries(proxy) == 2
+
+
+async def test_a_search_of_a_window_no_listing_holds_does_not_wait_for_a_ctag(account: Account) -> None:
+    fill(account, 6)
+    backdate(account)
+    hold = CtagHold()
+    search = {"query": "anything", "start": "2027-02-01", "end": "2027-02-10", "calendars": [account.work]}
+    with report_fault_proxy(account.server.url, hold.rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            await listed(client, account.work)  # December's listing, its CTag held
+            try:
+                with anyio.fail_after(10):  # a search waiting for December's CTag would wait for the hold (30 s)
+                    found = structured(await client.call_tool("search_events", search))
+            finally:
+                hold.released.set()
+    assert found["events"] == []
+
+
 # ------------------------------------------------------------------ the listings kept, without a server
 
 KEY = ("/cal/", dt.datetime(2026, 12, 1, tzinfo=dt.UTC), dt.datetime(2027, 1, 1, tzinfo=dt.UTC))
@@ -188,7 +226,8 @@ async def test_a_listing_waits_for_its_version_and_is_kept_when_it_answers_the_s
     listing = Listing("getctag:a|0", (), ())
     kept.put(KEY, listing, answer)
     assert kept.pending(KEY) is answer
-    assert kept.waiting("/cal/") == [answer]
+    assert kept.waiting("/cal/", KEY[1], KEY[2]) == [answer]
+    assert kept.waiting("/cal/", KEY[1], KEY[2] + dt.timedelta(days=1)) == []  # a window it does not hold
     assert kept.covering("/cal/", KEY[1], KEY[2]) == []  # not used while its version is not known
 
     async def ask() -> str:
@@ -202,20 +241,13 @@ async def test_a_listing_waits_for_its_version_and_is_kept_when_it_answers_the_s
     assert kept.spoiled(KEY) == frozenset()
 
 
-@pytest.mark.parametrize("late", ["getctag:b|0", ""])
-async def test_a_listing_whose_version_answers_otherwise_or_not_at_all_is_dropped_and_spoiled(late: str) -> None:
+@pytest.mark.parametrize(("late", "spoiled"), [("getctag:b|0", {"getctag:a|0"}), ("", set())])
+async def test_a_listing_whose_version_answers_otherwise_or_not_at_all_is_dropped(late: str, spoiled: set[str]) -> None:
     kept = Listings()
     listing = Listing("getctag:a|0", (), ())
     kept.put(KEY, listing, await answered(late))
     assert kept.get(KEY) is None
-    assert kept.spoiled(KEY) == frozenset({"getctag:a|0"})
-
-
-def test_a_listing_whose_version_did_not_hold_across_its_read_is_served_never_kept() -> None:
-    kept = Listings()
-    kept.put(KEY, Listing("getctag:a|0", (), (), trusted=False))
-    assert kept.get(KEY) is None
-    assert kept.spoiled(KEY) == frozenset({"getctag:a|0"})
+    assert kept.spoiled(KEY) == frozenset(spoiled)  # another version spoils it; no answer tells nothing
 
 
 async def test_a_late_answer_for_a_listing_replaced_meanwhile_leaves_the_new_one() -> None:
@@ -233,3 +265,17 @@ async def test_a_late_answer_for_a_listing_replaced_meanwhile_leaves_the_new_one
     assert found is not None
     assert found[0] is newer
     assert kept.spoiled(KEY) == frozenset({"getctag:a|0"})
+
+
+def test_the_versions_spoiled_for_one_window_are_bounded() -> None:
+    kept = Listings()
+    for i in range(20_000):
+        kept.spoil(KEY, f"getctag:{i}|0")
+    assert kept.spoiled(KEY) == frozenset(f"getctag:{i}|0" for i in range(20_000 - MAX_SPOILED_VERSIONS, 20_000))
+
+
+def test_a_listing_not_known_to_hold_is_not_kept_and_spoils_nothing() -> None:
+    kept = Listings()
+    kept.put(KEY, Listing("getctag:a|0", (), (), trusted=False))
+    assert kept.get(KEY) is None
+    assert kept.spoiled(KEY) == frozenset()

@@ -31,6 +31,7 @@ __all__ = [
     "KEPT_SECONDS",
     "MAX_KEPT_OCCURRENCES",
     "MAX_KEPT_TEXT",
+    "MAX_SPOILED_VERSIONS",
     "MAX_SPOILED_WINDOWS",
     "Background",
     "Listing",
@@ -59,6 +60,10 @@ is); the least recently used listing goes first."""
 MAX_SPOILED_WINDOWS = 1_000
 """The most windows for which the versions a listing was served under, and did not hold across its read, are
 remembered (the least recently spoiled forgotten first)."""
+
+MAX_SPOILED_VERSIONS = 16
+"""The most such versions remembered for one window (the oldest forgotten first): a cursor is continued soon
+after its page, so it carries one of the latest."""
 
 WindowKey = tuple[str, dt.datetime, dt.datetime]
 """(calendar path, window start, window end), both ends aware UTC."""
@@ -179,7 +184,7 @@ class Listings:
         self._held = 0
         self._text = 0
         self._items: OrderedDict[WindowKey, _Kept] = OrderedDict()
-        self._spoiled: OrderedDict[WindowKey, set[str]] = OrderedDict()
+        self._spoiled: OrderedDict[WindowKey, OrderedDict[str, None]] = OrderedDict()
         self._lock = threading.Lock()
 
     def pending(self, key: WindowKey) -> Settling | None:
@@ -188,13 +193,17 @@ class Listings:
             kept = self._items.get(key)
             return kept.pending if kept is not None and kept.pending is not None and not kept.pending.ready else None
 
-    def waiting(self, calendar: str) -> list[Settling]:
-        """The version requests that listings kept for ``calendar`` still wait for."""
+    def waiting(self, calendar: str, lo: dt.datetime, hi: dt.datetime) -> list[Settling]:
+        """The version requests still out for listings kept for ``calendar`` whose window holds all of ``[lo, hi)``."""
         with self._lock:
             return [
                 kept.pending
                 for key, kept in self._items.items()
-                if key[0] == calendar and kept.pending is not None and not kept.pending.ready
+                if key[0] == calendar
+                and key[1] <= lo
+                and hi <= key[2]
+                and kept.pending is not None
+                and not kept.pending.ready
             ]
 
     def spoiled(self, key: WindowKey) -> frozenset[str]:
@@ -244,17 +253,15 @@ class Listings:
     def put(self, key: WindowKey, listing: Listing, pending: Settling | None = None) -> None:
         """Keep ``listing`` for ``key``, dropping the least recently used beyond the limit (never one too big).
 
-        A listing whose version did not hold across its read (not ``trusted``)
-        is not kept, and its version is noted as spoiled for ``key``. With
-        ``pending``, the listing is kept once that version request answers
-        with the listing's version, and dropped (the version spoiled) when it
-        answers anything else; until then :meth:`pending` gives the request.
+        A listing whose version did not hold across its read, or is not known
+        to have (not ``trusted``), is not kept. With ``pending``, the listing
+        is kept once that version request answers with the listing's version;
+        it is dropped when it answers another one (that version then spoiled
+        for ``key``, :meth:`spoil`) or none; until then :meth:`pending` gives
+        the request.
         """
         text = listing.text
-        if not listing.trusted:
-            self._spoil(key, listing.version)
-            return
-        if not listing.version or listing.size > self.limit or text > self.text_limit:
+        if not listing.trusted or not listing.version or listing.size > self.limit or text > self.text_limit:
             return
         now = time.monotonic()
         with self._lock:
@@ -279,13 +286,22 @@ class Listings:
                 return
             if ours is not None:
                 self._drop(key)
-        self._spoil(key, listing.version)
+        if answer.value:  # another version: the read may hold changes made after the listing's version
+            self.spoil(key, listing.version)
 
-    def _spoil(self, key: WindowKey, version: str) -> None:
+    def spoil(self, key: WindowKey, version: str) -> None:
+        """Note that a listing of ``key`` was served under ``version`` though another one was found after its read.
+
+        Bounded: MAX_SPOILED_VERSIONS a window, MAX_SPOILED_WINDOWS windows, the oldest forgotten first.
+        """
         if not version:
             return
         with self._lock:
-            self._spoiled.setdefault(key, set()).add(version)
+            versions = self._spoiled.setdefault(key, OrderedDict())
+            versions[version] = None
+            versions.move_to_end(version)
+            while len(versions) > MAX_SPOILED_VERSIONS:
+                versions.popitem(last=False)
             self._spoiled.move_to_end(key)
             while len(self._spoiled) > MAX_SPOILED_WINDOWS:
                 self._spoiled.popitem(last=False)

@@ -86,12 +86,15 @@ def plain_series(cal: icalendar.Calendar, kind: str, lo: dt.datetime, hi: dt.dat
     """The occurrences of ``cal``'s ``kind`` series overlapping ``[lo, hi)`` (aware bounds), if it is plain.
 
     The same occurrences, with the same start and end values, as
-    :func:`caldav_mcp.ical.occurrences` gives as components; bounded the same
-    way (MAX_OCCURRENCES_PER_ITEM, the step count where the rule's periods up
-    to the window pass MAX_PLAIN_PERIODS, the call's expansion budget).
-    Returns None for an entry that is not a plain series (see the module),
-    whose RRULE dateutil does not take as it is, or that is not a VEVENT:
-    the caller expands it with the library.
+    :func:`caldav_mcp.ical.occurrences` gives as components, within the same
+    kinds of bound (MAX_OCCURRENCES_PER_ITEM, the step count where the rule's
+    periods up to the window pass MAX_PLAIN_PERIODS, the call's expansion
+    budget); since a rule without COUNT starts near the window, one the
+    library gives up on for the work of walking it from a DTSTART centuries
+    before the window is listed here. Returns None for an entry that is not
+    a plain series (see the module), whose RRULE dateutil does not take as it
+    is, whose times come near the ends of the calendar (years 1 and 9999), or
+    that is not a VEVENT: the caller expands it with the library.
 
     Raises:
         caldav_mcp.ical.Unreadable: the series passes a bound.
@@ -113,30 +116,30 @@ def plain_series(cal: icalendar.Calendar, kind: str, lo: dt.datetime, hi: dt.dat
     adapter = EventAdapter(only)
     try:
         start, end, exdates = adapter.start, adapter.end, adapter.exdates
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
         return None
     if not _same_kind([start, end, *exdates]):
         return None
     zone = start.tzinfo if isinstance(start, dt.datetime) else None
     duration: dt.timedelta = adapter.duration
-    first = convert_to_datetime(start, zone)
-    after = convert_to_datetime(lo - duration, zone)
-    before = convert_to_datetime(hi, zone)
     interval = int(rule.get("INTERVAL", [1])[0])
-    begin = first
-    if "COUNT" not in rule and freq in {"DAILY", "WEEKLY"}:
-        period = dt.timedelta(days=_DAYS[freq] * max(interval, 1))
-        wall = after.astimezone(zone).replace(tzinfo=None) if zone is not None else after
-        skipped = (wall - _MARGIN - first.replace(tzinfo=None)) // period
-        if skipped > 0:
-            begin = (first.replace(tzinfo=None) + period * skipped).replace(tzinfo=zone)
     written: Any = only["RRULE"]
-    text = written.to_ical().decode()
-    try:
-        recurrence = rrulestr(text, dtstart=begin)
+    try:  # times near the ends of the calendar, or a period of millions of years: the library's to judge
+        first = convert_to_datetime(start, zone)
+        after = convert_to_datetime(lo - duration, zone)
+        before = convert_to_datetime(hi, zone)
+        _ = before + duration  # the latest end an occurrence in the window can have
+        period = dt.timedelta(days=_DAYS[freq] * max(interval, 1))
+        begin = first
+        if "COUNT" not in rule and freq in {"DAILY", "WEEKLY"}:
+            wall = after.astimezone(zone).replace(tzinfo=None) if zone is not None else after
+            skipped = (wall - _MARGIN - first.replace(tzinfo=None)) // period
+            if skipped > 0:
+                begin = (first.replace(tzinfo=None) + period * skipped).replace(tzinfo=zone)
+        recurrence = rrulestr(written.to_ical().decode(), dtstart=begin)
     except (ValueError, TypeError, OverflowError):
         return None
-    periods = (before.replace(tzinfo=None) - begin.replace(tzinfo=None)).days // (_DAYS[freq] * max(interval, 1)) + 1
+    periods = (before.replace(tzinfo=None) - begin.replace(tzinfo=None)).days // period.days + 1
     spans = _bounded(
         lambda: _spans(recurrence, rule, begin == first, first, after, before, exdates, duration, start, end, lo, hi),
         MAX_OCCURRENCES_PER_ITEM,

@@ -233,7 +233,7 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
     They are a superset of the entries in ``[lo, hi)``: the caller expands them
     in its own window.
     """
-    for waiting in app.listings.waiting(cal.path):  # a listing whose version request is still out may be kept
+    for waiting in app.listings.waiting(cal.path, lo, hi):  # a listing whose version request is out may be kept
         await waiting.wait()
     found = app.listings.covering(cal.path, lo, hi)
     if not found:
@@ -297,6 +297,8 @@ async def listing_of(
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)
+        if not listing.trusted and isinstance(after, str) and after:  # another version was found after the read
+            app.listings.spoil(key, listing.version)
     if not continuing:
         return Found(listing)
     if cursor_version is None or not listing.version:
