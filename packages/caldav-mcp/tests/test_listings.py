@@ -35,6 +35,21 @@ def day_event(uid: str, day: int, summary: str | None = None) -> str:
     return ics(vevent(uid, f":{stamp}", f":{end}", summary or f"Event {uid}"))
 
 
+class AddsDuringRead:
+    """A fault-proxy rule (``report_fault_proxy``): once armed, the next calendar-query first has another client
+    add an event ("brief", on the 5th), so the read sees a change made after the version it was started under."""
+
+    def __init__(self, account: Account, *, armed: bool) -> None:
+        self.account = account
+        self.armed = armed
+
+    def rule(self, method: str, path: str, body: bytes) -> str:
+        if self.armed and b"calendar-query" in body:
+            self.armed = False
+            self.account.put(self.account.work, "brief.ics", day_event("brief", 5, "There for a moment"))
+        return "pass"
+
+
 def fill(account: Account, count: int) -> None:
     for i in range(count):
         account.put(account.work, f"e{i:02d}.ics", day_event(f"e{i:02d}", 1 + i % 28))

@@ -11,10 +11,12 @@ settled; the requests pass through a recording proxy (a test double relaying to 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from approval_core.testing import connect
 from caldav_helpers import structured
 from caldav_mcp.listings import MAX_SPOILED_VERSIONS, Listing, Listings, Settling
 from report_fault_proxy import Action, FaultProxy, report_fault_proxy
-from test_listings import WINDOW, day_event, fill, through
+from test_listings import WINDOW, AddsDuringRead, day_event, fill, through
 
 pytestmark = pytest.mark.anyio
 
@@ -75,18 +77,28 @@ def queries(proxy: FaultProxy) -> int:
     return len(proxy.reports("calendar-query"))
 
 
-async def test_the_first_page_is_served_before_the_ctag_after_the_read_answers(account: Account) -> None:
-    fill(account, 6)
+@contextlib.asynccontextmanager
+async def settled_calendar(account: Account, rule: Any) -> AsyncIterator[tuple[FaultProxy, Any]]:
+    """The work calendar's files dated back, a client through the proxy deciding by ``rule``, the calendars listed.
+
+    Listing the calendars notes the work calendar's CTag and its (settled) last change.
+    """
     backdate(account)
-    hold = CtagHold()
-    with report_fault_proxy(account.server.url, hold.rule) as proxy:
+    with report_fault_proxy(account.server.url, rule) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
             await client.call_tool("list_calendars", {})
-            with anyio.fail_after(20):
-                first = await listed(client, account.work)
-            answered_when_served = ctags_answered(proxy)
-            hold.released.set()
-            second = await listed(client, account.work, cursor=first["next_cursor"])
+            yield proxy, client
+
+
+async def test_the_first_page_is_served_before_the_ctag_after_the_read_answers(account: Account) -> None:
+    fill(account, 6)
+    hold = CtagHold()
+    async with settled_calendar(account, hold.rule) as (proxy, client):
+        with anyio.fail_after(20):
+            first = await listed(client, account.work)
+        answered_when_served = ctags_answered(proxy)
+        hold.released.set()
+        second = await listed(client, account.work, cursor=first["next_cursor"])
     assert answered_when_served == 0
     assert ctags_answered(proxy) == 1
     assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
@@ -96,22 +108,12 @@ async def test_the_first_page_is_served_before_the_ctag_after_the_read_answers(a
 
 async def test_a_change_during_the_read_moves_the_last_change_and_the_window_is_read_again(account: Account) -> None:
     fill(account, 2)
-    backdate(account)
-    during = {"armed": True}
-
-    def rule(method: str, path: str, body: bytes) -> Action:
-        if during["armed"] and b"calendar-query" in body:
-            during["armed"] = False
-            account.put(account.work, "brief.ics", day_event("brief", 5, "There for a moment"))
-        return "pass"
-
-    with report_fault_proxy(account.server.url, rule) as proxy:
-        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
-            await client.call_tool("list_calendars", {})
-            seen = await listed(client, account.work, limit=10)
-            reads = queries(proxy)
-            account.dav.delete(account.server.url.rstrip("/") + account.work + "brief.ics")
-            after = await listed(client, account.work, limit=10)
+    during = AddsDuringRead(account, armed=True)
+    async with settled_calendar(account, during.rule) as (proxy, client):
+        seen = await listed(client, account.work, limit=10)
+        reads = queries(proxy)
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "brief.ics")
+        after = await listed(client, account.work, limit=10)
     assert reads == 2  # the last change moved during the first read: read again under the version after it
     assert "brief" in [e["uid"] for e in seen["events"]]
     assert "brief" not in [e["uid"] for e in after["events"]]
@@ -121,20 +123,17 @@ async def test_a_ctag_answering_another_version_late_drops_the_listing_and_its_c
     account: Account,
 ) -> None:
     fill(account, 6)
-    backdate(account)
     hold = CtagHold()
-    with report_fault_proxy(account.server.url, hold.rule) as proxy:
-        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
-            await client.call_tool("list_calendars", {})
-            first = await listed(client, account.work)
-            account.put(account.work, "early.ics", day_event("early", 1))  # before the held CTag is answered
-            hold.released.set()
-            with anyio.fail_after(20):
-                while not ctags_answered(proxy):  # noqa: ASYNC110 - a proxy thread's list, not an anyio event
-                    await anyio.sleep(0.01)
-            # Removed again: Radicale's CTag is the one the first page was read under once more.
-            account.dav.delete(account.server.url.rstrip("/") + account.work + "early.ics")
-            second = await listed(client, account.work, cursor=first["next_cursor"])
+    async with settled_calendar(account, hold.rule) as (proxy, client):
+        first = await listed(client, account.work)
+        account.put(account.work, "early.ics", day_event("early", 1))  # before the held CTag is answered
+        hold.released.set()
+        with anyio.fail_after(20):
+            while not ctags_answered(proxy):  # noqa: ASYNC110 - a proxy thread's list, not an anyio event
+                await anyio.sleep(0.01)
+        # Removed again: Radicale's CTag is the one the first page was read under once more.
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "early.ics")
+        second = await listed(client, account.work, cursor=first["next_cursor"])
     assert hold.reached.is_set()
     assert second["reread"] is not None
     assert "changed" in second["reread"]
@@ -149,19 +148,16 @@ async def search_into(client: Any, arguments: dict[str, Any], results: list[Any]
 async def test_a_search_waits_for_the_ctag_of_a_listing_and_then_reads_from_it(account: Account) -> None:
     fill(account, 6)
     account.put(account.work, "dentist.ics", day_event("dentist", 10, "Dentist appointment"))
-    backdate(account)
     hold = CtagHold()
     search = {"query": "dentist", "start": "2026-12-05", "end": "2026-12-20", "calendars": [account.work]}
-    with report_fault_proxy(account.server.url, hold.rule) as proxy:
-        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
-            await client.call_tool("list_calendars", {})
-            await listed(client, account.work)
-            results: list[Any] = []
-            async with anyio.create_task_group() as calls:
-                calls.start_soon(lambda: search_into(client, search, results))
-                await anyio.sleep(0.5)  # the search finds the listing waiting for its CTag, and waits too
-                queried_while_held = queries(proxy)
-                hold.released.set()
+    async with settled_calendar(account, hold.rule) as (proxy, client):
+        await listed(client, account.work)
+        results: list[Any] = []
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(lambda: search_into(client, search, results))
+            await anyio.sleep(0.5)  # the search finds the listing waiting for its CTag, and waits too
+            queried_while_held = queries(proxy)
+            hold.released.set()
     assert queried_while_held == 1
     assert [e["uid"] for e in structured(results[0])["events"]] == ["dentist"]
     assert queries(proxy) == 1  # from the kept listing: no other query, narrowed or whole
@@ -170,16 +166,13 @@ async def test_a_search_waits_for_the_ctag_of_a_listing_and_then_reads_from_it(a
 async def test_pages_go_on_when_the_servers_ctag_request_fails(account: Account) -> None:
     # The calendar list gives the CTag and a settled last change; every request for the CTag alone fails.
     fill(account, 6)
-    backdate(account)
 
     def rule(method: str, path: str, body: bytes) -> Action:
         return "fail" if is_version_request(method, body) else "pass"
 
-    with report_fault_proxy(account.server.url, rule) as proxy:
-        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
-            await client.call_tool("list_calendars", {})
-            first = await listed(client, account.work)
-            second = await listed(client, account.work, cursor=first["next_cursor"])
+    async with settled_calendar(account, rule) as (proxy, client):
+        first = await listed(client, account.work)
+        second = await listed(client, account.work, cursor=first["next_cursor"])
     # Not kept (its version was never confirmed), the window is read again, and the page goes on after the
     # cursor: the last change had not moved, and no other version was ever seen.
     assert second["reread"] is not None
@@ -190,18 +183,15 @@ async def test_pages_go_on_when_the_servers_ctag_request_fails(account: Account)
 
 async def test_a_search_of_a_window_no_listing_holds_does_not_wait_for_a_ctag(account: Account) -> None:
     fill(account, 6)
-    backdate(account)
     hold = CtagHold()
     search = {"query": "anything", "start": "2027-02-01", "end": "2027-02-10", "calendars": [account.work]}
-    with report_fault_proxy(account.server.url, hold.rule) as proxy:
-        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
-            await client.call_tool("list_calendars", {})
-            await listed(client, account.work)  # December's listing, its CTag held
-            try:
-                with anyio.fail_after(10):  # a search waiting for December's CTag would wait for the hold (30 s)
-                    found = structured(await client.call_tool("search_events", search))
-            finally:
-                hold.released.set()
+    async with settled_calendar(account, hold.rule) as (_, client):
+        await listed(client, account.work)  # December's listing, its CTag held
+        try:
+            with anyio.fail_after(10):  # a search waiting for December's CTag would wait for the hold (30 s)
+                found = structured(await client.call_tool("search_events", search))
+        finally:
+            hold.released.set()
     assert found["events"] == []
 
 
