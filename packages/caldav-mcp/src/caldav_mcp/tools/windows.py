@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import anyio
+import anyio.lowlevel
 
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
@@ -138,6 +139,7 @@ async def _read(
     entry) and the last change a twentieth.
     """
     resources = await window_entries(app, cal, lo, hi)
+    await anyio.lowlevel.checkpoint()  # a call cancelled meanwhile starts nothing, not even in the background
     total = len(resources)
     await report_progress(0, total, "entries read; expanding them")
     items: list[Occurrence] = []
