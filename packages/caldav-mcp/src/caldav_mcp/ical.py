@@ -46,7 +46,7 @@ from caldav_mcp.components import (
 )
 from caldav_mcp.recurrence_ids import own_recurrence_ids
 from caldav_mcp.rid_forms import in_series_forms, stored_forms
-from caldav_mcp.rrule import rule_problem
+from caldav_mcp.rrule import plain_period, rule_problem
 from caldav_mcp.watch import StepLimitReached, step_limit
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -118,8 +118,6 @@ MAX_PLAIN_PERIODS = 20_000
 without the step count of :func:`caldav_mcp.watch.step_limit` (see :func:`needs_watch`)."""
 MAX_PLAIN_DATES = 1_000
 """The most RDATE and EXDATE values and changed occurrences of an entry expanded without the step count."""
-_PLAIN_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
-_PERIOD_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28, "YEARLY": 365}
 T = TypeVar("T")
 
 
@@ -190,14 +188,8 @@ def _plain_periods(cal: icalendar.Calendar, kind: str, end: dt.datetime | None) 
         if rules and start is None:
             return None
         for rule in rules:
-            if not isinstance(rule, dict) or set(rule) - _PLAIN_PARTS:  # pyright: ignore[reportUnknownArgumentType]
-                return None
-            freq = str(rule.get("FREQ", [""])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
-            days = _PERIOD_DAYS.get(freq)
-            weekdays: list[Any] = list(rule.get("BYDAY", []))  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
-            if days is None or (
-                weekdays and (freq not in {"DAILY", "WEEKLY"} or any(len(str(d)) != 2 for d in weekdays))
-            ):
+            days = plain_period(rule)
+            if days is None:
                 return None
             try:
                 interval = int(rule.get("INTERVAL", [1])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]

@@ -30,14 +30,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from caldav_mcp.ical import MAX_OCCURRENCES_PER_ITEM, MAX_PLAIN_PERIODS, _bounded, stored_rule_problem
+from caldav_mcp.rrule import plain_period
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
 
 __all__ = ["Plain", "plain_series"]
 
-_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
-_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28, "YEARLY": 365}
 _MARGIN = dt.timedelta(days=2)
 """How far before the window a shifted rule starts: more than any difference between a zone's wall clock and UTC."""
 
@@ -58,19 +57,16 @@ class Plain:
     spans: list[tuple[Time, Time]]
 
 
-def _rule_of(component: icalendar.Component) -> tuple[dict[str, list[Any]], str] | None:
-    """The one plain RRULE of ``component`` (its parts and FREQ); None when it has another kind or several."""
+def _rule_of(component: icalendar.Component) -> tuple[dict[str, list[Any]], str, int] | None:
+    """The one plain RRULE of ``component`` (its parts, FREQ and days a period); None for another kind or several."""
     raw: Any = component.get("RRULE")
     if raw is None or isinstance(raw, list) or "RDATE" in component or "RECURRENCE-ID" in component:
         return None
+    days = plain_period(raw)
+    if days is None:
+        return None
     rule: dict[str, list[Any]] = dict(raw)  # pyright: ignore[reportUnknownArgumentType]
-    freq = str(rule.get("FREQ", [""])[0])
-    if set(rule) - _PARTS or freq not in _DAYS:
-        return None
-    weekdays = [str(day) for day in rule.get("BYDAY", [])]
-    if weekdays and (freq not in {"DAILY", "WEEKLY"} or any(len(day) != 2 for day in weekdays)):
-        return None
-    return rule, freq
+    return rule, str(rule["FREQ"][0]), days
 
 
 def _same_kind(values: list[Time]) -> bool:
@@ -108,7 +104,7 @@ def plain_series(cal: icalendar.Calendar, kind: str, lo: dt.datetime, hi: dt.dat
     found = _rule_of(only)
     if found is None or stored_rule_problem(cal, kind) is not None:
         return None
-    rule, freq = found
+    rule, freq, days = found
     from dateutil.rrule import rrulestr
     from recurring_ical_events import EventAdapter
     from recurring_ical_events.util import convert_to_datetime
@@ -129,7 +125,7 @@ def plain_series(cal: icalendar.Calendar, kind: str, lo: dt.datetime, hi: dt.dat
         after = convert_to_datetime(lo - duration, zone)
         before = convert_to_datetime(hi, zone)
         _ = before + duration  # the latest end an occurrence in the window can have
-        period = dt.timedelta(days=_DAYS[freq] * max(interval, 1))
+        period = dt.timedelta(days=days * max(interval, 1))
         begin = first
         if "COUNT" not in rule and freq in {"DAILY", "WEEKLY"}:
             wall = after.astimezone(zone).replace(tzinfo=None) if zone is not None else after

@@ -22,6 +22,7 @@ __all__ = [
     "FIRST_OCCURRENCE_CALLS",
     "FIRST_OCCURRENCE_YEARS",
     "first_occurrence_problem",
+    "plain_period",
     "rule_problem",
     "until_problem",
 ]
@@ -34,6 +35,8 @@ FIRST_OCCURRENCE_CALLS = 1_000_000
 
 A count, not a clock, so that whether a rule is accepted never depends on how busy the machine is."""
 
+_PLAIN_PARTS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY"}
+_PERIOD_DAYS = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28, "YEARLY": 365}
 _FREQS = {"SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY"}
 _WEEKDAYS = {"MO", "TU", "WE", "TH", "FR", "SA", "SU"}
 # Rule part -> (lowest, highest, signed): a signed part takes -highest..-lowest too, never 0.
@@ -243,3 +246,22 @@ def until_problem(text: str, dtstart: dt.date | dt.datetime) -> str | None:
     if dtstart.tzinfo is None and until.endswith("Z"):
         return f"UNTIL={until} must be floating (no Z) because the start is floating {_SECTION}"
     return None
+
+
+def plain_period(rule: Any) -> int | None:
+    """The days in one period of a plain RRULE (an icalendar ``vRecur``; MONTHLY 28, YEARLY 365); None if not plain.
+
+    Plain: only FREQ (DAILY, WEEKLY, MONTHLY or YEARLY), INTERVAL, COUNT,
+    UNTIL, WKST and, for DAILY and WEEKLY, BYDAY of weekdays without an
+    ordinal. Every period of such a rule holds the same weekdays (or one day),
+    so its expansion is bounded by its periods
+    (:func:`caldav_mcp.ical.needs_watch`), and its instances from any period
+    on are those of the same rule begun there (:mod:`caldav_mcp.plain_series`).
+    """
+    if not isinstance(rule, dict) or set(rule) - _PLAIN_PARTS:  # pyright: ignore[reportUnknownArgumentType]
+        return None
+    freq = str(rule.get("FREQ", [""])[0])  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+    weekdays: list[Any] = list(rule.get("BYDAY", []))  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+    if weekdays and (freq not in {"DAILY", "WEEKLY"} or any(len(str(d)) != 2 for d in weekdays)):
+        return None
+    return _PERIOD_DAYS.get(freq)
