@@ -275,7 +275,11 @@ class Listings:
             pending.then(lambda: self._settle(key, listing, pending))
 
     def _settle(self, key: WindowKey, listing: Listing, answer: Settling) -> None:
-        """Keep ``listing`` (confirmed when the answer came) if ``answer`` is its version; else drop and spoil it."""
+        """Keep ``listing`` (confirmed when the answer came) if ``answer`` is its version; else drop it.
+
+        An answer naming another version also spoils the listing's version for ``key`` (:meth:`spoil`); no
+        answer (the request failed) tells nothing about it.
+        """
         with self._lock:
             kept = self._items.get(key)
             ours = kept if kept is not None and kept.listing is listing else None
