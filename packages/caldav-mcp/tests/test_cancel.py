@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import pytest
 from held_cancel import Hold, cancel_while_held
@@ -19,16 +20,20 @@ from test_version_after_read import backdate
 pytestmark = pytest.mark.anyio
 
 
+def over_stdio(url: str) -> Any:
+    """A caldav-mcp process over stdio, as clients run it, its backend at ``url`` (the proxy)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CALDAV_", "ELICITATION"))}
+    env |= {"CALDAV_URL": url, "CALDAV_USERNAME": "willi", "CALDAV_PASSWORD": "secret"}
+    return stdio_client(StdioServerParameters(command=sys.executable, args=["-m", "caldav_mcp"], env=env))
+
+
 async def test_a_cancelled_search_sends_no_request_after_the_cancellation(account) -> None:
     for calendar in (account.work, account.home):
         account.put(calendar, "e.ics", ics(vevent("e@x", ":20261203T090000Z", ":20261203T100000Z", "Planning")))
     hold = Hold()
 
     with report_fault_proxy(account.server.url, hold.rule) as proxy:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CALDAV_", "ELICITATION"))}
-        env |= {"CALDAV_URL": proxy.url, "CALDAV_USERNAME": "willi", "CALDAV_PASSWORD": "secret"}
-        server = stdio_client(StdioServerParameters(command=sys.executable, args=["-m", "caldav_mcp"], env=env))
-        async with connect(server, revision="2025-11-25") as client:
+        async with connect(over_stdio(proxy.url), revision="2025-11-25") as client:
             search = {
                 "query": "planning",
                 "start": "2026-12-01",
@@ -58,10 +63,7 @@ async def test_a_cancelled_first_listing_asks_nothing_after_its_read(account) ->
     hold = Hold()
 
     with report_fault_proxy(account.server.url, hold.rule) as proxy:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CALDAV_", "ELICITATION"))}
-        env |= {"CALDAV_URL": proxy.url, "CALDAV_USERNAME": "willi", "CALDAV_PASSWORD": "secret"}
-        server = stdio_client(StdioServerParameters(command=sys.executable, args=["-m", "caldav_mcp"], env=env))
-        async with connect(server, revision="2025-11-25") as client:
+        async with connect(over_stdio(proxy.url), revision="2025-11-25") as client:
             await client.call_tool("list_calendars", {})
             window = {"calendar": account.work, "start": "2026-12-01", "end": "2027-01-01"}
             sent_before, after = await cancel_while_held(client, "list_events", window, hold, lambda: len(proxy.seen))
