@@ -16,12 +16,13 @@ ways), so a dropped connection affects exactly one request.
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
+
+from rewriting_proxy import on_loopback
 
 Action = Literal["pass", "drop_reply", "drop_request", "fail", "refuse", "cut"]
 """``pass``: forward, answer; ``drop_reply``: forward, then close with no answer;
@@ -128,13 +129,7 @@ def fault_proxy(
     """
     parts = urlsplit(upstream_url)
     upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    sock.settimeout(0.2)
-    proxy = FaultProxy(url=f"http://127.0.0.1:{sock.getsockname()[1]}/")
-    stop = threading.Event()
+    proxy = FaultProxy(url="")
 
     def handle(conn: socket.socket) -> None:
         with conn:
@@ -164,19 +159,6 @@ def fault_proxy(
                 proxy.answered.append(record)  # the real server has answered it
                 conn.sendall(reply)
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = sock.accept()
-            except OSError:
-                continue
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=serve, name="fault-proxy", daemon=True)
-    thread.start()
-    try:
+    with on_loopback(handle) as port:
+        proxy.url = f"http://127.0.0.1:{port}/"
         yield proxy
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        sock.close()
