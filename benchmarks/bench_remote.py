@@ -169,8 +169,8 @@ def store_cost() -> tuple[float, float]:
     """Median ms of a put + take pair on the in-process store and on Redis (started here)."""
     from redis_server import redis_server  # noqa: PLC0415
 
-    from approval_core.redis_store import RedisStore  # noqa: PLC0415
-    from approval_core.store import MemoryStore  # noqa: PLC0415
+    from approval_core.records.redis_store import RedisStore  # noqa: PLC0415
+    from approval_core.records.store import MemoryStore  # noqa: PLC0415
 
     memory = anyio.run(pair_ms, MemoryStore())
     with redis_server() as redis:

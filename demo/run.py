@@ -43,7 +43,7 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from approval_core.results import approval_outcome
+from approval_core.asking.results import approval_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "testing"))

@@ -7,7 +7,7 @@ it calls delete_event, reads the pushed dialog off the call's SSE stream, closes
 later POSTs a ticked box on the same session (the stick table sends it to the same replica); the event must
 still be in Radicale. This holds only with ``option abortonclose`` in HAProxy's defaults: without it HAProxy
 keeps its connection to the replica open after the client closed while the SSE response is idle, and the
-replica never sees the disconnect that ``approval_core.caller_gone`` listens for.
+replica never sees the disconnect that ``approval_core.asking.caller_gone`` listens for.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from page_push import pushed, real_ntfy
 from remote_stack import CALENDARS, Stack, remote_stack
 from replica_client import http_client
 
-from approval_core.page_path import URL_INPUT_KEY
+from approval_core.page.path import URL_INPUT_KEY
 from approval_core.testing import approval_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.redis]

@@ -18,7 +18,7 @@ import pytest
 from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server
 from terminal import on_terminal
 
-from approval_core.page_settings import PageSettings
+from approval_core.page.settings import PageSettings
 
 __all__ = ["push_settings", "pushed", "real_ntfy"]
 

@@ -1,4 +1,4 @@
-"""The single-use record contract, as tests every store must pass (approval_core.store.RecordStore).
+"""The single-use record contract, as tests every store must pass (approval_core.records.store.RecordStore).
 
 The notes of the approval page (``write`` / ``read``) follow the same
 contract: a note written ``only_new`` is written once and never changed, of
@@ -17,7 +17,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from approval_core.store import RecordStore, StoreUnavailable
+from approval_core.records.store import RecordStore, StoreUnavailable
 
 __all__ = [
     "FakeClock",

@@ -31,7 +31,7 @@ import mcp_types as mt
 import pytest
 
 from approval_core import GuardTable
-from approval_core.results import approval_outcome
+from approval_core.asking.results import approval_outcome
 from approval_core.testing import AuditRecorder, Recorder, accept, call_once, connect, ticked
 from scenarios import SCENARIOS, Driver
 from servers import SERVERS

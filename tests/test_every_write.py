@@ -17,8 +17,8 @@ import mcp_types as mt
 import pytest
 
 from approval_core import Effect
+from approval_core.asking.results import approval_outcome
 from approval_core.policy import CHANGES
-from approval_core.results import approval_outcome
 from approval_core.testing import DialogLog, Recorder, accept, connect, decline
 from scenarios import SCENARIOS, Driver
 from servers import SERVERS

@@ -9,7 +9,7 @@ The tools are listed over MCP, as a client sees them, and each one is run throug
   function declarations refuse (``$defs``/``$ref``, ``oneOf``, ``const``, a ``{"type": "null"}`` branch of
   an ``anyOf``) and no keyword that the conversion drops on the way (a rule the model would never see);
 * the OpenAI Agents SDK's ``MCPUtil.to_function_tool(..., convert_schemas_to_strict=True)``, which must
-  come out strict. A tool without arguments is the one exception (approval_core.portable): strict mode
+  come out strict. A tool without arguments is the one exception (approval_core.serving.portable): strict mode
   wants ``additionalProperties: false`` there, which google-genai cannot read, so the Agents SDK takes it
   in ordinary mode; it must still convert, and only for that reason.
 
@@ -179,7 +179,7 @@ CANDIDATES += ({"unexpected": []}, [{"name": "X-A", "value": "1"}], "a" * 5000, 
 async def test_the_portable_schemas_allow_nothing_that_pydantics_schemas_refused(name: str) -> None:
     server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
     problems: list[str] = []
-    for tool in server._tool_manager.list_tools():  # the schemas pydantic wrote, before approval_core.portable
+    for tool in server._tool_manager.list_tools():  # the schemas pydantic wrote, before approval_core.serving.portable
         original, published = unclosed(tool.parameters), portable_schema(tool.parameters)
         for argument, schema in original.get("properties", {}).items():
             before = Draft202012Validator({"$defs": original.get("$defs", {}), **schema})

@@ -36,7 +36,7 @@ def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
         if choices:
             schema = next((c for c in choices if c.get("type") != "null"), choices[0])
             continue
-        if isinstance(schema.get("type"), list):  # ["string", "null"] (approval_core.portable)
+        if isinstance(schema.get("type"), list):  # ["string", "null"] (approval_core.serving.portable)
             return {**schema, "type": next((t for t in schema["type"] if t != "null"), "null")}
         return schema
 

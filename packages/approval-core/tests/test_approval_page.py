@@ -19,10 +19,10 @@ import pytest
 
 from approval_core import ApprovalSettings, approval_outcome
 from approval_core.errors import SettingsError
-from approval_core.page import PREFIX, SECURITY_HEADERS, ApprovalPage
-from approval_core.page_settings import PageSettings
-from approval_core.passkeys import b64url
-from approval_core.pending import CODE_ALPHABET, PendingApproval
+from approval_core.page.approval_page import PREFIX, SECURITY_HEADERS, ApprovalPage
+from approval_core.page.passkeys import b64url
+from approval_core.page.pending import CODE_ALPHABET, PendingApproval
+from approval_core.page.settings import PageSettings
 from approval_core.testing import answer_with, connect
 from example_server import Example
 
@@ -406,7 +406,7 @@ async def test_caller_values_cannot_pose_as_page_content(tmp_path: Path) -> None
 
 
 def test_a_code_is_easy_to_compare() -> None:
-    from approval_core.pending import new_code
+    from approval_core.page.pending import new_code
 
     codes = {new_code() for _ in range(200)}
     assert len(codes) > 150

@@ -28,8 +28,8 @@ from anyio.abc import Process
 from processes import free_port
 
 from approval_core import APPROVE_FIELD, ApprovalSettings
-from approval_core.page_settings import PageSettings
-from approval_core.remote import http_server
+from approval_core.page.settings import PageSettings
+from approval_core.serving.remote import http_server
 from approval_core.testing import AuditRecorder
 from example_server import Example
 from test_approval_page import _paired_file

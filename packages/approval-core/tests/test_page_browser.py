@@ -26,7 +26,7 @@ from browser import Browser, browser
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalPage, ApprovalSettings, approval_outcome, running_page
-from approval_core.page_settings import PageSettings
+from approval_core.page.settings import PageSettings
 from approval_core.testing import connect
 from example_server import Example
 

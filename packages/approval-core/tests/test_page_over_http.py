@@ -3,7 +3,7 @@
 Browsers leave the default port out of ``Host`` and ``Origin``
 (``https://mcp.example.org``, never ``:443``) and write host names in lower
 case, whatever ``MCP_PUBLIC_URL`` spells. The app is the one
-``approval_core.remote.build_http_app`` serves, asked through httpx2's ASGI
+``approval_core.serving.remote.build_http_app`` serves, asked through httpx2's ASGI
 transport (no socket: ``Host`` can then be any name).
 """
 
@@ -17,9 +17,9 @@ import pytest
 from processes import free_port
 
 from approval_core import ApprovalSettings, Binding, CallerValue, Dialog, operation
-from approval_core.page import ApprovalPage
-from approval_core.page_settings import PageSettings
-from approval_core.remote import HttpSettings, build_http_app, serve
+from approval_core.page.approval_page import ApprovalPage
+from approval_core.page.settings import PageSettings
+from approval_core.serving.remote import HttpSettings, build_http_app, serve
 from example_server import Example
 
 pytestmark = pytest.mark.anyio

@@ -24,8 +24,8 @@ from ntfy_server import NtfyServer
 from page_push import real_ntfy
 
 from approval_core import ApprovalSettings
-from approval_core.page_server import running_page
-from approval_core.page_settings import PageSettings
+from approval_core.page.loopback import running_page
+from approval_core.page.settings import PageSettings
 from approval_core.testing import approval_of, connect
 from example_server import Example
 

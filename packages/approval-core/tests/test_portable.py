@@ -1,4 +1,5 @@
-"""approval_core.portable: input schemas in the form model SDKs accept (allowing nothing more), outputs inlined."""
+"""approval_core.serving.portable: input schemas in the form model SDKs accept (allowing nothing more),
+outputs inlined."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from approval_core import (
     portable_schema,
     structured,
 )
-from approval_core.portable import UnportableSchemaError, output_schema
+from approval_core.serving.portable import UnportableSchemaError, output_schema
 from approval_core.testing import connect
 
 pytestmark = pytest.mark.anyio

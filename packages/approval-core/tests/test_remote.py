@@ -1,4 +1,5 @@
-"""approval_core.remote: the HTTP settings and their refusals, the two token checks, and the app in this process.
+"""approval_core.serving.remote: the HTTP settings and their refusals, the two token checks, and the app in
+this process.
 
 The app is served by uvicorn inside the test's event loop (a real socket on
 127.0.0.1) and reached with the SDK's Streamable HTTP client, so the code is
@@ -20,9 +21,10 @@ from mcp_http import bearer_transport
 from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
 
-from approval_core import ApprovalSettings, SettingsError, remote, serve
-from approval_core.bearer import JWKS_COOLDOWN, JWKS_LIFESPAN, JwksKeys, JwtVerifier, StaticTokenVerifier
-from approval_core.remote import HttpSettings, describe, http_server, verifier_for
+from approval_core import ApprovalSettings, SettingsError, serve
+from approval_core.serving import remote
+from approval_core.serving.bearer import JWKS_COOLDOWN, JWKS_LIFESPAN, JwksKeys, JwtVerifier, StaticTokenVerifier
+from approval_core.serving.remote import HttpSettings, describe, http_server, verifier_for
 from approval_core.testing import REVISIONS, DialogLog, Revision, accept, approval_of, connect, decline
 from example_server import Example
 

@@ -86,7 +86,7 @@ def test_configure_logging_keeps_library_chatter_out_and_the_audit_trail_in() ->
     script = (
         "import logging\n"
         "from approval_core import configure_logging\n"
-        "from approval_core.audit import audit\n"
+        "from approval_core.records.audit import audit\n"
         "configure_logging()\n"
         "logging.getLogger('httpx2').info('GET https://ntfy.example/secret-topic/json?search=x')\n"
         "logging.getLogger('radicale').warning('a warning that should show')\n"

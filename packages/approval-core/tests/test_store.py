@@ -36,9 +36,9 @@ from store_contract import (  # noqa: F401  (collected: the contract, run agains
 
 from approval_core import ApprovalSettings, KeyRing, MemoryStore, RedisStore, StateSealer, StoreUnavailable
 from approval_core.errors import SettingsError
-from approval_core.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE, main, read_key_file, rotate_key_file
-from approval_core.startup import load_settings_or_exit
-from approval_core.store import redacted_url
+from approval_core.records.keys import SDK_STATE_PURPOSE, STATE_SEAL_PURPOSE, main, read_key_file, rotate_key_file
+from approval_core.records.store import redacted_url
+from approval_core.serving.startup import load_settings_or_exit
 from approval_core.testing import approval_of, asked_here_approved_there, call_once, connect, ticked
 from example_server import Example
 

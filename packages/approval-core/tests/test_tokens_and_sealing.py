@@ -8,7 +8,7 @@ import json
 import pytest
 
 from approval_core import Redemption, StateSealer, TokenStore
-from approval_core.tokens import SingleUseStore
+from approval_core.asking.tokens import SingleUseStore
 
 pytestmark = pytest.mark.anyio
 

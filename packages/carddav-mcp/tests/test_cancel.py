@@ -8,12 +8,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from carddav_conftest import Dav, vcard
+from fault_proxy import fault_proxy
 from held_cancel import Hold, cancel_while_held
 from mcp.client.stdio import stdio_client
 
 from approval_core.testing import connect
 from carddav_mcp.client import MULTIGET_BATCH
-from fault_proxy import fault_proxy
 from test_stdio import params
 
 pytestmark = pytest.mark.anyio

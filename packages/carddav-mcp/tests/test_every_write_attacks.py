@@ -214,8 +214,8 @@ async def test_a_create_approved_on_the_approval_page_runs_on_the_repeated_call(
     import json
 
     from approval_core import approval_outcome
-    from approval_core.page_settings import PageSettings
-    from approval_core.passkeys import b64url
+    from approval_core.page.passkeys import b64url
+    from approval_core.page.settings import PageSettings
 
     passkeys = tmp_path / "passkeys.json"
     passkeys.write_text(json.dumps({

@@ -10,11 +10,11 @@ import re
 
 import pytest
 from carddav_conftest import Dav, vcard
+from fault_proxy import Action, fault_proxy
 from rewriting_proxy import rewriting_proxy
 
 from carddav_mcp.backend import Backend
 from carddav_mcp.settings import CardDavSettings
-from fault_proxy import Action, fault_proxy
 
 pytestmark = pytest.mark.anyio
 

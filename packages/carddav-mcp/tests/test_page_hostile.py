@@ -21,8 +21,8 @@ from ntfy_server import NtfyServer
 from page_push import push_settings, pushed, real_ntfy
 
 from approval_core import ApprovalSettings
-from approval_core.page import ApprovalPage
-from approval_core.page_server import running_page
+from approval_core.page.approval_page import ApprovalPage
+from approval_core.page.loopback import running_page
 from approval_core.testing import approval_of, connect
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_ntfy]

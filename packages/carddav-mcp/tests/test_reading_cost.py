@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx2 as httpx
 import pytest
 from carddav_conftest import Dav, vcard
+from fault_proxy import FaultProxy, Seen, fault_proxy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,6 @@ from carddav_mcp.client import CardDavClient
 from carddav_mcp.davxml import norm_href
 from carddav_mcp.search import server_needle
 from carddav_mcp.settings import CardDavSettings
-from fault_proxy import FaultProxy, Seen, fault_proxy
 
 pytestmark = pytest.mark.anyio
 HREF = re.compile(rb"<d:href>([^<]*)</d:href>")

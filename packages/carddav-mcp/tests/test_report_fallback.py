@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 from carddav_conftest import Dav, vcard
+from fault_proxy import fault_proxy
 
 from approval_core.testing import connect
-from fault_proxy import fault_proxy
 
 pytestmark = pytest.mark.anyio
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from carddav_conftest import USER, Dav, vcard
+from fault_proxy import Action, FaultProxy, fault_proxy
 
 from approval_core.testing import accept, connect
-from fault_proxy import Action, FaultProxy, fault_proxy
 
 pytestmark = pytest.mark.anyio
 

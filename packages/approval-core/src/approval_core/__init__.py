@@ -9,12 +9,10 @@ page (a passkey approves there) or falls back to a two-call confirm token.
 See docs/approval.md for the paths and what each one proves.
 """
 
-from approval_core.answers import client_can_show_form, judge_answer
-from approval_core.audit import AUDIT_LOGGER
-from approval_core.binding import Binding, canonical_json, fingerprint
-from approval_core.boundary import Translator, install_error_boundary
-from approval_core.capabilities import install_one_capability_set
-from approval_core.dialog import (
+from approval_core.asking.answers import client_can_show_form, judge_answer
+from approval_core.asking.binding import Binding, canonical_json, fingerprint
+from approval_core.asking.capabilities import install_one_capability_set
+from approval_core.asking.dialog import (
     APPROVE_FIELD,
     APPROVE_TITLE,
     CALLER_VALUES_HEADING,
@@ -24,9 +22,14 @@ from approval_core.dialog import (
     Operation,
     operation,
 )
-from approval_core.equip import equip, run
+from approval_core.asking.recovery import StateRecovery, install_state_recovery, share_sdk_state_keys
+from approval_core.asking.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
+from approval_core.asking.sealing import STATE_TTL, StateSealer
+from approval_core.asking.tokens import TOKEN_TTL, Redemption, TokenStore
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
-from approval_core.every_write import install_every_write
+from approval_core.every_write.profile import install_every_write
+from approval_core.every_write.requests import RequestLine, WriteDialog
+from approval_core.every_write.scope import before_send, chosen_by_server, origin_text, plan_writes, stable
 from approval_core.gate import (
     INPUT_KEY,
     VERSION_KEY,
@@ -36,12 +39,11 @@ from approval_core.gate import (
     NotApproved,
     PathName,
 )
-from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
-from approval_core.page import ApprovalPage
-from approval_core.page_server import running_page
-from approval_core.page_settings import PAGE_ENV, PageSettings
-from approval_core.passkeys import PasskeyFile
-from approval_core.pending import PendingApproval, PendingBook
+from approval_core.page.approval_page import ApprovalPage
+from approval_core.page.loopback import running_page
+from approval_core.page.passkeys import PasskeyFile
+from approval_core.page.pending import PendingApproval, PendingBook
+from approval_core.page.settings import PAGE_ENV, PageSettings
 from approval_core.policy import (
     Effect,
     Guard,
@@ -53,22 +55,16 @@ from approval_core.policy import (
     annotations,
     effects,
 )
-from approval_core.portable import install_portable_schemas, mapping_from_pairs, portable_schema
-from approval_core.progress import report_progress
-from approval_core.recovery import StateRecovery, install_state_recovery, share_sdk_state_keys
-from approval_core.redis_store import RedisStore
-from approval_core.remote import HttpSettings, serve
-from approval_core.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
-from approval_core.sealing import STATE_TTL, StateSealer
-from approval_core.settings import (
-    DEFAULT_DIALOG_TIMEOUT,
-    ELICITATION_ENV,
-    PROFILE_ENV,
-    STORE_URL_ENV,
-    TIMEOUT_ENV,
-    ApprovalSettings,
-)
-from approval_core.startup import (
+from approval_core.records.audit import AUDIT_LOGGER
+from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
+from approval_core.records.redis_store import RedisStore
+from approval_core.records.store import MemoryStore, RecordStore, StoreUnavailable
+from approval_core.serving.boundary import Translator, install_error_boundary
+from approval_core.serving.equip import equip, run
+from approval_core.serving.portable import install_portable_schemas, mapping_from_pairs, portable_schema
+from approval_core.serving.progress import report_progress
+from approval_core.serving.remote import HttpSettings, serve
+from approval_core.serving.startup import (
     announce,
     backend_settings_or_exit,
     configure_logging,
@@ -77,10 +73,14 @@ from approval_core.startup import (
     say,
     startup_line,
 )
-from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
-from approval_core.tokens import TOKEN_TTL, Redemption, TokenStore
-from approval_core.write_dialog import RequestLine, WriteDialog
-from approval_core.write_scope import before_send, chosen_by_server, origin_text, plan_writes, stable
+from approval_core.settings import (
+    DEFAULT_DIALOG_TIMEOUT,
+    ELICITATION_ENV,
+    PROFILE_ENV,
+    STORE_URL_ENV,
+    TIMEOUT_ENV,
+    ApprovalSettings,
+)
 
 __all__ = [
     "APPROVAL_META_KEY",

@@ -1,7 +1,7 @@
 """``python -m approval_core keys ...`` (the key file) and ``python -m approval_core pair ...`` (a passkey).
 
-A package entry point rather than ``python -m approval_core.keys``, because the
-package's ``__init__`` imports :mod:`approval_core.keys`, and running an
+A package entry point rather than ``python -m approval_core.records.keys``, because the
+package's ``__init__`` imports :mod:`approval_core.records.keys`, and running an
 already imported module as ``__main__`` makes Python warn on every run.
 """
 
@@ -14,11 +14,11 @@ USAGE = "usage: python -m approval_core keys {new,rotate} FILE [--keep N] | pyth
 if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess in the tests
     argv = sys.argv[1:]
     if argv[:1] == ["keys"]:
-        from approval_core.keys import main
+        from approval_core.records.keys import main
 
         raise SystemExit(main(argv[1:]))
     if argv[:1] == ["pair"]:
-        from approval_core.pairing import main as pair
+        from approval_core.page.pairing import main as pair
 
         raise SystemExit(pair(argv[1:]))
     print(USAGE, file=sys.stderr)

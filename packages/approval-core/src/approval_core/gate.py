@@ -16,14 +16,14 @@ The gate picks one path per call (see docs/approval.md):
    ``elicitation/create`` pushed to the client and awaited for at most
    ``ELICITATION_TIMEOUT`` seconds; when the call's request goes away first
    (cancelled, session or HTTP connection closed) the dialog is abandoned and
-   no later answer acts (:mod:`approval_core.caller_gone`);
+   no later answer acts (:mod:`approval_core.asking.caller_gone`);
 3. protocol 2026-07-28 with form elicitation declared → ``input_required``
    with one form question and a sealed, single-use state; the retry carries
    the answer (SEP-2322);
 4. no form dialog can be shown (``ELICITATION=false``, no form elicitation
    declared, or a 2025-11-25 request without a channel back) and the approval
    page is set up (``APPROVAL_PAGE=true``) → the person decides on the page
-   with a paired passkey (:mod:`approval_core.page_path`: URL-mode
+   with a paired passkey (:mod:`approval_core.page.path`: URL-mode
    elicitation, or a refusal carrying the page's link and code);
 5. otherwise → the two-call confirm token, the text saying why nobody was
    asked (or, in the strict profile, a refusal).
@@ -32,7 +32,7 @@ The dialog's own text is bound into every fingerprint too, so an approval never 
 dialog would read differently (another id, another count, another caller value). Over HTTP the principal
 (client id, issuer, subject) is bound as well. Under ``APPROVAL_PROFILE=every-write`` a guarded call's
 :meth:`check` only notes its dialog; the question is asked at the call's first changing request
-(:mod:`approval_core.every_write`).
+(:mod:`approval_core.every_write.profile`).
 
 Only a ticked box on an accepted form approves. Decline, cancel, an unticked
 box, content that does not validate, a client error and a timeout all end the
@@ -62,34 +62,34 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from approval_core.answers import ANSWER_TEXT, CALLER_GONE_TEXT, ask_form, client_can_show_form, judge_answer
-from approval_core.audit import audit
-from approval_core.binding import Binding, principal
-from approval_core.caller_gone import CallerWatch
-from approval_core.capabilities import install_one_capability_set
-from approval_core.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
-from approval_core.dialog import Dialog, Question
+from approval_core.asking.answers import ANSWER_TEXT, CALLER_GONE_TEXT, ask_form, client_can_show_form, judge_answer
+from approval_core.asking.binding import DIALOG_KEY, PRINCIPAL_KEY, VERSION_KEY, Binding, bind
+from approval_core.asking.caller_gone import CallerWatch
+from approval_core.asking.capabilities import install_one_capability_set
+from approval_core.asking.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
+from approval_core.asking.dialog import Dialog, Question
+from approval_core.asking.fallback import Fallback, NoAskReason
+from approval_core.asking.recovery import install_state_recovery, share_sdk_state_keys
+from approval_core.asking.results import refusal
+from approval_core.asking.sealing import StateSealer
+from approval_core.asking.tokens import TokenStore
 from approval_core.errors import GuardTableError
-from approval_core.every_write import EveryWrite
-from approval_core.fallback import Fallback, NoAskReason
-from approval_core.keys import (
+from approval_core.every_write.profile import EveryWrite
+from approval_core.every_write.scope import current_call
+from approval_core.page.approval_page import ApprovalPage
+from approval_core.page.path import PagePath
+from approval_core.policy import GuardedCall, GuardTable
+from approval_core.records.audit import audit
+from approval_core.records.keys import (
     BODY_DIGEST_PURPOSE,
     PAGE_PURPOSE,
     SDK_STATE_PURPOSE,
     STATE_SEAL_PURPOSE,
     record_namespace,
 )
-from approval_core.page import ApprovalPage
-from approval_core.page_path import PagePath
-from approval_core.policy import GuardedCall, GuardTable
-from approval_core.recovery import install_state_recovery, share_sdk_state_keys
-from approval_core.redis_store import RedisStore
-from approval_core.results import refusal
-from approval_core.sealing import StateSealer
+from approval_core.records.redis_store import RedisStore
+from approval_core.records.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.settings import ApprovalSettings
-from approval_core.store import MemoryStore, RecordStore, StoreUnavailable
-from approval_core.tokens import TokenStore
-from approval_core.write_scope import current_call
 
 __all__ = [
     "DIALOG_KEY",
@@ -107,25 +107,8 @@ __all__ = [
 INPUT_KEY = "approval"
 """The key of the one question in ``InputRequiredResult.input_requests``."""
 
-DIALOG_KEY = "@dialog"
-"""The name under which the dialog's text (:meth:`Dialog.render`) enters the binding's target: an approval binds
-what the person was shown, every caller value included, whatever else the tool put in ``target``."""
-
-VERSION_KEY = "@version"
-"""The name under which ``check(version=...)`` enters the binding's target."""
-
-PRINCIPAL_KEY = "@principal"
-"""The name under which the authenticated principal (HTTP: client id, issuer, subject) enters the target."""
-
 GATE_ATTRIBUTE = "approval_gate"
 """The attribute of an ``MCPServer`` under which :meth:`ApprovalGate.attach` leaves its gate (for :func:`serve`)."""
-
-
-def _bound(target: Mapping[str, Any], version: str | None) -> Mapping[str, Any]:
-    """``target`` with the version read (:data:`VERSION_KEY`) and, over HTTP, the principal added."""
-    caller = principal()
-    out = dict(target) if version is None else {**target, VERSION_KEY: version}
-    return out if caller is None else {**out, PRINCIPAL_KEY: caller}
 
 
 class ApprovalGate:
@@ -143,9 +126,9 @@ class ApprovalGate:
             ``settings.key_ring`` when a key file is set, else random per
             process, so a restart invalidates earlier states).
         store: Where tokens and state nonces are recorded (default: a
-            :class:`~approval_core.redis_store.RedisStore` on ``settings.store_url``
+            :class:`~approval_core.records.redis_store.RedisStore` on ``settings.store_url``
             namespaced by ``server_name`` and the key file's deployment id when set, else a
-            :class:`~approval_core.store.MemoryStore` of this process).
+            :class:`~approval_core.records.store.MemoryStore` of this process).
     """
 
     def __init__(
@@ -272,8 +255,7 @@ class ApprovalGate:
                 f"{tool} asks but binds no version of what it read; pass version= (an ETag) or list it, "
                 "with the reason, in the guard table's unversioned"
             )
-        target = {**target, DIALOG_KEY: dialog.render()}
-        binding = Binding(self.server_name, tool, _bound(target, version), frozenset(exclude))
+        binding = bind(self.server_name, tool, target, shown=dialog.render(), version=version, exclude=exclude)
         return await self._decide(ctx, binding, dialog, confirm_token)
 
     async def decide_write(
@@ -286,11 +268,11 @@ class ApprovalGate:
         version: str | None,
         preapproved: str | None = None,
     ) -> Decision:
-        """As :meth:`check` past the guard, with no token, for :mod:`approval_core.every_write`.
+        """As :meth:`check` past the guard, with no token, for :mod:`approval_core.every_write.profile`.
 
         A ``preapproved`` fingerprint (a yes given to this call's earlier run) equal to this one is the answer.
         """
-        binding = Binding(self.server_name, tool, _bound(target, version))
+        binding = bind(self.server_name, tool, target, version=version)
         if preapproved is not None and binding.fingerprint == preapproved:
             return Approved("every_write", binding.fingerprint)
         return await self._decide(ctx, binding, dialog, None)

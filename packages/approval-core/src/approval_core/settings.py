@@ -24,17 +24,17 @@ family in the same environment:
     (the default). ``every-write``: every tool that changes data asks first,
     the dialog lists the exact requests the call will send, and a client that
     cannot show a form is refused outright, never given a confirm token
-    (seed 004; :mod:`approval_core.every_write`). Anything else is an error
+    (seed 004; :mod:`approval_core.every_write.profile`). Anything else is an error
     naming the two values.
 
 ``APPROVAL_STORE_URL``
     Unset: single-use records (confirm tokens, state nonces) live in this
     process. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
     live in that Redis, shared by every replica (see
-    :mod:`approval_core.store`). Requires ``APPROVAL_KEY_FILE``.
+    :mod:`approval_core.records.store`). Requires ``APPROVAL_KEY_FILE``.
 
 ``APPROVAL_KEY_FILE``
-    A key file shared by the replicas (see :mod:`approval_core.keys`): the
+    A key file shared by the replicas (see :mod:`approval_core.records.keys`): the
     sealing keys of approval-core's state and of the SDK's ``requestState``
     are derived from it. Unset: random keys made at start, per process.
 """
@@ -48,8 +48,8 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
-from approval_core.keys import KEY_FILE_ENV, KeyRing, read_key_file
-from approval_core.page_settings import PageSettings
+from approval_core.page.settings import PageSettings
+from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.seconds import seconds_in_range
 
 __all__ = [
@@ -89,7 +89,7 @@ class ApprovalSettings:
         key_ring: The keys of ``APPROVAL_KEY_FILE``, or None for random
             per-process keys.
         page: The approval page's settings (``APPROVAL_PAGE=true``), or None
-            for no page (:mod:`approval_core.page_settings`).
+            for no page (:mod:`approval_core.page.settings`).
         profile: ``guarded`` (the guard tables decide) or ``every-write``
             (every tool that changes data asks; seed 004).
     """

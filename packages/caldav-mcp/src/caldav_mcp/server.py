@@ -18,7 +18,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 
 from approval_core import ApprovalSettings, equip, origin_text, run, say
-from approval_core.equip import Prepared
+from approval_core.serving.equip import Prepared
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import CalDAVToolError

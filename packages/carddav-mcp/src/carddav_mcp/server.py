@@ -19,7 +19,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 
 from approval_core import ApprovalSettings, equip, origin_text, run, say
-from approval_core.equip import Prepared
+from approval_core.serving.equip import Prepared
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import CardDavError, NotConfigured

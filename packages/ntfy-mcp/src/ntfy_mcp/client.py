@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import httpx2
 
-from approval_core.write_scope import before_send
+from approval_core.every_write.scope import before_send
 from ntfy_mcp.errors import InputError, NtfyRejected, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 

@@ -103,7 +103,7 @@ def delay_to_unix(delay: str, now: float | None = None) -> int:
 
 _PairsOrMap = Annotated[dict[str, Annotated[str, Field(max_length=1000)]], BeforeValidator(mapping_from_pairs)]
 """Header / extra names and their values: a map, or the list of ``{name, value}`` pairs that the published
-input schema shows (approval_core.portable: the OpenAI Agents SDK's strict mode takes no open map)."""
+input schema shows (approval_core.serving.portable: the OpenAI Agents SDK's strict mode takes no open map)."""
 
 
 class _Button(BaseModel):

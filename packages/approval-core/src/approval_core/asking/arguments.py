@@ -1,0 +1,182 @@
+"""Arguments that break a tool's input schema, told in the server's own words.
+
+The SDK validates a call's arguments with pydantic before the tool runs and
+reports a failure as pydantic's dump (``2 validation errors for
+publish_messageArguments ... For further information visit
+https://errors.pydantic.dev/...``), which names the rule in pydantic's terms
+and never says what would have been accepted. :func:`explain` turns it into
+one line per argument: the field's path, the value sent, and what the field
+allows, read from the tool's own input schema (JSON Schema 2020-12, as MCP
+2025-11-25 §Tools gives it): its description in the server's words, then its
+type, bounds, lengths, choices and fields. Nothing of pydantic's text is kept
+but the rule it names, and nothing of the call is shown but the values the
+caller sent (each cut to 80 characters).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+__all__ = ["allowed", "explain"]
+
+_SHOWN = 80
+_TYPES = {
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "an object",
+    "null": "nothing (null)",
+}
+
+
+def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return cast(Mapping[str, Any], defs.get(ref.removeprefix("#/$defs/"), {}))
+    return schema
+
+
+def _range(low: object, high: object, unit: str) -> str:
+    if low is not None and high is not None:
+        return f" from {low} to {high}{unit}"
+    if low is not None:
+        return f" of at least {low}{unit}"
+    if high is not None:
+        return f" of at most {high}{unit}"
+    return ""
+
+
+def _shape(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> str:
+    """The structural rule of ``schema`` in words (type, bounds, lengths, choices, fields)."""
+    schema = _resolve(schema, defs)
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(branches, list) and depth < 3:
+        shapes = [_shape(cast(Mapping[str, Any], b), defs, depth + 1) for b in cast(list[Any], branches)]
+        return " or ".join(dict.fromkeys(s for s in shapes if s))
+    if "const" in schema:
+        return f"exactly {schema['const']!r}"
+    if isinstance(schema.get("enum"), list):
+        return "one of " + ", ".join(repr(v) for v in cast(list[Any], schema["enum"]))
+    kind = schema.get("type")
+    if isinstance(
+        kind, list
+    ):  # ["string", "null"]: the portable form of an optional value (approval_core.serving.portable)
+        kinds = [str(k) for k in cast(list[Any], kind)]
+        shapes = [_shape({**schema, "type": k}, defs, depth) for k in kinds if k != "null"]
+        return " or ".join(dict.fromkeys([*shapes, *(["nothing (null)"] if "null" in kinds else [])]))
+    if kind in ("integer", "number"):
+        return _TYPES[kind] + _range(schema.get("minimum"), schema.get("maximum"), "")
+    if kind == "string":
+        text = "text" + _range(schema.get("minLength"), schema.get("maxLength"), " characters")
+        if "pattern" in schema:
+            text += f" matching {schema['pattern']}"
+        if "format" in schema:
+            text += f" ({schema['format']})"
+        return text
+    if kind == "array":
+        text = "a list" + _range(schema.get("minItems"), schema.get("maxItems"), " items")
+        items = schema.get("items")
+        if isinstance(items, Mapping) and depth < 3:
+            text += f", each {_shape(cast(Mapping[str, Any], items), defs, depth + 1)}"
+        return text
+    if kind == "object" or "properties" in schema:
+        names = list(cast(Mapping[str, Any], schema.get("properties") or {}))
+        if not names:
+            return "an object"
+        required = [n for n in cast(list[str], schema.get("required") or []) if n in names]
+        text = "an object with the fields " + ", ".join(names)
+        if required:
+            text += f" ({', '.join(required)} required)"
+        return text
+    return _TYPES.get(str(kind), "")
+
+
+def allowed(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
+    """What a field allows: its description (the server's words), then its shape (:func:`_shape`)."""
+    schema = _resolve(schema, defs)
+    description = str(schema.get("description") or "").strip().rstrip(".")
+    shape = _shape(schema, defs)
+    return "; ".join(part for part in (description, shape) if part) or "see the tool's input schema"
+
+
+def _choices(node: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``node`` and, for a union (``anyOf`` / ``oneOf``), each of its branches, resolved."""
+    node = _resolve(node, defs)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if not isinstance(branches, list):
+        return [node]
+    return [node, *(_resolve(cast(Mapping[str, Any], b), defs) for b in cast(list[Any], branches))]
+
+
+def _walk(
+    schema: Mapping[str, Any], defs: Mapping[str, Any], loc: tuple[int | str, ...], extra: bool
+) -> tuple[str, Any]:
+    """The field path a pydantic ``loc`` names and that field's schema.
+
+    A step that is no field of the schema there is a union's tag (``int``, ``literal[...]``, a
+    discriminator's value such as ``http``) and is passed over, except the last step of an ``extra``
+    error, which names the field the object does not have.
+    """
+    path: list[str] = []
+    current: Mapping[str, Any] | None = schema
+    for index, step in enumerate(loc):
+        if current is None:
+            break
+        choices = _choices(current, defs)
+        if isinstance(step, int):
+            holder = next((c for c in choices if isinstance(c.get("items"), Mapping)), None)
+            if holder is not None:
+                path.append(f"[{step}]")
+                current = cast(Mapping[str, Any], holder["items"])
+            continue
+        holder = next((c for c in choices if step in cast(Mapping[str, Any], c.get("properties") or {})), None)
+        if holder is not None:
+            path.append(step)
+            current = cast(Mapping[str, Any], cast(Mapping[str, Any], holder["properties"])[step])
+        elif extra and index == len(loc) - 1:
+            path.append(step)
+            current = None
+    return ".".join(path).replace(".[", "["), current
+
+
+def _sent(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text) - _SHOWN} more characters)"
+
+
+def explain(tool: str, error: ValidationError, schema: Mapping[str, Any]) -> str:
+    """One message for the call: per argument, its path, the value sent, the rule broken, and what is allowed.
+
+    Args:
+        tool: The tool's name.
+        error: The SDK's validation failure of the call's arguments.
+        schema: The tool's input schema (its ``$defs`` resolve ``$ref``).
+    """
+    defs = cast(Mapping[str, Any], schema.get("$defs") or {})
+    grouped: dict[str, list[Any]] = defaultdict(list)
+    fields: dict[str, Any] = {}
+    for item in error.errors(include_url=False):
+        path, field = _walk(schema, defs, tuple(item["loc"]), item["type"] == "extra_forbidden")
+        grouped[path or "arguments"].append(item)
+        fields.setdefault(path or "arguments", field)
+    lines: list[str] = []
+    for path, items in grouped.items():
+        kinds = {str(i["type"]) for i in items}
+        field = fields[path]
+        if kinds == {"missing"}:
+            lines.append(f"{path}: required, and not given; allowed: {allowed(field or {}, defs)}")
+        elif kinds == {"extra_forbidden"}:
+            parent = path.rpartition(".")[0] or "the arguments"
+            lines.append(f"{path}: {parent} has no such field; {_sent(items[0].get('input'))} was sent")
+        else:
+            rules = "; ".join(dict.fromkeys(str(i["msg"]) for i in items if i["type"] != "missing"))
+            what = allowed(field, defs) if field is not None else "see the tool's input schema"
+            lines.append(f"{path}: {_sent(items[0].get('input'))} was sent ({rules}); allowed: {what}")
+    head = f"{tool} was not run: {'an argument breaks' if len(lines) == 1 else 'arguments break'} its rule."
+    return "\n".join([head, *(f"- {line}" for line in lines), "Nothing was sent to the backend."])

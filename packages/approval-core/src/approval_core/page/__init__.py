@@ -1,0 +1,1 @@
+"""The approval page: pending approvals, passkeys and pairing, the loopback listener, the push."""

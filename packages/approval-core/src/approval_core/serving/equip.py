@@ -1,0 +1,93 @@
+"""Everything approval-core puts on a family server (:func:`equip`), and the one way a server runs (:func:`run`).
+
+:func:`equip` attaches the gate (:meth:`ApprovalGate.attach`), the error boundary
+(:func:`~approval_core.install_error_boundary`), the portable input schemas
+(:func:`~approval_core.serving.portable.install_portable_schemas`) and the every-write profile
+(:func:`~approval_core.every_write.profile.install_every_write`, which does nothing under ``guarded``), in the order
+they must wrap the server. A server then says only what is its own: its guard table, its errors, its
+declared effects and where its backend is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from approval_core.console import exit_on_bad_setting
+from approval_core.errors import SettingsError
+from approval_core.every_write.profile import install_every_write
+from approval_core.gate import ApprovalGate
+from approval_core.policy import Effect, GuardTable
+from approval_core.serving.boundary import Translator, install_error_boundary
+from approval_core.serving.portable import install_portable_schemas
+from approval_core.settings import ApprovalSettings
+
+__all__ = ["equip", "run"]
+
+Prepared = tuple[Callable[[ApprovalSettings], "MCPServer[Any]"], Callable[[], None] | None]
+"""What a server's ``prepare`` gives :func:`run`: how to build it from the approval settings, and what to
+undo when it stops (an embedded backend to stop), or None."""
+
+
+def equip(
+    server: MCPServer[Any],
+    guards: GuardTable,
+    settings: ApprovalSettings,
+    *,
+    own_errors: type[Exception] | tuple[type[Exception], ...],
+    effects: Mapping[str, frozenset[Effect]],
+    backend: Callable[[], tuple[str, str | None]],
+    translate: Translator | None = None,
+) -> ApprovalGate:
+    """Put the gate, the error boundary, portable schemas and the every-write profile on ``server``.
+
+    Args:
+        server: The family server being built.
+        guards: Its guard table (``guards.GUARDS``).
+        settings: The approval settings (:func:`approval_core.load_settings_or_exit`).
+        own_errors: The base class(es) of its own errors, whose messages reach the caller as they are.
+        effects: Its declared effects per tool (``guards.EFFECTS``): under ``APPROVAL_PROFILE=every-write``
+            every tool declaring a change asks.
+        backend: Gives ``(origin, account)`` when an every-write dialog is built: the configured backend's
+            origin and the user name the server acts as (None when it has none).
+        translate: Optional: turns a library exception into one of its own errors.
+
+    Returns:
+        The gate the tools call (:meth:`ApprovalGate.check`).
+    """
+    gate = ApprovalGate.attach(server, guards, settings)
+    install_error_boundary(server, own_errors, translate)
+    install_portable_schemas(server)  # input schemas every model SDK accepts
+    install_every_write(server, gate, backend=backend, effects=effects)
+    return gate
+
+
+def run(server_name: str, prepare: Callable[[], Prepared], refusals: tuple[type[Exception], ...] = ()) -> None:
+    """A server's console script: log to stderr, read the settings, prepare the backend, serve, clean up.
+
+    The approval and transport settings are read first (:func:`~approval_core.load_settings_or_exit`);
+    then ``prepare()`` reads the server's own settings and starts what it needs (an embedded backend).
+    A :class:`SettingsError`, or one of ``refusals``, raised there stops the server with exit code 1 and
+    one line on stderr naming it (:func:`~approval_core.exit_on_bad_setting`). Then the server is served on
+    the transport the environment names (:func:`~approval_core.serve`: stdio or Streamable HTTP), and
+    whatever ``prepare`` said to undo is undone when it stops.
+
+    Raises:
+        SystemExit: with code 1 on a bad setting or a refusal.
+    """
+    from approval_core.serving.remote import serve
+    from approval_core.serving.startup import configure_logging, load_settings_or_exit
+
+    configure_logging()
+    settings = load_settings_or_exit(server_name)
+    try:
+        build, cleanup = prepare()
+    except (SettingsError, *refusals) as exc:
+        exit_on_bad_setting(server_name, exc)
+    try:
+        serve(build(settings), server_name)
+    finally:
+        if cleanup is not None:
+            cleanup()
