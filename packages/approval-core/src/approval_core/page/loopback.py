@@ -158,11 +158,13 @@ async def running_page(page: ApprovalPage, port: int = 0) -> AsyncGenerator[str]
 async def serve_stdio_with_page(server: MCPServer[Any], server_name: str, page: ApprovalPage, port: int) -> None:
     """Serve ``server`` over stdio and its approval page on a loopback port, in one event loop, until stdin closes.
 
-    Writes one line on stderr naming the page's URL and whether a passkey is paired.
+    Writes one line on stderr naming the page's URL and whether a passkey is paired, and announces
+    passkeys that approve nothing and a new first passkey (:meth:`ApprovalPage.announce_passkeys`).
 
     Raises:
         LoopbackTaken: the page's port is taken on either loopback; nothing was served.
     """
     async with running_page(page, port):
         say(server_name, page.status_line())
+        await page.announce_passkeys(starting=True)
         await server.run_stdio_async()
