@@ -202,3 +202,26 @@ def test_a_refused_bind_on_the_ipv6_loopback_is_not_mistaken_for_no_ipv6() -> No
 
     with pytest.raises(LoopbackTaken, match=r"cannot listen on \[::1\]:0: Permission denied"):
         bind_loopbacks(0, make)
+
+
+def _bind_and_listen(sock: socket.socket, address: tuple[str, int]) -> None:
+    sock.bind(address)
+    sock.listen(8)
+
+
+@pytest.mark.parametrize("host", ["::1", "127.0.0.1", "::", "0.0.0.0"])  # noqa: S104 - a squatter's choice
+async def test_no_listener_joins_the_port_once_the_page_holds_it(host: str, tmp_path: Path) -> None:
+    """A program started after the page cannot bind its port on either loopback, even asking to share it."""
+    page = ApprovalPage("example-mcp", PageSettings(passkeys_file=tmp_path / "p.json"), MemoryStore())
+    async with running_page(page) as base:
+        port = int(base.split(":")[2].split("/")[0])
+        late = socket.socket(_family(host), socket.SOCK_STREAM)
+        try:
+            late.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            late.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            if host == "::":
+                late.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            with pytest.raises(OSError, match="Address already in use"):
+                _bind_and_listen(late, (host, port))
+        finally:
+            late.close()

@@ -218,23 +218,21 @@ async def test_a_passkey_appended_to_the_file_approves_nothing_and_the_phone_is_
     ], titles
 
 
-async def test_a_new_first_passkey_is_announced_when_the_page_starts(
-    ntfy: NtfyServer, token_file: Path, tmp_path: Path
-) -> None:
-    """The file replaced by one whose first passkey is another: the next start pushes it, once."""
+async def test_a_new_first_passkey_is_announced_once(ntfy: NtfyServer, token_file: Path, tmp_path: Path) -> None:
+    """The file replaced by one whose first passkey is another: the page's next request pushes it, once."""
     passkeys = tmp_path / "passkeys.json"
     settings = PageSettings(passkeys_file=passkeys, push_url=f"{ntfy.url}/{TOPIC}", push_token_file=token_file)
     example = Example(ApprovalSettings(page=settings))
     page = example.gate.page
     assert page is not None
     before = len(received(ntfy))
-    async with running_page(page), browser(1) as (person,):
+    async with running_page(page) as base, browser(1) as (person,):
         await pair(example, person)
-        await page.announce_passkeys(starting=True)  # the first passkey is the one paired: nothing to say
+        await page.announce_passkeys()  # as at a start: the first passkey is the one paired, nothing to say
         replaced = {"version": 1, "user_id": "AAAA", "credentials": [SoftPasskey().entry()], "pairing": None}
         passkeys.write_text(json.dumps(replaced))
-        await page.announce_passkeys(starting=True)
-        await page.announce_passkeys(starting=True)
+        for _ in range(2):
+            await person.open(f"{base}/approval.css")
     messages = received(ntfy)[before:]
     assert [m["title"] for m in messages] == [
         "A passkey was added to your approval page",

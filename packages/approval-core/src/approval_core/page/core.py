@@ -177,21 +177,22 @@ class PageCore:
             return f"approval page at {where} — a passkey is paired"
         return f"approval page at {where} — NO passkey paired yet (run: {self.pairing_command()})"
 
-    async def announce_passkeys(self, *, starting: bool = False) -> None:
-        """Push a warning for passkey entries left out of the chain (each once per process); at start, a new root.
+    async def announce_passkeys(self) -> None:
+        """Push a warning for passkey entries left out of the chain (each once per process), and for a new root.
 
-        The entries were logged on stderr when read. ``starting``: also
-        compare the chain's first passkey with the one recorded beside the
-        file (:class:`~approval_core.page.chain.FirstKeyRecord`), and announce
-        a different one (the file replaced or reordered). A file that cannot
-        be read is left to the page's own refusals.
+        The entries were logged on stderr when read. The chain's first
+        passkey is compared with the one recorded beside the file
+        (:class:`~approval_core.page.chain.FirstKeyRecord`); a different one
+        (the file replaced or reordered) is logged and announced once. Runs
+        when the page starts and after each of its requests. A file that
+        cannot be read is left to the page's own refusals.
         """
         if self.party is None:
             return
         rp_id = self.party.rp_id
         try:
-            chain = self.passkeys.chain(rp_id) if starting else []
-            new_root = starting and FirstKeyRecord(self.passkeys.path).changed(rp_id, chain[0] if chain else None)
+            chain = self.passkeys.chain(rp_id)
+            new_root = FirstKeyRecord(self.passkeys.path).changed(rp_id, chain[0] if chain else None)
         except (SettingsError, OSError) as exc:
             _logger.warning("the passkey file could not be checked: %s", exc)
             return

@@ -166,5 +166,5 @@ async def serve_stdio_with_page(server: MCPServer[Any], server_name: str, page: 
     """
     async with running_page(page, port):
         say(server_name, page.status_line())
-        await page.announce_passkeys(starting=True)
+        await page.announce_passkeys()
         await server.run_stdio_async()

@@ -98,7 +98,7 @@ class Push:
         """Announce that the first passkey in ``path`` (the one every other must chain from) is new to this machine."""
         return await self.send(
             "Your approval page has a new first passkey",
-            f"{server} started with a first passkey in {path} it had not seen there before. If you did not pair it "
+            f"{server} found a first passkey in {path} it had not seen there before. If you did not pair it "
             "or replace that file, something on this machine did: delete the file and pair again.",
             None,
         )

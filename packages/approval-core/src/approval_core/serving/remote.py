@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -279,7 +278,7 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     say(server_name, describe(settings))
     if page is not None and page.party is not None:
         say(server_name, page.status_line())
-        anyio.run(functools.partial(page.announce_passkeys, starting=True))
+        anyio.run(page.announce_passkeys)
     if settings.workers == 1:
         http.run()
     else:
