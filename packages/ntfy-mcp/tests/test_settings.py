@@ -154,6 +154,53 @@ def test_loopback_names_are_one_host() -> None:
         refuse_the_approval_topic(local, *push_of("http://127.0.0.1:2586/approvals-willi"))
 
 
+SAME_HOST = [
+    # every spelling of this machine is one host
+    ("http://localhost:2586", "http://127.1:2586/approvals-willi"),
+    ("http://127.0.0.1:2586", "http://[::1]:2586/approvals-willi"),
+    ("http://[::1]:2586", "http://localhost.:2586/approvals-willi"),
+    ("http://LOCALHOST", "http://127.0.0.1/approvals-willi"),
+    ("http://127.0.0.1", "http://0x7f.0.0.1/approvals-willi"),
+    ("http://127.0.0.1", "http://2130706433/approvals-willi"),
+    ("http://127.0.0.1", "http://0177.0.0.1/approvals-willi"),
+    ("http://127.0.0.1", "http://127.0.0.2/approvals-willi"),
+    ("http://127.0.0.1", "http://[::ffff:127.0.0.1]/approvals-willi"),
+    ("http://127.0.0.1", "http://[0:0:0:0:0:0:0:1]/approvals-willi"),
+    ("http://0.0.0.0:2586", "http://localhost:2586/approvals-willi"),
+    ("http://ntfy.localhost", "http://localhost/approvals-willi"),
+    # one remote host, spelt differently
+    ("https://ntfy.example.org", "https://NTFY.Example.ORG./approvals-willi"),
+    ("https://ntfy.example.org", "https://ntfy.example.org:443/approvals-willi"),
+    ("http://ntfy.example.org", "http://ntfy.example.org:80/approvals-willi"),
+    ("https://ntfy.example.org:8443", "http://ntfy.example.org/approvals-willi"),
+    ("http://10.0.0.1", "http://10.1/approvals-willi"),
+    ("http://[2001:db8::1]", "http://[2001:DB8:0:0::1]/approvals-willi"),
+    ("http://192.0.2.7", "http://[::ffff:192.0.2.7]/approvals-willi"),
+    ("https://xn--bcher-kva.example", "https://BÜCHER.example/approvals-willi"),
+]
+
+
+@pytest.mark.parametrize(("ntfy", "push"), SAME_HOST)
+def test_one_host_spelt_two_ways_is_one_host(ntfy: str, push: str) -> None:
+    """Hosts are compared as addresses: loopbacks, IPv4 shorthands, IPv6 forms, case, a trailing dot, ports."""
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+
+
+@pytest.mark.parametrize(
+    ("ntfy", "push"),
+    [
+        ("http://10.0.0.1", "http://10.0.0.2/approvals-willi"),
+        ("http://[2001:db8::1]", "http://[2001:db8::2]/approvals-willi"),
+        ("https://ntfy.example.org", "https://ntfy.example.org.evil.test/approvals-willi"),
+        ("http://127.0.0.1", "http://127.0.0.1.nip.io/approvals-willi"),  # a name, not this machine's address
+        ("https://cafe.example", "https://cafe.example.org/approvals-willi"),
+    ],
+)
+def test_other_hosts_stay_other_hosts(ntfy: str, push: str) -> None:
+    refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+
+
 @pytest.mark.parametrize("topics", ["alerts,approvals-willi", None])
 def test_main_refuses_to_serve_the_approval_push_topic_with_one_line_and_exit_1(
     topics: str | None, monkeypatch, capsys, tmp_path

@@ -30,8 +30,11 @@ the same ntfy host.
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -109,13 +112,46 @@ class NtfySettings:
         )
 
 
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_LOOPBACK = "loopback"
+_NUMERIC_V4 = re.compile(r"^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]+|[0-9]+)){0,3}$")
 
 
 def _host(url: str) -> str:
-    """The host of ``url``, lower case; every loopback name is one host."""
+    """The host of ``url`` as an address, so two spellings of one host compare equal.
+
+    Lower case, without brackets or a trailing dot, internationalised names
+    in their ASCII form (IDNA). An IPv4 address in any form the system's
+    resolver takes (``127.1``, ``0x7f.0.0.1``, ``2130706433``: inet_aton,
+    as httpx's connection reaches it) becomes its dotted quad; an IPv6
+    address its compressed form, an IPv4-mapped one the IPv4 address. Every
+    loopback or unspecified address (``127.0.0.0/8``, ``::1``, ``0.0.0.0``,
+    ``::``) and every ``localhost`` name is one host: this machine. Ports are
+    not part of it (one host may serve ntfy under several).
+    """
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    return "localhost" if host in _LOOPBACK or host.endswith(".localhost") else host
+    if not host.isascii():
+        with contextlib.suppress(UnicodeError):  # a name IDNA cannot encode stays as written
+            host = host.encode("idna").decode("ascii")
+    if host == "localhost" or host.endswith(".localhost"):
+        return _LOOPBACK
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    if _NUMERIC_V4.match(host):
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            address = None
+    else:
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            address = None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address is None:
+        return host
+    if address.is_loopback or address.is_unspecified:
+        return _LOOPBACK
+    return address.compressed
 
 
 def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_topic: str | None) -> None:
@@ -135,8 +171,9 @@ def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_top
         ConfigError: ``NTFY_TOPICS`` lists the push topic (on any server: a
             name shared with another server is still refused), or
             ``NTFY_TOPICS`` is unset (every topic) while the push goes to the
-            same ntfy host (scheme and port are not compared; every loopback
-            name counts as one host).
+            same ntfy host, compared as addresses (:func:`_host`: ``127.1``,
+            ``[::1]`` and ``localhost.`` are all this machine; scheme and
+            port are not compared).
     """
     if push_url is None or push_topic is None:
         return

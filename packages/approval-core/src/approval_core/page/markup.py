@@ -91,9 +91,10 @@ def approval_html(
 
 
 def pairing_html(csrf: str, secret: str, vouch: bool) -> str:
-    """The pairing page: adds a passkey; ``vouch`` says an already paired passkey must agree first."""
+    """The pairing page: adds a passkey; ``vouch`` says an already paired passkey must then agree."""
     step = (
-        "<p>A passkey is paired already: press the button once to have it agree, then again to make the new one.</p>"
+        "<p>A passkey is paired already: press the button once to make the new passkey, then again to have "
+        "the paired one agree to it.</p>"
         if vouch
         else ""
     )

@@ -245,8 +245,9 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         SystemExit: code 1 after ``<server-name>: <problem>`` on stderr, for a
             setting :meth:`HttpSettings.from_env` or :func:`read_token_file`
             refuses, or that the approval page cannot be served with over HTTP
-            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``).
-            Nothing is served then.
+            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``), or,
+            over stdio, when the page's port is taken on either loopback
+            (``127.0.0.1``, ``::1``). Nothing is served then.
     """
     try:
         settings = HttpSettings.from_env(environ)
@@ -258,10 +259,12 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         if page is None:
             server.run("stdio")
         else:
-            from approval_core.page.loopback import serve_stdio_with_page
+            from approval_core.page.loopback import LoopbackTaken, serve_stdio_with_page
 
-            port = page.settings.port
-            anyio.run(serve_stdio_with_page, server, server_name, page, port)
+            try:
+                anyio.run(serve_stdio_with_page, server, server_name, page, page.settings.port)
+            except LoopbackTaken as exc:
+                exit_on_bad_setting(server_name, exc.strerror)
         return
     try:
         if page is not None and page.settings.port:
@@ -275,6 +278,7 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     say(server_name, describe(settings))
     if page is not None and page.party is not None:
         say(server_name, page.status_line())
+        anyio.run(page.announce_passkeys)
     if settings.workers == 1:
         http.run()
     else:

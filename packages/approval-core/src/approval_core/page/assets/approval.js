@@ -104,11 +104,11 @@ async function pair(main) {
   try {
     const options = await post(base + "/options", csrf, { code: code });
     if (options.authentication) {
-      say("First, your paired passkey must agree...");
+      say("Now a passkey paired before must agree to the new one...");
       const vouch = await navigator.credentials.get({ publicKey: requestOptions(options.authentication) });
       const agreed = await post(base + "/vouch", csrf, { code: code, credential: credentialJSON(vouch) });
       say(agreed.message || "Done.");
-      unlock();
+      if (!agreed.final) unlock();
       return;
     }
     if (!options.registration) { say(options.message || "This pairing link cannot be used."); return; }
