@@ -102,6 +102,8 @@ def integration(session: nox.Session) -> None:
     ``redis-server`` (``integration/test_shared_store.py``, marker ``redis``; testing/redis_server.py), and
     ``integration/test_remote.py`` runs caldav-mcp as a remote service: three replicas over Streamable HTTP
     behind Debian's ``haproxy``, one Redis, one Radicale (see testing/remote_stack.py).
+    ``integration/test_container.py`` builds the container image of ``deploy/`` with Debian's podman and
+    runs each server from it (testing/container.py; podman, runc and debootstrap installed when missing).
     """
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run(
