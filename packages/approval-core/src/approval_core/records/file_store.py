@@ -27,17 +27,19 @@ bounded by SQLite's busy timeout (:data:`BUSY_TIMEOUT` seconds).
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
 
 from approval_core.records.store import DEFAULT_CAPACITY, NoteSpace, Space, StoreUnavailable, digest
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["BUSY_TIMEOUT", "FileStore", "default_record_folder"]
 
@@ -110,6 +112,8 @@ class FileStore:
         self._ready = False
 
     def _connect(self) -> sqlite3.Connection:
+        import sqlite3  # on first use: a server that never asks never loads it (start time, docs/clients.md)
+
         folder = self.path.parent
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -125,6 +129,8 @@ class FileStore:
         return db
 
     def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        import sqlite3
+
         db = self._connect()
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -158,6 +164,8 @@ class FileStore:
         key, now = digest(secret), self._clock()
 
         def work(db: sqlite3.Connection) -> None:
+            import sqlite3
+
             self._make_room(db, space, now)
             try:
                 db.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?)", (space, key, fingerprint, now + ttl, now))
