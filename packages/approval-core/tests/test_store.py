@@ -339,7 +339,7 @@ def test_the_store_and_key_settings_are_read(tmp_path: Path) -> None:
     assert settings.store_url == "rediss://u:p@cache:6380/3"
     assert settings.key_ring is not None
     assert len(settings.key_ring.keys) == 2
-    assert ApprovalSettings.from_env({}) == ApprovalSettings()
+    assert ApprovalSettings.from_env({"MCP_TRANSPORT": "streamable-http"}) == ApprovalSettings()
     only_keys = ApprovalSettings.from_env({"APPROVAL_KEY_FILE": str(path)})
     assert only_keys.store_url is None
     assert only_keys.key_ring is not None

@@ -80,6 +80,7 @@ from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.records.audit import audit
+from approval_core.records.file_store import FileStore
 from approval_core.records.keys import (
     BODY_DIGEST_PURPOSE,
     PAGE_PURPOSE,
@@ -128,7 +129,8 @@ class ApprovalGate:
         store: Where tokens and state nonces are recorded (default: a
             :class:`~approval_core.records.redis_store.RedisStore` on ``settings.store_url``
             namespaced by ``server_name`` and the key file's deployment id when set, else a
-            :class:`~approval_core.records.store.MemoryStore` of this process).
+            :class:`~approval_core.records.file_store.FileStore` in ``settings.record_folder`` (stdio),
+            else a :class:`~approval_core.records.store.MemoryStore` of this process).
     """
 
     def __init__(
@@ -151,11 +153,13 @@ class ApprovalGate:
             secrets.token_bytes(32) if settings.key_ring is None else settings.key_ring.derive(BODY_DIGEST_PURPOSE)[0]
         )
         if store is None:
-            store = (
-                MemoryStore(clock=clock)
-                if settings.store_url is None
-                else RedisStore(settings.store_url, record_namespace(server_name, settings.key_ring), clock=clock)
-            )
+            namespace = record_namespace(server_name, settings.key_ring)
+            if settings.store_url is not None:
+                store = RedisStore(settings.store_url, namespace, clock=clock)
+            elif settings.record_folder is not None:
+                store = FileStore(settings.record_folder, namespace, clock=clock)
+            else:
+                store = MemoryStore(clock=clock)
         self.store: RecordStore = store
         previous: tuple[bytes, ...] = ()
         if state_key is None and settings.key_ring is not None:

@@ -29,7 +29,10 @@ family in the same environment:
 
 ``APPROVAL_STORE_URL``
     Unset: single-use records (confirm tokens, state nonces) live in this
-    process. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
+    process, or, over stdio (``MCP_TRANSPORT`` unset or ``stdio``), in an
+    owner-only file in the user's data folder shared by that user's server
+    processes (:mod:`approval_core.records.file_store`), so a client that
+    starts a process per call can redeem a token. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
     live in that Redis, shared by every replica (see
     :mod:`approval_core.records.store`). Requires ``APPROVAL_KEY_FILE``.
 
@@ -44,11 +47,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
 from approval_core.page.settings import PageSettings
+from approval_core.records.file_store import default_record_folder
 from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.seconds import seconds_in_range
 
@@ -92,6 +97,8 @@ class ApprovalSettings:
             for no page (:mod:`approval_core.page.settings`).
         profile: ``guarded`` (the guard tables decide) or ``every-write``
             (every tool that changes data asks; seed 004).
+        record_folder: Where the owner-only file store keeps the records
+            (over stdio without ``store_url``), or None for this process.
     """
 
     elicitation: bool = True
@@ -100,6 +107,7 @@ class ApprovalSettings:
     key_ring: KeyRing | None = None
     page: PageSettings | None = None
     profile: Profile = "guarded"
+    record_folder: Path | None = None
 
     @property
     def every_write(self) -> bool:
@@ -138,6 +146,9 @@ class ApprovalSettings:
             key_ring=None if key_file is None else read_key_file(key_file),
             page=PageSettings.from_env(env),
             profile=_parse_profile(env.get(PROFILE_ENV)),
+            record_folder=default_record_folder(env)
+            if store_url is None and env.get("MCP_TRANSPORT", "stdio") == "stdio"
+            else None,
         )
 
 

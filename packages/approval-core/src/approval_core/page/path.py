@@ -208,6 +208,7 @@ class PagePath:
             "path": "page",
             "approval_url": url,
             "code": record.code,
+            "operation": record.headline,
             "expires_in_seconds": round(left),
             "changed": False,
         }
@@ -232,6 +233,7 @@ class PagePath:
             "path": "page",
             "approval_url": self.page.url_of(record),
             "code": record.code,
+            "operation": record.headline,
             "changed": False,
         }
         return NotApproved("page", outcome, refusal(text, data))

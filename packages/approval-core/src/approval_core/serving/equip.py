@@ -4,8 +4,9 @@
 (:func:`~approval_core.install_error_boundary`), the portable input schemas
 (:func:`~approval_core.serving.portable.install_portable_schemas`) and the every-write profile
 (:func:`~approval_core.every_write.profile.install_every_write`, which does nothing under ``guarded``), in the order
-they must wrap the server. A server then says only what is its own: its guard table, its errors, its
-declared effects and where its backend is.
+they must wrap the server, and, where the approval page is set up, the MCP Apps approval card
+(:func:`~approval_core.serving.apps_card.install_approval_card`). A server then says only what is its own: its guard
+table, its errors, its declared effects and where its backend is.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from approval_core.console import exit_on_bad_setting
 from approval_core.errors import SettingsError
 from approval_core.every_write.profile import install_every_write
 from approval_core.gate import ApprovalGate
-from approval_core.policy import Effect, GuardTable
+from approval_core.policy import CHANGES, Effect, GuardTable
+from approval_core.serving.apps_card import install_approval_card
 from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.portable import install_portable_schemas
 from approval_core.settings import ApprovalSettings
@@ -61,6 +63,11 @@ def equip(
     install_error_boundary(server, own_errors, translate)
     install_portable_schemas(server)  # input schemas every model SDK accepts
     install_every_write(server, gate, backend=backend, effects=effects)
+    if settings.page is not None:  # the MCP Apps card links the page: only where there is one
+        asking = {tool for tool, guard in guards.items() if guard.may_ask}
+        if settings.every_write:
+            asking |= {tool for tool, declared in effects.items() if declared & CHANGES}
+        install_approval_card(server, asking)
     return gate
 
 
