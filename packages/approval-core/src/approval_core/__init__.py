@@ -44,6 +44,7 @@ from approval_core.page.loopback import running_page
 from approval_core.page.passkeys import PasskeyFile
 from approval_core.page.pending import PendingApproval, PendingBook
 from approval_core.page.settings import PAGE_ENV, PageSettings
+from approval_core.page.stored import Change, Collection, SentBody, StoredEntry, StoredField, StoredView
 from approval_core.policy import (
     Effect,
     Guard,
@@ -108,6 +109,8 @@ __all__ = [
     "Binding",
     "BindingError",
     "CallerValue",
+    "Change",
+    "Collection",
     "Decision",
     "Dialog",
     "DialogError",
@@ -133,10 +136,14 @@ __all__ = [
     "Redemption",
     "RedisStore",
     "RequestLine",
+    "SentBody",
     "SettingsError",
     "StateRecovery",
     "StateSealer",
     "StoreUnavailable",
+    "StoredEntry",
+    "StoredField",
+    "StoredView",
     "TokenStore",
     "Translator",
     "WriteDialog",

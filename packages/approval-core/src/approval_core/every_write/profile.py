@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, Protocol, cast
 
@@ -51,6 +52,7 @@ from approval_core.asking.results import refusal
 from approval_core.asking.sealing import StateSealer
 from approval_core.every_write.requests import RequestLine, WriteDialog
 from approval_core.every_write.scope import RERUNS, Rerun, WriteCall, WriteStop, enter, leave
+from approval_core.page.stored import SentBody, StoredView
 from approval_core.policy import CHANGES, Effect
 from approval_core.records.store import RecordStore
 from approval_core.settings import ApprovalSettings
@@ -88,6 +90,7 @@ class Asker(Protocol):
         *,
         version: str | None,
         preapproved: str | None = None,
+        stored: StoredView | None = None,
     ) -> Decision:
         """Ask for one call's requests (:meth:`ApprovalGate.decide_write`)."""
         ...
@@ -103,8 +106,22 @@ def _bound_arguments(call: WriteCall) -> dict[str, Any]:
 
 
 def _first_sentence(text: str) -> str:
+    """A tool description's first sentence, less its asides in parentheses (they speak to the model)."""
     first = " ".join(text.split()).split(". ")[0].rstrip(".")
+    first = " ".join(re.sub(r"\s*\([^()]*\)", "", first).split())
     return first[:200] or "change data"
+
+
+def _stored(call: WriteCall, plan: Sequence[RequestLine]) -> StoredView:
+    """What the page shows of ``plan``: the guarded tool's stored view, and the exact body of each request."""
+    hidden = [value for name, value in call.arguments.items() if _hidden(name) and isinstance(value, str)]
+    bodies = [
+        SentBody.of(f"{line.method} {line.url}", call.bodies.get(line.body_digest, b""), line.header("content-type"),
+                    hidden)
+        for line in plan
+        if line.body_bytes
+    ]  # fmt: skip
+    return (call.stored or StoredView()).with_bodies(bodies)
 
 
 class EveryWrite:
@@ -146,7 +163,8 @@ class EveryWrite:
             raise WriteStop(self._unlisted(call, line))
         version = None if call.guarded is None else call.guarded[2]
         decision = await self.gate.decide_write(call.ctx, call.tool, self._target(call, plan), self._dialog(call, plan),
-                                                version=version, preapproved=call.preapproved)  # fmt: skip
+                                                version=version, preapproved=call.preapproved,
+                                                stored=_stored(call, plan))  # fmt: skip
         if isinstance(decision, NotApproved):
             if decision.path == "page" and call.memo:  # the repeated call must build the same requests
                 await self.gate.store.write(

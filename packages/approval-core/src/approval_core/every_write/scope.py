@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 
 from approval_core.asking.dialog import Dialog
 from approval_core.every_write.requests import SAFE_METHODS, RequestLine
+from approval_core.page.stored import StoredView
 
 __all__ = [
     "MEMO_LIMIT",
@@ -94,6 +95,9 @@ class WriteCall:
         chosen: What the server chose from its settings where the caller gave nothing (:func:`chosen_by_server`).
         memo: Values the call made up (:func:`stable`), sealed into an ``input_required`` state and read back
             on the retry, so the retry builds the same requests.
+        stored: What the guarded tool's :meth:`ApprovalGate.check` gave as ``stored=`` (for the page only).
+        bodies: The exact body of each changing request, by its digest, for the page only (never bound,
+            never in the dialog).
     """
 
     owner: Owner
@@ -108,6 +112,8 @@ class WriteCall:
     memo: dict[str, str] = field(default_factory=lambda: {})
     preapproved: str | None = None
     chosen: list[tuple[str, str]] = field(default_factory=lambda: [])
+    stored: StoredView | None = None
+    bodies: dict[str, bytes] = field(default_factory=lambda: {})
 
 
 def chosen_by_server(label: str, value: str) -> None:
@@ -154,6 +160,8 @@ async def before_send(method: str, url: str, body: bytes | str | None, headers: 
     if call is None:
         return
     line = RequestLine.of(method, url, body, headers, call.owner.key)
+    if line.body_bytes:
+        call.bodies[line.body_digest] = body.encode("utf-8") if isinstance(body, str) else bytes(body or b"")
     if call.planning:
         call.planned = [*(call.planned or []), line]
         raise _Planned
