@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
-from approval_core import NotApproved, structured
-from caldav_mcp import dialogs
+from approval_core import NotApproved, StoredView, structured
+from caldav_mcp import dialogs, stored
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, now_utc, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
@@ -71,6 +71,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         resource = await app.client.find(cal, kind, uid)
         await app.client.require_write(cal.path)
+        shown = stored.entry(cal, resource, master(calendar_of(resource), kind), kind)
         decision = await app.gate.check(
             ctx,
             tool="delete_task" if kind == "VTODO" else "delete_journal",
@@ -78,6 +79,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.delete_entry(cal.path, kind, entry_id=uid),
             version=version_of(resource, "uid"),
             confirm_token=token,
+            stored=StoredView(entries=(shown,)),
         )
         if isinstance(decision, NotApproved):
             return decision.result
