@@ -276,3 +276,30 @@ async def test_the_page_shows_the_stored_titles_and_the_refusal_does_not(tmp_pat
     everything = json.dumps(result.model_dump(mode="json")) + json.dumps(audit.events)
     for value in ("alert(1)", "Approved by IT"):
         assert value not in everything
+
+
+async def test_the_strict_refusal_names_the_approval_page_as_the_way_out() -> None:
+    example = Example(strict=True)
+    async with connect(example.server, revision="2026-07-28") as client:  # a client that shows no form
+        refused = await client.call_tool("delete_items", {"book": "b", "ids": ["a"]})
+    assert refused.is_error
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert "APPROVAL_PAGE=true" in text
+    assert "python -m approval_core pair" in text
+    assert example.items == {"a", "b", "c"}
+
+
+async def test_a_view_expires_with_its_question_and_then_shows_nothing() -> None:
+    from approval_core import Binding, CallerValue, Dialog, MemoryStore, operation
+    from approval_core.page.views import ReadOnlyViews
+
+    now = [1_800_000_000.0]
+    store = MemoryStore(clock=lambda: now[0])
+    views = ReadOnlyViews(store, "s", clock=lambda: now[0])
+    dialog = Dialog(operation("delete an item"), "Gone for good.", [CallerValue("Item", "a")])
+    record = await views.open(Binding("s", "t", {"x": 1}), dialog, StoredView(entries=(_entry("Secret"),)), 90)
+    assert (await views.get(record.id)) is not None
+    assert len(record.id) >= 22
+    now[0] += 91
+    assert (await views.get(record.id)) is None
+    assert (await views.get("not-a-view")) is None
