@@ -214,6 +214,25 @@ async def test_an_every_write_create_shows_the_exact_body(account, ntfy: NtfySer
     assert not isinstance(result, mt.InputRequiredResult)
 
 
+async def test_an_every_write_task_edit_shows_before_and_after(account, ntfy: NtfyServer, tmp_path: Path) -> None:
+    task = "BEGIN:VTODO\nUID:task-1\nDTSTAMP:20261101T000000Z\nSUMMARY:Renew passport\nSTATUS:NEEDS-ACTION\nEND:VTODO\n"
+    account.put(account.tasks_only, "task-1.ics", ics(task))
+    server = account.build(ApprovalSettings(profile="every-write", page=push_settings(ntfy, tmp_path, TOPIC)))
+    page = server.approval_gate.page
+    async with running_page(page), browser(1) as (person,):
+        await paired(page, person)
+        async with connect(server, revision="2025-11-25") as client:
+            arguments = {"calendar": account.tasks_only, "uid": "task-1"}
+            shown, result = await page_of(client, person, "complete_task", arguments)
+            changes = await person.page.inner_text("#stored .changes")
+            body = await person.page.inner_text("#bodies pre")
+    assert "Renew passport" in shown
+    assert "NEEDS-ACTION" in changes
+    assert "COMPLETED" in changes
+    assert "STATUS:COMPLETED" in body
+    assert "Renew passport" not in model_sees(result)
+
+
 async def test_a_form_dialog_links_a_view_of_the_stored_entry(account, ntfy: NtfyServer, tmp_path: Path) -> None:
     account.put(account.work, "hostile.ics", hostile_event())
     server = account.build(ApprovalSettings(page=push_settings(ntfy, tmp_path, TOPIC)))

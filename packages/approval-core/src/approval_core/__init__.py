@@ -29,7 +29,14 @@ from approval_core.asking.tokens import TOKEN_TTL, Redemption, TokenStore
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
 from approval_core.every_write.profile import install_every_write
 from approval_core.every_write.requests import RequestLine, WriteDialog
-from approval_core.every_write.scope import before_send, chosen_by_server, origin_text, plan_writes, stable
+from approval_core.every_write.scope import (
+    before_send,
+    chosen_by_server,
+    origin_text,
+    plan_writes,
+    show_stored,
+    stable,
+)
 from approval_core.gate import (
     INPUT_KEY,
     VERSION_KEY,
@@ -180,6 +187,7 @@ __all__ = [
     "say",
     "serve",
     "share_sdk_state_keys",
+    "show_stored",
     "stable",
     "startup_line",
     "structured",

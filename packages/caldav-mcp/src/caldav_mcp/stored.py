@@ -47,7 +47,19 @@ _TIMES = {
     "VJOURNAL": (("DTSTART", "Date"),),
 }
 _KIND = {"VEVENT": "Event", "VTODO": "Task", "VJOURNAL": "Journal entry"}
-_TEXT = {"summary": "Title", "description": "Description", "location": "Location"}
+_FIELDS = {
+    "summary": ("SUMMARY", "Title"),
+    "description": ("DESCRIPTION", "Description"),
+    "location": ("LOCATION", "Location"),
+    "status": ("STATUS", "Status"),
+    "priority": ("PRIORITY", "Priority"),
+    "percent_complete": ("PERCENT-COMPLETE", "Percent complete"),
+    "start": ("DTSTART", "Starts"),
+    "end": ("DTEND", "Ends"),
+    "due": ("DUE", "Due"),
+    "date": ("DTSTART", "Date"),
+}
+_TIME_KEYS = frozenset({"start", "end", "due", "date"})
 
 
 def collection(cal: CalendarInfo) -> Collection:
@@ -173,7 +185,7 @@ def edit_view(
     edited: icalendar.Component,
     scope: str,
     count: Any,
-    new: Mapping[str, str | None],
+    new: Mapping[str, Any],
     tzid: str | None,
 ) -> StoredView:
     """An edit of ``edited`` (an occurrence's override, or the series or entry): the entry and before -> after."""
@@ -209,27 +221,27 @@ def answer_view(
     return single(cal, resource, series, "VEVENT", changes=[change])
 
 
-def changes_of(component: icalendar.Component, new: Mapping[str, str | None], tzid: str | None) -> list[Change]:
+def changes_of(component: icalendar.Component, new: Mapping[str, Any], tzid: str | None) -> list[Change]:
     """Before -> after of each field an edit sets.
 
-    ``new`` maps ``summary``, ``description``, ``location``, ``start``, ``end`` to the caller's value
-    ("" removes a text); ``tzid`` is the zone the caller gave for its times.
+    ``new`` maps the tools' argument names (``summary``, ``description``, ``location``, ``status``,
+    ``priority``, ``percent_complete``, ``start``, ``end``, ``due``, ``date``) to the caller's value ("" removes
+    a text; None leaves the field as it is); ``tzid`` is the zone the caller gave for its times.
     """
     out: list[Change] = []
     for key, value in new.items():
-        if value is None:
+        if value is None or key not in _FIELDS:
             continue
-        if key in _TEXT:
-            prop = key.upper()
-            out.append(
-                Change(label=_TEXT[key], before=_text(component, prop), after=value or None, name=key == "summary")
-            )
+        prop, label = _FIELDS[key]
+        if key not in _TIME_KEYS:
+            after = str(value) or None
+            out.append(Change(label=label, before=_text(component, prop), after=after, name=key == "summary"))
             continue
-        prop = "DTSTART" if key == "start" else "DTEND"
         found: Any = component.get(prop)
         before = None if found is None else when(found.dt, str(found.params.get("TZID") or "") or None)[0]
-        after = value if tzid is None or len(value) == 10 else f"{value} {tzid}"
-        out.append(Change(label="Starts" if key == "start" else "Ends", before=before, after=after))
+        text = str(value)
+        after = text if tzid is None or len(text) == 10 else f"{text} {tzid}"
+        out.append(Change(label=label, before=before, after=after))
     return out
 
 

@@ -50,9 +50,10 @@ from approval_core.asking.decisions import Decision, NotApproved
 from approval_core.asking.dialog import CallerValue
 from approval_core.asking.results import refusal
 from approval_core.asking.sealing import StateSealer
+from approval_core.errors import BindingError
 from approval_core.every_write.requests import RequestLine, WriteDialog
 from approval_core.every_write.scope import RERUNS, Rerun, WriteCall, WriteStop, enter, leave
-from approval_core.page.stored import SentBody, StoredView
+from approval_core.page.stored import SentBody, StoredView, unbound_etags
 from approval_core.policy import CHANGES, Effect
 from approval_core.records.store import RecordStore
 from approval_core.settings import ApprovalSettings
@@ -113,7 +114,16 @@ def _first_sentence(text: str) -> str:
 
 
 def _stored(call: WriteCall, plan: Sequence[RequestLine]) -> StoredView:
-    """What the page shows of ``plan``: the guarded tool's stored view, and the exact body of each request."""
+    """What the page shows of ``plan``: the tool's stored view, and the exact body of each request.
+
+    Raises:
+        BindingError: the view names an ETag that neither a request (If-Match) nor the guarded version binds.
+    """
+    if call.stored is not None:
+        bound = {"requests": [line.bound() for line in plan], "guarded": call.guarded and call.guarded[1]}
+        loose = unbound_etags(call.stored, bound, None if call.guarded is None else call.guarded[2])
+        if loose:
+            raise BindingError(f"{call.tool}: the stored view names ETag(s) {loose} that the approval does not bind")
     hidden = [value for name, value in call.arguments.items() if _hidden(name) and isinstance(value, str)]
     bodies = [
         SentBody.of(f"{line.method} {line.url}", call.bodies.get(line.body_digest, b""), line.header("content-type"),

@@ -37,6 +37,7 @@ __all__ = [
     "leave",
     "origin_text",
     "plan_writes",
+    "show_stored",
     "stable",
 ]
 
@@ -125,6 +126,20 @@ def chosen_by_server(label: str, value: str) -> None:
     call = _CALL.get()
     if call is not None and (label, value) not in call.chosen:
         call.chosen.append((label, value))
+
+
+def show_stored(view: StoredView) -> None:
+    """Give the approval page what this call's changes touch, as stored, under the every-write profile.
+
+    For a tool that does not ask under ``guarded`` (an edit of one task) but asks under every-write: the page
+    then shows ``view`` beside the exact bodies. A guarded tool passes its view to
+    :meth:`~approval_core.ApprovalGate.check` (``stored=``) instead. A no-op outside the profile. Every ETag
+    the view names must be one of the call's requests' If-Match values (or the guarded ``version``);
+    otherwise asking raises :class:`~approval_core.errors.BindingError`.
+    """
+    call = _CALL.get()
+    if call is not None:
+        call.stored = view
 
 
 def enter(call: WriteCall) -> Token[WriteCall | None]:
