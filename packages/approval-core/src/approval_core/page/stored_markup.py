@@ -51,7 +51,7 @@ def _script(ch: str) -> str:
 
 
 def lookalikes(value: str) -> list[str]:
-    """The letters of ``value`` that make it a look-alike name: ``["о U+043E CYRILLIC SMALL LETTER O", ...]``.
+    """The letters of ``value`` that make it a look-alike name: ``["U+043E CYRILLIC SMALL LETTER O", ...]``.
 
     A name is marked when it holds a letter whose compatibility form differs (fullwidth ``Ａ``,
     mathematical ``𝐀``), or when it mixes Latin letters with letters of a script that has Latin
@@ -69,7 +69,7 @@ def lookalikes(value: str) -> list[str]:
         odd.extend(mixed[fewest])
     seen: list[str] = []
     for ch in odd:
-        text = f"{ch} U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}"
+        text = f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}"
         if text not in seen:
             seen.append(text)
     return seen
