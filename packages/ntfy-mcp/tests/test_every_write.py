@@ -40,7 +40,7 @@ async def test_a_publish_shows_the_exact_request_and_runs_only_after_the_yes(ntf
     host = ntfy.url.removeprefix("http://")
     assert dialog.startswith(f"Confirm a change to http://{host}\n")
     assert f"This call sends 1 request to the server:\n  POST http://{host}/\n" in dialog
-    assert f"Runs as {ntfy.admin_user}, with its own permissions." in dialog
+    assert f"Runs as the account '{ntfy.admin_user}' on http://{host}, with its own permissions." in dialog
     assert "  message: disk full" in dialog
     assert dialog.endswith("Nothing changes unless you tick the box and confirm.")
 

@@ -12,7 +12,7 @@ seed 004 names, and nothing read from the backend:
 * a heading naming the configured backend by its origin;
 * the operation in the server's own words;
 * every request line the call will send;
-* ``Runs as <account>, with its own permissions.``;
+* ``Runs as the account '<account>' on <origin>, with its own permissions.``;
 * what the bodies carry: a conditional write (``If-Match``) sends a stored
   entry's new content, made of what the caller's values set and, for the
   rest, the entry as stored (never shown); any other body is built from the
@@ -103,7 +103,7 @@ class RequestLine:
         if self.header("if-match") is not None or self.header("if-schedule-tag-match") is not None:
             text += " (only if it is unchanged since it was read)"
         if self.header("if-none-match") == "*":
-            text += " (only if nothing is stored there yet)"
+            text += " (only if nothing is stored under this name yet)"
         return text
 
 
@@ -163,8 +163,12 @@ class WriteDialog:
         if self.chosen:
             rows = [f"  {label}: {shown_value(value, self.limit, identifier=True)}" for label, value in self.chosen]
             parts.append("\n".join(["Chosen by this server from its settings, as the caller gave none:", *rows]))
-        who = "the account configured for this server" if self.account is None else self.account
-        parts.append(f"Runs as {shown_value(who, identifier=True)}, with its own permissions.")
+        server = shown_value(self.origin, identifier=True)
+        if self.account is None:
+            parts.append(f"Runs as the account configured for this server on {server}, with its own permissions.")
+        else:
+            who = shown_value(self.account, identifier=True)
+            parts.append(f"Runs as the account '{who}' on {server}, with its own permissions.")
         edited = sum(r.body_bytes for r in self.requests if r.body_bytes and r.header("if-match") is not None)
         built = sum(r.body_bytes for r in self.requests if r.body_bytes and r.header("if-match") is None)
         if edited:

@@ -31,6 +31,7 @@ from approval_core.page.passkeys import PasskeyFile, RelyingParty, b64url, unb64
 from approval_core.page.pending import PendingApproval, PendingBook
 from approval_core.page.push import Push
 from approval_core.page.settings import PageSettings
+from approval_core.page.views import ReadOnlyViews
 from approval_core.records.store import RecordStore, StoreUnavailable
 
 __all__ = ["CHALLENGE_TTL", "MAX_POST_BYTES", "PREFIX", "SECURITY_HEADERS", "PageCore", "Refused", "challenge_of"]
@@ -113,6 +114,7 @@ class PageCore:
         self.settings = settings
         self.store = store
         self.book = PendingBook(store, server_name, ttl=settings.ttl, clock=clock)
+        self.views = ReadOnlyViews(store, server_name, clock=clock)
         self.passkeys = PasskeyFile(settings.passkeys_file)
         self.push = Push(settings.push_url, settings.push_token_file) if settings.push_url else None
         self._key = key if key is not None else secrets.token_bytes(32)
@@ -153,6 +155,14 @@ class PageCore:
     def url_of(self, record: PendingApproval) -> str:
         """The page URL of ``record`` (it carries only the opaque id)."""
         return f"{self._party().origin}{PREFIX}/a/{record.id}"
+
+    def view_url(self, record: PendingApproval) -> str:
+        """The URL of a read-only view (:mod:`approval_core.page.views`); it carries only the view's id."""
+        return f"{self._party().origin}{PREFIX}/v/{record.id}"
+
+    def serving(self) -> bool:
+        """Whether the page is served already (its origin bound), so a link to it can be given."""
+        return self.party is not None
 
     def pairing_url(self, secret: str) -> str:
         """The URL of the pairing page for a one-time ``secret``."""

@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
-from approval_core import NotApproved, structured
-from caldav_mcp import dialogs
+from approval_core import NotApproved, show_stored, structured
+from caldav_mcp import dialogs, stored
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, now_utc, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
@@ -78,6 +78,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.delete_entry(cal.path, kind, entry_id=uid),
             version=version_of(resource, "uid"),
             confirm_token=token,
+            stored=stored.single(cal, resource, master(calendar_of(resource), kind), kind),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -196,6 +197,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         resource = await app.client.find(cal, "VTODO", uid)
         ical = calendar_of(resource)
         todo = master(ical, "VTODO")
+        new = {"summary": summary, "description": description, "status": status, "start": start, "due": due,
+               "priority": priority, "percent_complete": percent_complete}  # fmt: skip
+        show_stored(stored.single(cal, resource, todo, "VTODO", changes=stored.changes_of(todo, new, tzid)))
         apply_text(todo, {"SUMMARY": summary, "DESCRIPTION": description, "STATUS": status})
         if start is not None or due is not None:
             set_times(todo, start=start, end=due, tzid=tzid, end_prop="DUE")
@@ -218,6 +222,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         resource = await app.client.find(cal, "VTODO", uid)
         ical = calendar_of(resource)
         todo = master(ical, "VTODO")
+        new = {"status": "COMPLETED" if completed else "NEEDS-ACTION"}
+        show_stored(stored.single(cal, resource, todo, "VTODO", changes=stored.changes_of(todo, new, None)))
         for name in ("STATUS", "COMPLETED", "PERCENT-COMPLETE"):
             todo.pop(name, None)
         if completed:
@@ -316,6 +322,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         resource = await app.client.find(cal, "VJOURNAL", uid)
         ical = calendar_of(resource)
         journal = master(ical, "VJOURNAL")
+        new = {"summary": summary, "description": description, "date": date}
+        show_stored(stored.single(cal, resource, journal, "VJOURNAL", changes=stored.changes_of(journal, new, None)))
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
         if date is not None:
             journal.pop("DTSTART", None)

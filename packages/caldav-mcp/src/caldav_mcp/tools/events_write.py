@@ -19,7 +19,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import NotApproved, annotations, structured
-from caldav_mcp import dialogs
+from caldav_mcp import dialogs, stored
 from caldav_mcp.editing import apply_text, bump, new_entry, set_times, validate_rrule
 from caldav_mcp.errors import Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
@@ -31,14 +31,16 @@ from caldav_mcp.ical import (
     value_of,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
-from caldav_mcp.rrule import first_occurrence_problem, until_problem
+from caldav_mcp.rrule import first_occurrence_problem
 from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.event_edits import (
     ALL_DAY,
     Scope,
     all_day_intent,
+    check_until,
     count_of,
+    my_attendance,
     override_of,
     reach_of,
     remove_occurrence,
@@ -53,7 +55,7 @@ from caldav_mcp.tools.write_back import (
 )
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
-    import icalendar
+    pass
 
 __all__ = ["register", "remove", "version_of", "write_back"]
 
@@ -199,6 +201,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             facts={"recurring": recurring},
             version=version_of(resource) if asks else resource.etag,
             confirm_token=confirm_token,
+            stored=stored.edit_view(cal, resource, series, target_component, effective, count, changes, tzid),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -206,7 +209,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if start is not None or end is not None:
             set_times(target_component, start=start, end=end, tzid=tzid)
             if target_component is series:
-                _check_until(series)
+                check_until(series)
         bump(target_component)
         written, note = await write_back(app, cal, uid, resource, ical)
         out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
@@ -241,6 +244,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count),
             version=version_of(resource),
             confirm_token=confirm_token,
+            stored=stored.delete_view(cal, resource, ical, series, occurrence, count if effective == "series" else 1),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -300,6 +304,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.move_event(cal.path, target.path, entry_id=id, occurrences=count),
             version=version_of(resource),
             confirm_token=confirm_token,
+            stored=stored.single(cal, resource, master(ical, "VEVENT"), "VEVENT", count=count, moved_to=target),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -338,7 +343,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             if published and chosen not in published:
                 raise InvalidInput("attendee: that address is not one of this account's calendar user addresses")
             addresses = {chosen}
-        mine = _my_attendance(ical, addresses)
+        mine = my_attendance(ical, addresses)
         if not mine:
             raise InvalidInput(
                 "id: this account is not among the event's attendees, so there is nothing to answer "
@@ -359,6 +364,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.respond_to_event(cal.path, partstat, entry_id=id, scheduling=scheduling),
             version=version_of(resource),
             confirm_token=confirm_token,
+            stored=stored.answer_view(cal, resource, master(ical, "VEVENT"), mine, partstat),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -371,27 +377,3 @@ def register(server: MCPServer[Any], app: App) -> None:
         return structured(
             Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling, note=note)
         )
-
-
-def _check_until(series: icalendar.Component) -> None:
-    """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
-
-    Raises:
-        InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
-    """
-    raw: Any = series.get("RRULE")
-    begin: Any = value_of(series, "DTSTART")
-    for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
-        problem = until_problem(rule.to_ical().decode(), begin)
-        if problem is not None:
-            raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
-
-
-def _my_attendance(ical: icalendar.Calendar, addresses: set[str]) -> list[tuple[icalendar.Component, Any]]:
-    found: list[tuple[icalendar.Component, Any]] = []
-    for component in ical.walk("VEVENT"):
-        raw = component.get("ATTENDEE")
-        for attendee in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]
-            if str(attendee).lower() in addresses:  # pyright: ignore[reportUnknownArgumentType]
-                found.append((component, attendee))
-    return found

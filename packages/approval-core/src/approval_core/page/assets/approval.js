@@ -151,7 +151,20 @@ function attentive() {
   return settledSince !== null && lastInput - settledSince >= SETTLE_MS && quietBeforePress >= QUIET_MS;
 }
 
+// A stored time is drawn in the entry's own zone by the server; its instant (UTC, in the time element's
+// datetime attribute) is written here in the browser's zone, as text (never as markup).
+function localTimes() {
+  for (const element of document.querySelectorAll("time[datetime]")) {
+    const instant = new Date(element.getAttribute("datetime"));
+    if (Number.isNaN(instant.getTime())) continue;
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+    element.textContent = instant.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) +
+      (zone ? " " + zone : "");
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  localTimes();
   const main = document.querySelector("main[data-kind]");
   if (!main) return;
   watchAttention();
