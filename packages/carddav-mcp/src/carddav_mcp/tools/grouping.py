@@ -4,11 +4,11 @@ Groups come in three conventions (see :mod:`carddav_mcp.groups`). For a
 CATEGORIES group the writes land on the member cards themselves (the label
 is added or removed), each with its own If-Match.
 
-update_group and delete_group bind the version of what their dialog was built from (the group card's ETag,
-or for a CATEGORIES group a digest of the ETags of every card it touches), the member set and the counts the
-dialog states. After a pushed dialog the group is read again and must still be as described. A CATEGORIES
-change checks every touched card's ETag first, writes each with If-Match, and on a failure part-way names the
-cards changed and not changed (:func:`carddav_mcp.writes.write_each`).
+update_group and delete_group bind the version their dialog was built from (the group card's ETag, or for a
+CATEGORIES group a digest of the ETags of every card it touches), the member set and the dialog's counts, and
+hand the approval page the group as stored (:mod:`carddav_mcp.stored`). After a pushed dialog the group is read
+again and must still be as described. A CATEGORIES change checks every touched card's ETag first, writes each
+with If-Match, and on a failure part-way names the cards changed and not (:func:`carddav_mcp.writes.write_each`).
 """
 
 from __future__ import annotations

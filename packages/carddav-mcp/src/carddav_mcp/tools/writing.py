@@ -2,7 +2,8 @@
 
 update_contact, delete_contact and move_contact: each guarded tool reads the cards fresh, validates everything,
 and asks with the ETag(s) it read bound into the approval (``gate.check(version=...)``) together with the counts
-its dialog states. The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
+its dialog states, and hands the approval page the cards as stored (:mod:`carddav_mcp.stored`: the page alone shows
+them). The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
 never overwritten. After a pushed dialog the cards are read again first, and a count that changed meanwhile
 stops the call; a delete of several cards checks every ETag before the first DELETE; a MOVE, whose If-Match
 Radicale and Xandikos ignore, is preceded by a read of the card's ETag.

@@ -2,7 +2,8 @@
 
 These need an admin account (ntfy's ``/v1/users`` API). Each guarded tool
 reads the user list first, so a call that would fail (the user exists, does
-not exist, is an admin) fails before anybody is asked.
+not exist, is an admin) fails before anybody is asked. The account as read (its
+role and access rules) goes to the approval page alone (:mod:`ntfy_mcp.stored`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Both read the topic first, check the server can do this by sequence id (an
 older ntfy would publish a second notification instead), refuse ids that are
 not on the topic, and only then ask. The dialog names the topic, the counts
-and the sequence ids: never a notification's text.
+and the sequence ids: never a notification's text. The notifications as read
+go to the approval page alone (:mod:`ntfy_mcp.stored`).
 """
 
 from __future__ import annotations
