@@ -2,7 +2,8 @@
 
 update_contact, delete_contact and move_contact: each guarded tool reads the cards fresh, validates everything,
 and asks with the ETag(s) it read bound into the approval (``gate.check(version=...)``) together with the counts
-its dialog states. The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
+its dialog states, and hands the approval page the cards as stored (:mod:`carddav_mcp.stored`: the page alone shows
+them). The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
 never overwritten. After a pushed dialog the cards are read again first, and a count that changed meanwhile
 stops the call; a delete of several cards checks every ETag before the first DELETE; a MOVE, whose If-Match
 Radicale and Xandikos ignore, is preceded by a read of the card's ETag.
@@ -21,8 +22,8 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, Dialog, NotApproved, annotations, stable, structured
-from carddav_mcp import dialogs
+from approval_core import ApprovalGate, Dialog, NotApproved, StoredView, annotations, stable, structured
+from carddav_mcp import dialogs, stored
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
 from carddav_mcp.fields import changed_lines
@@ -121,7 +122,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if changes is not None and not changes.model_fields_set:
             raise InvalidInput("changes", "name at least one field to change")
         href, book = await backend.card_id("contact_id", contact_id)
-        await backend.writable_book("contact_id", book)
+        info = await backend.writable_book("contact_id", book)
 
         async def prepare() -> tuple[Entry, Card, list[str], Dialog, dict[str, Any]]:
             entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
@@ -152,8 +153,20 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         entry, new, changed, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
+        if changes is not None:
+            edits = stored.field_changes(entry.card, new, changed)
+        else:
+            edits = stored.property_changes(entry.card, new, changed)
+        photo = "is removed by this change" if entry.card.all("PHOTO") and not new.all("PHOTO") else "stays"
+        view = StoredView(entries=(stored.contact(info, entry, photo=photo, changes=edits),))
         decision = await gate.check(
-            ctx, tool="update_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+            ctx,
+            tool="update_contact",
+            target=target,
+            dialog=dialog,
+            version=version,
+            confirm_token=confirm_token,
+            stored=view,
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -179,20 +192,25 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             href, book = await backend.card_id(f"contact_ids[{index}]", value)
             hrefs[href] = book
         books = sorted(set(hrefs.values()))
-        for book in books:
-            await backend.writable_book("contact_ids", book)
+        infos = {book: await backend.writable_book("contact_ids", book) for book in books}
 
-        async def prepare() -> tuple[dict[str, str | None], Dialog, dict[str, Any]]:
-            entries = [contact_entry(await backend.fresh("contact_ids", h), "contact_ids") for h in sorted(hrefs)]
-            photos = sum(1 for e in entries if e.card.all("PHOTO"))
-            dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
-            target = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
-            return {e.data.href: e.data.etag for e in entries}, dialog, target
-
-        etags, dialog, target = await prepare()
+        entries = [contact_entry(await backend.fresh("contact_ids", h), "contact_ids") for h in sorted(hrefs)]
+        photos = sum(1 for e in entries if e.card.all("PHOTO"))
+        dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
+        etags = {e.data.href: e.data.etag for e in entries}
         version = version_of("contact_ids", etags)
+        target: dict[str, Any] = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
+        if len(etags) > 1:
+            target["etags"] = stored.etags_bound(etags)  # each card's ETag, as the page shows it
+        view = stored.delete_view([(infos[hrefs[h]], e) for h, e in zip(sorted(hrefs), entries, strict=True)])
         decision = await gate.check(
-            ctx, tool="delete_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+            ctx,
+            tool="delete_contact",
+            target=target,
+            dialog=dialog,
+            version=version,
+            confirm_token=confirm_token,
+            stored=view,
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -231,7 +249,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     ) -> Annotated[mt.CallToolResult, Moved] | mt.InputRequiredResult:
         """Move a contact to another address book (WebDAV MOVE). The destination is checked first. Always asks."""
         href, book = await backend.card_id("contact_id", contact_id)
-        await backend.writable_book("contact_id", book)
+        source = await backend.writable_book("contact_id", book)
         dest = await backend.writable_book("destination", destination)
         if dest.path == book:
             raise InvalidInput("destination", "is the address book the contact is already in")
@@ -255,8 +273,15 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         entry, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
+        view = StoredView(entries=(stored.contact(source, entry, photo="moves with the card", moved_to=dest),))
         decision = await gate.check(
-            ctx, tool="move_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+            ctx,
+            tool="move_contact",
+            target=target,
+            dialog=dialog,
+            version=version,
+            confirm_token=confirm_token,
+            stored=view,
         )
         if isinstance(decision, NotApproved):
             return decision.result

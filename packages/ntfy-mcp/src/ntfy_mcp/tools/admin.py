@@ -2,7 +2,8 @@
 
 These need an admin account (ntfy's ``/v1/users`` API). Each guarded tool
 reads the user list first, so a call that would fail (the user exists, does
-not exist, is an admin) fails before anybody is asked.
+not exist, is an admin) fails before anybody is asked. The account as read (its
+role and access rules) goes to the approval page alone (:mod:`ntfy_mcp.stored`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import NotApproved, annotations, structured
+from approval_core import NotApproved, StoredView, annotations, structured
+from ntfy_mcp import stored
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
 from ntfy_mcp.errors import ChangedMeanwhile, InputError, OutsideAllowedTopics
@@ -105,6 +107,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             exclude=["password"],
             dialog=create_user_dialog(username),
             confirm_token=confirm_token,
+            stored=StoredView(entries=(stored.account(app.settings.url, username, None),)),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -131,6 +134,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             target={"username": username},
             dialog=delete_user_dialog(username, len(found.grants)),
             confirm_token=confirm_token,
+            stored=StoredView(entries=(stored.account(app.settings.url, username, found),)),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -167,6 +171,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         existing = sum(g.topic == topic for g in found.grants)
         if permission == "remove" and not existing:
             raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
+        change = stored.access_change(found, topic, permission)
         decision = await app.gate.check(
             ctx,
             tool="manage_user_access",
@@ -174,6 +179,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             target={"rule": (username, topic, permission)},
             dialog=access_dialog(username, topic, permission, existing),
             confirm_token=confirm_token,
+            stored=StoredView(entries=(stored.account(app.settings.url, username, found, changes=[change]),)),
         )
         if isinstance(decision, NotApproved):
             return decision.result
