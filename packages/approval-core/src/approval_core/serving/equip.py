@@ -4,8 +4,9 @@
 (:func:`~approval_core.install_error_boundary`), the portable input schemas
 (:func:`~approval_core.serving.portable.install_portable_schemas`) and the every-write profile
 (:func:`~approval_core.every_write.profile.install_every_write`, which does nothing under ``guarded``), in the order
-they must wrap the server. A server then says only what is its own: its guard table, its errors, its
-declared effects and where its backend is.
+they must wrap the server, and chooses which tools are registered (``TOOLS``, ``APPROVAL_PROFILE=read-only``:
+:func:`~approval_core.serving.selection.install_tool_selection`). A server then says only what is its own: its
+guard table, its errors, its declared effects and where its backend is.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from approval_core.gate import ApprovalGate
 from approval_core.policy import Effect, GuardTable
 from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.portable import install_portable_schemas
+from approval_core.serving.selection import install_tool_selection
 from approval_core.settings import ApprovalSettings
 
 __all__ = ["equip", "run"]
@@ -43,6 +45,9 @@ def equip(
 ) -> ApprovalGate:
     """Put the gate, the error boundary, portable schemas and the every-write profile on ``server``.
 
+    Call it before registering the tools: a tool that ``TOOLS`` or ``APPROVAL_PROFILE=read-only`` leaves out
+    is then never registered (:func:`~approval_core.serving.selection.install_tool_selection`).
+
     Args:
         server: The family server being built.
         guards: Its guard table (``guards.GUARDS``).
@@ -61,6 +66,7 @@ def equip(
     install_error_boundary(server, own_errors, translate)
     install_portable_schemas(server)  # input schemas every model SDK accepts
     install_every_write(server, gate, backend=backend, effects=effects)
+    install_tool_selection(server, settings.tools, settings.read_only, effects)
     return gate
 
 
