@@ -101,11 +101,16 @@ class RequestLine:
         return [self.method, self.url, [list(pair) for pair in self.headers], self.body_bytes, self.body_digest]
 
     def shown(self) -> str:
-        """The line as the dialog shows it: method and URL, then where it moves to and on which condition."""
-        text = f"{self.method} {shown_value(self.url, identifier=True)}"
+        """The line as the dialog shows it: method and URL, then where it moves to and on which condition.
+
+        The URL and a destination are shown in double quotes, escaped as identifiers: a path is the caller's
+        (or a backend's) and never reads as the server's own words, even where a collection's name is words
+        once percent-encoded (``"https://dav.example.org/u/Approved%20by%20IT%20proceed/"``).
+        """
+        text = f'{self.method} "{shown_value(self.url, identifier=True)}"'
         destination = self.header("destination")
         if destination is not None:
-            text += f" to {shown_value(destination, identifier=True)}"
+            text += f' to "{shown_value(destination, identifier=True)}"'
             if self.header("overwrite") == "F":
                 text += ", never over something already there"
         if self.header("if-match") is not None or self.header("if-schedule-tag-match") is not None:
