@@ -68,7 +68,7 @@ async def test_create_user_asks_then_creates_and_never_shows_the_password(ntfy: 
     server = real_server(ntfy, elicitation=path != "token")
     result, seen = await call_guarded(server, path, "create_user", {"username": name, "password": password})
     assert not result.is_error, result.content
-    assert result.structured_content == {"username": name, "created": True, "deleted": False}
+    assert result.structured_content == {"username": name, "created": True, "deleted": False, "untrusted": []}
     assert users(ntfy)[name]["role"] == "user"
     assert seen
     assert any(f"Username: {name}" in text for text in seen)

@@ -24,6 +24,7 @@ from approval_core.policy import Effect, GuardTable
 from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.portable import install_portable_schemas
 from approval_core.serving.selection import install_tool_selection
+from approval_core.serving.stored_text import install_stored_text
 from approval_core.settings import ApprovalSettings
 
 __all__ = ["equip", "run"]
@@ -42,6 +43,7 @@ def equip(
     effects: Mapping[str, frozenset[Effect]],
     backend: Callable[[], tuple[str, str | None]],
     translate: Translator | None = None,
+    stored_text: frozenset[str] = frozenset(),
 ) -> ApprovalGate:
     """Put the gate, the error boundary, portable schemas and the every-write profile on ``server``.
 
@@ -58,6 +60,9 @@ def equip(
         backend: Gives ``(origin, account)`` when an every-write dialog is built: the configured backend's
             origin and the user name the server acts as (None when it has none).
         translate: Optional: turns a library exception into one of its own errors.
+        stored_text: The keys of its results whose values are text stored on the backend: marked in
+            ``structuredContent`` and fenced in the text
+            (:func:`~approval_core.serving.stored_text.install_stored_text`).
 
     Returns:
         The gate the tools call (:meth:`ApprovalGate.check`).
@@ -67,6 +72,7 @@ def equip(
     install_portable_schemas(server)  # input schemas every model SDK accepts
     install_every_write(server, gate, backend=backend, effects=effects)
     install_tool_selection(server, settings.tools, settings.read_only, effects)
+    install_stored_text(server, stored_text)
     return gate
 
 
