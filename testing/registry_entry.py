@@ -23,7 +23,7 @@ What the code decides, checked against the entry:
   the package's README carries ``mcp-name: <name>`` (how the registry verifies a PyPI package's owner);
 * the environment variables are exactly those the server reads: every string constant in approval-core's
   source and the server's own that names a family setting (``ELICITATION``, ``ELICITATION_TIMEOUT``,
-  ``APPROVAL_*``, ``MCP_*``, and the server's own prefix, ``CALDAV_*`` for caldav-mcp), names in ``__all__``
+  ``TOOLS``, ``APPROVAL_*``, ``MCP_*``, and the server's own prefix, ``CALDAV_*`` for caldav-mcp), names in ``__all__``
   aside. Operating-system variables the servers read (``HOME``, ``XDG_DATA_HOME``) are not settings and
   are not listed;
 * each has a description; one that carries a credential (``*_PASSWORD``, ``*_TOKEN``, and
@@ -46,7 +46,7 @@ from jsonschema import Draft7Validator
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "io.github.mcp-approval-family"
 SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-SHARED = re.compile(r"^(ELICITATION|ELICITATION_TIMEOUT|(APPROVAL|MCP)_[A-Z0-9_]+)$")
+SHARED = re.compile(r"^(ELICITATION|ELICITATION_TIMEOUT|TOOLS|(APPROVAL|MCP)_[A-Z0-9_]+)$")
 SECRET = re.compile(r"^([A-Z0-9_]+_(PASSWORD|TOKEN)|APPROVAL_STORE_URL)$")
 
 _ARGUMENT = {

@@ -260,6 +260,16 @@ def test_a_key_file_accepts_standard_and_url_safe_base64_and_comments(tmp_path: 
         (base64.b64encode(b"x" * 32).decode(), 0o640, "has mode 0640: a key file must not be open to group or others"),
         (base64.b64encode(b"x" * 32).decode(), 0o604, "has mode 0604"),
         ("\udcff", 0o600, "not a text file"),
+        (base64.b64encode(bytes(32)).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(b"\xff" * 64).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(b"0123456789abcd" * 4).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(bytes(range(40))).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(bytes(range(200, 0, -5))).decode(), 0o600, "line 1 is not a random key"),
+        (
+            "# current\n" + base64.b64encode(os.urandom(32)).decode() + "\n" + base64.b64encode(bytes(32)).decode(),
+            0o600,
+            "line 3 is not a random key",
+        ),
     ],
 )
 def test_a_bad_key_file_is_refused_naming_the_file_and_the_rule(tmp_path: Path, content, mode, message) -> None:

@@ -108,7 +108,7 @@ async def test_an_inline_photo_is_image_content_and_a_uri_photo_is_never_fetched
     assert capped.structured_content["included"] is True  # 208 bytes is under the cap
     assert uri.structured_content == {
         "id": linked, "kind": "uri", "media_type": None, "size_bytes": None, "uri": "http://192.0.2.1/p.jpg",
-        "included": False, "reason": "the photo is a link; this server does not fetch links",
+        "included": False, "reason": "the photo is a link; this server does not fetch links", "untrusted": [],
     }  # fmt: skip
     assert all(c.type == "text" for c in uri.content)
 

@@ -24,8 +24,16 @@ family in the same environment:
     (the default). ``every-write``: every tool that changes data asks first,
     the dialog lists the exact requests the call will send, and a client that
     cannot show a form is refused outright, never given a confirm token
-    (seed 004; :mod:`approval_core.every_write.profile`). Anything else is an error
-    naming the two values.
+    (seed 004; :mod:`approval_core.every_write.profile`). ``read-only``: only the
+    tools whose declared effects change nothing are served
+    (:mod:`approval_core.serving.selection`). Anything else is an error naming
+    the three values.
+
+``TOOLS``
+    A comma list of tool names, prefixes ending in ``*``, and either after
+    ``-`` to leave tools out (``list_*,get_*,create_event``): only those tools
+    are served. An entry that matches no tool stops the server when it starts
+    (:class:`~approval_core.presets.ToolSelection`).
 
 ``APPROVAL_STORE_URL``
     Unset: single-use records (confirm tokens, state nonces) live in this
@@ -53,6 +61,7 @@ from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
 from approval_core.page.settings import PageSettings
+from approval_core.presets import TOOLS_ENV, ToolSelection
 from approval_core.records.file_store import default_record_folder
 from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.seconds import seconds_in_range
@@ -65,6 +74,7 @@ __all__ = [
     "PROFILE_ENV",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
+    "TOOLS_ENV",
     "ApprovalSettings",
 ]
 
@@ -72,9 +82,9 @@ ELICITATION_ENV = "ELICITATION"
 TIMEOUT_ENV = "ELICITATION_TIMEOUT"
 STORE_URL_ENV = "APPROVAL_STORE_URL"
 PROFILE_ENV = "APPROVAL_PROFILE"
-PROFILES = ("guarded", "every-write")
+PROFILES = ("guarded", "every-write", "read-only")
 """The values of ``APPROVAL_PROFILE``; the first is the default."""
-Profile = Literal["guarded", "every-write"]
+Profile = Literal["guarded", "every-write", "read-only"]
 STORE_SCHEMES = ("redis", "rediss")
 DEFAULT_DIALOG_TIMEOUT = 90.0
 MIN_DIALOG_TIMEOUT = 5.0
@@ -95,10 +105,12 @@ class ApprovalSettings:
             per-process keys.
         page: The approval page's settings (``APPROVAL_PAGE=true``), or None
             for no page (:mod:`approval_core.page.settings`).
-        profile: ``guarded`` (the guard tables decide) or ``every-write``
-            (every tool that changes data asks; seed 004).
+        profile: ``guarded`` (the guard tables decide), ``every-write``
+            (every tool that changes data asks; seed 004) or ``read-only``
+            (only the tools that change nothing are served).
         record_folder: Where the owner-only file store keeps the records
             (over stdio without ``store_url``), or None for this process.
+        tools: ``TOOLS``: which tools are served, or None for all of them.
     """
 
     elicitation: bool = True
@@ -108,19 +120,26 @@ class ApprovalSettings:
     page: PageSettings | None = None
     profile: Profile = "guarded"
     record_folder: Path | None = None
+    tools: ToolSelection | None = None
 
     @property
     def every_write(self) -> bool:
         """True under ``APPROVAL_PROFILE=every-write``."""
         return self.profile == "every-write"
 
+    @property
+    def read_only(self) -> bool:
+        """True under ``APPROVAL_PROFILE=read-only``."""
+        return self.profile == "read-only"
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ApprovalSettings:
         """Read the settings from ``environ`` (default: ``os.environ``).
 
         Raises:
-            SettingsError: ``APPROVAL_PROFILE`` is neither ``guarded`` nor
-                ``every-write``; ``ELICITATION`` is set to anything but ``true`` or
+            SettingsError: ``APPROVAL_PROFILE`` is not ``guarded``,
+                ``every-write`` or ``read-only``; ``TOOLS`` is empty or has an
+                entry that is not a tool name or prefix; ``ELICITATION`` is set to anything but ``true`` or
                 ``false``, or ``ELICITATION_TIMEOUT`` is not a number of
                 seconds in range; ``APPROVAL_STORE_URL`` is not a
                 ``redis://`` or ``rediss://`` URL with a host, or is set
@@ -149,6 +168,7 @@ class ApprovalSettings:
             record_folder=default_record_folder(env)
             if store_url is None and env.get("MCP_TRANSPORT", "stdio") == "stdio"
             else None,
+            tools=ToolSelection.parse(env.get(TOOLS_ENV)),
         )
 
 
@@ -181,9 +201,12 @@ def _parse_profile(raw: str | None) -> Profile:
         return "guarded"
     if raw == "every-write":
         return "every-write"
+    if raw == "read-only":
+        return "read-only"
     raise SettingsError(
         f"{PROFILE_ENV}={raw!r} is not a valid value: use exactly 'guarded' (each server's guard table decides "
-        "which tools ask, the default) or 'every-write' (every tool that changes data asks first)"
+        "which tools ask, the default), 'every-write' (every tool that changes data asks first) or 'read-only' "
+        "(only the tools that read are served)"
     )
 
 

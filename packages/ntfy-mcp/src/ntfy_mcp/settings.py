@@ -17,6 +17,10 @@
 ``NTFY_TIMEOUT``
     Seconds one HTTP request to ntfy may take, answer read in full, 1 to 120
     (default 15).
+``NTFY_ALLOW_PLAINTEXT``
+    ``true`` lets ``NTFY_URL`` be plain ``http://`` to a host that is not this
+    machine (default ``false``: refused at start, so credentials never travel
+    in clear by accident).
 ``NTFY_MAX_RESPONSE_BYTES``
     The largest answer read from ntfy, in bytes, 65,536 to 1,073,741,824
     (default 16,777,216 = 16 MiB). A longer answer is refused, not read on.
@@ -39,6 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from approval_core.errors import SettingsError
+from approval_core.serving.backend_url import refuse_plaintext
 from ntfy_mcp.errors import ConfigError
 
 __all__ = ["TOPIC_PATTERN", "NtfySettings", "refuse_the_approval_topic"]
@@ -90,10 +96,17 @@ class NtfySettings:
                 is given together with a username/password, only one of
                 username and password is given, a topic in ``NTFY_TOPICS`` is
                 not a valid name, or ``NTFY_TIMEOUT`` or ``NTFY_MAX_RESPONSE_BYTES``
-                is out of range. No message repeats the URL (it may hold a password).
+                is out of range, or ``NTFY_URL`` is plain ``http://`` to a host that is
+                not loopback without ``NTFY_ALLOW_PLAINTEXT=true``
+                (:func:`approval_core.serving.backend_url.refuse_plaintext`). No message
+                repeats the URL (it may hold a password).
         """
         env = os.environ if environ is None else environ
         url = _url(env.get("NTFY_URL"))
+        try:  # plain http:// only to this machine, or with NTFY_ALLOW_PLAINTEXT=true
+            refuse_plaintext("NTFY", "NTFY_ALLOW_PLAINTEXT", url, env)
+        except SettingsError as exc:
+            raise ConfigError(str(exc)) from None
         token = env.get("NTFY_TOKEN") or None
         username = env.get("NTFY_USERNAME") or None
         password = env.get("NTFY_PASSWORD") or None

@@ -73,6 +73,7 @@ from approval_core.serving.bearer import (
     read_token_file,
 )
 from approval_core.serving.http_settings import HttpSettings
+from approval_core.serving.selection import check_tool_selection
 from approval_core.serving.static_token import StaticTokenChallenge, static_token_routes
 from approval_core.serving.workers import serve_workers
 
@@ -104,10 +105,18 @@ def _metadata_routes(settings: HttpSettings) -> list[BaseRoute]:
     longer equals the issuer identifier a client compares, RFC 8414 §3.3; and
     it needs an authorization server, which a static token has none of:
     RFC 9728 §2 makes ``authorization_servers`` optional.)
+
+    With JWT authentication it names the issuer in ``authorization_servers``, as the MCP authorization spec
+    requires; with a static token it names none and says so in ``resource_name`` (RFC 9728 §2), so a person
+    reading the document learns that the token comes from the operator, not from a sign-in.
     """
     body: dict[str, Any] = {"resource": settings.public_url}
     if settings.issuer is not None:
         body["authorization_servers"] = [settings.issuer]
+    elif settings.token_file is not None:
+        body["resource_name"] = (
+            "MCP server with a static bearer token: there is no authorization server; ask the operator for the token"
+        )
     if settings.required_scopes:
         body["scopes_supported"] = list(settings.required_scopes)
     body["bearer_methods_supported"] = ["header"]
@@ -245,11 +254,14 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         SystemExit: code 1 after ``<server-name>: <problem>`` on stderr, for a
             setting :meth:`HttpSettings.from_env` or :func:`read_token_file`
             refuses, or that the approval page cannot be served with over HTTP
-            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``), or,
-            over stdio, when the page's port is taken on either loopback
-            (``127.0.0.1``, ``::1``). Nothing is served then.
+            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``),
+            over stdio when the page's port is taken on either loopback
+            (``127.0.0.1``, ``::1``), or a ``TOOLS`` entry that names no tool
+            of the server (:func:`~approval_core.serving.selection.check_tool_selection`).
+            Nothing is served then.
     """
     try:
+        check_tool_selection(server)
         settings = HttpSettings.from_env(environ)
         verifier = verifier_for(settings) if settings.transport == "streamable-http" else None
     except SettingsError as exc:

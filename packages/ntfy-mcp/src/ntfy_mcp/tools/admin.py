@@ -43,6 +43,31 @@ def _user(raw: dict[str, Any]) -> User:
     return User(name=str(raw.get("username")), role=str(raw.get("role")), grants=grants)
 
 
+def within(pattern: str, topics: tuple[str, ...]) -> bool:
+    """Whether an access rule on ``pattern`` may be shown while ``NTFY_TOPICS`` is ``topics``.
+
+    A topic name is shown when it is listed; a pattern (``*`` matches any run of characters, as ntfy reads
+    it) when it matches a listed topic, so every letter it shows is part of a listed name. With no list
+    (every topic allowed), everything is shown.
+    """
+    if not topics:
+        return True
+    if "*" not in pattern:
+        return pattern in topics
+    rule = re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+    return any(rule.fullmatch(topic) for topic in topics)
+
+
+def restated(user: User, topics: tuple[str, ...]) -> User:
+    """``user`` with only the rules :func:`within` ``topics``; the others counted in ``other_rules``.
+
+    On ntfy a topic's name is often all that protects it, so a rule on a topic outside ``NTFY_TOPICS``
+    must not hand its name to the model (list_users).
+    """
+    shown = [g for g in user.grants if within(g.topic, topics)]
+    return user.model_copy(update={"grants": shown, "other_rules": len(user.grants) - len(shown)})
+
+
 def _standing(user: User) -> str:
     """The version an admin approval binds: the account's role and rules as read (ntfy gives no ETag)."""
     rules = ",".join(sorted(f"{g.topic}={g.permission}" for g in user.grants))
@@ -80,9 +105,12 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def list_users() -> Annotated[mt.CallToolResult, Users]:
-        """The instance's users with role and access rules (admin credentials). No hashes, no tokens."""
+        """The instance's users with role and access rules (admin credentials). No hashes, no tokens.
+
+        While NTFY_TOPICS is set, a user's rules on other topics are counted (other_rules), not named.
+        """
         found = await users()
-        return structured(Users(users=list(found.values())))
+        return structured(Users(users=[restated(user, app.settings.topics) for user in found.values()]))
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
     async def create_user(
