@@ -105,6 +105,11 @@ class Occurrence(BaseModel):
     tzid: str | None = None
     floating: bool = False
     recurring: bool = False
+    status: str | None = Field(
+        default=None,
+        description="This occurrence's STATUS (RFC 5545 §3.8.1.11): TENTATIVE, CONFIRMED or CANCELLED; null when "
+        "the entry sets none. A cancelled occurrence is still listed unless include_cancelled is false.",
+    )
 
 
 class EventList(BaseModel):
