@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from carddav_mcp.display_names import derived_fn
 from carddav_mcp.errors import InvalidInput
 from carddav_mcp.models import (
     Contact,
@@ -132,13 +133,24 @@ def photo_info(card: Card) -> PhotoInfo | None:
     return PhotoInfo(kind="uri", uri=prop.text().strip())
 
 
+def _fn_fields(card: Card) -> dict[str, Any]:
+    """``fn`` as stored; for a card without FN, the name :func:`derived_fn` makes, marked as derived."""
+    stored = card.text_of("FN")
+    if stored or card.is_group:
+        return {"fn": stored}
+    found = derived_fn(card)
+    if found is None:
+        return {"fn": None}
+    return {"fn": found[0], "fn_derived": True, "fn_source": found[1]}
+
+
 def summary(card_id: str, card: Card) -> ContactSummary:
     """The summary properties a listing shows (partial)."""
     org = card.first("ORG")
     return ContactSummary(
         id=card_id,
         uid=card.uid,
-        fn=card.text_of("FN"),
+        **_fn_fields(card),
         emails=[p.text().strip() for p in card.all("EMAIL")],
         phones=[_typed(p).value for p in card.all("TEL")],
         org=(org.components() or [""])[0] if org else None,
@@ -154,7 +166,7 @@ def to_contact(card_id: str, book: str, etag: str | None, card: Card) -> Contact
         etag=etag,
         uid=card.uid,
         version=card.version,
-        fn=card.text_of("FN"),
+        **_fn_fields(card),
         n=_name(n, card.version) if n else None,
         nickname=[v for p in card.all("NICKNAME") for v in p.values()],
         emails=[_typed(p, card) for p in card.all("EMAIL")],
@@ -250,7 +262,8 @@ _ITEM_PROPERTY = {"emails": "EMAIL", "phones": "TEL", "urls": "URL", "addresses"
 
 def _as_read(card: Card) -> dict[str, Any]:
     """What get_contact returns for each writable field of ``card``, as JSON."""
-    return to_contact("", "", None, card).model_dump(mode="json", include=set(FIELD_PROPERTIES))
+    read = to_contact("", "", None, card).model_dump(mode="json", include=set(FIELD_PROPERTIES))
+    return {**read, "fn": card.text_of("FN")}  # a derived name is not on the card: giving it sets FN
 
 
 def _item_as_read(card: Card, prop: Prop, field: str, version: str) -> Any:

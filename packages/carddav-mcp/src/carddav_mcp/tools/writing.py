@@ -24,6 +24,7 @@ from pydantic import Field
 from approval_core import ApprovalGate, Dialog, NotApproved, annotations, stable, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
+from carddav_mcp.display_names import NameSource, with_fn
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
 from carddav_mcp.fields import changed_lines
 from carddav_mcp.groups import book_version, collect_groups
@@ -129,19 +130,24 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             target: dict[str, Any] = {"contact": href}
             if changes is not None:
                 actions, names, lines = changed_lines(changes, current.version, creating=False, current=current)
-                new = current.replaced(names, lines)
+                new, added = _stored_form(current.replaced(names, lines), "changes.fn")
                 target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
                 target["actions"] = actions
+                target["fn_added"] = added
                 set_count = sum(1 for action in actions.values() if action == "set")
                 target["counts"] = {"fields": len(actions), "set": set_count, "cleared": len(actions) - set_count}
-                return entry, new, sorted(actions), dialogs.update_fields_dialog(book, contact_id, actions), target
+                dialog = dialogs.update_fields_dialog(book, contact_id, actions, added)
+                return entry, new, sorted(actions), dialog, target
             assert vcard is not None
-            new = _replacement(current, vcard)
+            new, added = _stored_form(_replacement(current, vcard), "vcard")
+            target["fn_added"] = added
             kept = {_same(p) for p in new.props}
             dropped = sum(1 for p in current.props if p.name != "VERSION" and _same(p) not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
             counts = {"current": _property_count(current), "new": _property_count(new), "dropped": dropped}
-            dialog = dialogs.replace_card_dialog(book, contact_id, counts["current"], counts["new"], dropped, photo)
+            dialog = dialogs.replace_card_dialog(
+                book, contact_id, counts["current"], counts["new"], dropped, photo, added
+            )
             target["vcard"] = vcard
             target["counts"] = {**counts, "photo_goes": photo}
             old_lines, new_lines = {p.line for p in current.props}, {p.line for p in new.props}
@@ -165,7 +171,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             written.append(await backend.client().put(href, new.serialize(), etag=version))
 
         await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
-        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed))
+        added = target["fn_added"]
+        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed, fn_added=added))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def delete_contact(
@@ -337,6 +344,18 @@ async def _still_there(backend: Backend, href: str, new_href: str) -> Entry:
         ) from None
 
 
+def _stored_form(card: Card, field: str) -> tuple[Card, NameSource | None]:
+    """``card`` with the FN RFC 6350 §6.2.1 requires added where it has none (:func:`with_fn`), and from what.
+
+    Raises:
+        InvalidInput: naming ``field``: the card has no FN and nothing to make one from.
+    """
+    try:
+        return with_fn(card)
+    except ValueError as exc:
+        raise InvalidInput(field, f"{exc}; give a formatted name (fn)") from None
+
+
 def _replacement(current: Card, vcard: str) -> Card:
     """The card a whole-vCard update writes, checked against the card it replaces.
 
@@ -355,8 +374,6 @@ def _replacement(current: Card, vcard: str) -> Card:
         new = new.replaced(set(), [make_line("UID", escape_text(current.uid))])
     elif new.uid != current.uid:
         raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
-    if not new.text_of("FN"):
-        raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
     if new.version != "4.0" and not new.all("N"):
         raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
     return new
