@@ -20,6 +20,7 @@ rule this server will not expand (an invalid RRULE, or over an expansion bound).
 
 __all__ = [
     "Count",
+    "complete_series",
     "delete_entry",
     "delete_event",
     "move_event",
@@ -151,4 +152,29 @@ def respond_to_event(calendar: str, partstat: str, *, entry_id: str, scheduling:
         operation("answer an invitation"),
         consequence,
         [*_event(calendar, entry_id), CallerValue("Answer", partstat)],
+    )
+
+
+def complete_series(calendar: str, *, entry_id: str, counts: tuple[int, int] | Literal["uncountable"] | None) -> Dialog:
+    """Marking a whole recurring task done.
+
+    ``counts`` is (occurrences in all, of them still open), None for a series that never ends,
+    ``"uncountable"`` for one whose stored rule this server will not expand.
+    """
+    if counts == "uncountable":
+        op = operation("mark a recurring task done as a whole, although this server cannot expand its stored rule")
+    elif counts is None:
+        op = operation("mark a recurring task that never ends done as a whole, with every occurrence still to come")
+    else:
+        op = operation(
+            "mark a recurring task done as a whole: all {occurrences} of its occurrences, {open} of them still open",
+            occurrences=counts[0],
+            open=counts[1],
+        )
+    return Dialog(
+        op,
+        "Every occurrence still to come leaves the open tasks at once, not only the current one, including "
+        "occurrences nobody has looked at yet; complete_task with completed false and scope series brings them "
+        "back.",
+        [*_calendar(calendar), CallerValue("Task", entry_id, identifier=True)],
     )

@@ -183,6 +183,14 @@ class Written(BaseModel):
     note: str | None = Field(
         default=None, description="Set when the server's answer to the write was lost and the result was read back."
     )
+    occurrence: str | None = Field(
+        default=None,
+        description="For a repeating task done or reopened one occurrence at a time: that occurrence's RECURRENCE-ID.",
+    )
+    next_occurrence: str | None = Field(
+        default=None, description="Its next occurrence not yet done (RECURRENCE-ID); null when none is left."
+    )
+    next_due: str | None = Field(default=None, description="When that next occurrence is due.")
 
 
 class Deleted(BaseModel):
@@ -265,6 +273,19 @@ class TaskDetail(BaseModel):
         "RELATED-TO;RELTYPE=CHILD.",
     )
     etag: str | None = None
+    recurring: bool = Field(default=False, description="True for a repeating task (RRULE or RDATE).")
+    rrule: str | None = None
+    current_occurrence: str | None = Field(
+        default=None,
+        description="For a repeating task: the RECURRENCE-ID of its first occurrence not yet done (the one "
+        "complete_task completes); null when every occurrence is done.",
+    )
+    next_due: str | None = Field(
+        default=None, description="For a repeating task: when that occurrence is due (its start if it has no due)."
+    )
+    completed_occurrences: int = Field(
+        default=0, description="For a repeating task: occurrences marked done (or cancelled) one at a time."
+    )
 
 
 class TaskList(BaseModel):
