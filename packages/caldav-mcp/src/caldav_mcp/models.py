@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from webdav_core.reports import DiscoveryOut as SharedDiscoveryOut
 
 __all__ = [
+    "Alarm",
     "Attachment",
     "Attendee",
     "BusyInterval",
@@ -138,6 +139,20 @@ class Attendee(BaseModel):
     role: str | None = None
 
 
+class Alarm(BaseModel):
+    """A VALARM (RFC 5545 §3.6.6) of an event or task."""
+
+    action: str | None = Field(description="ACTION: DISPLAY, AUDIO, EMAIL or another value.")
+    trigger: str | None = Field(description="The TRIGGER as stored: a duration (-PT15M) or a UTC date-time.")
+    related: str | None = Field(
+        default=None, description="For a duration: START or END (for a task END is its due time); null when absolute."
+    )
+    at: str | None = Field(default=None, description="For an absolute trigger: the instant, ISO 8601.")
+    minutes_before: int | None = Field(
+        default=None, description="For a trigger at or before its start/end in whole minutes: how many."
+    )
+
+
 class EventDetail(BaseModel):
     """An event as stored: the series (or single event) or one occurrence."""
 
@@ -165,6 +180,7 @@ class EventDetail(BaseModel):
         default=None, description="Occurrences of the series in all; null if it never ends."
     )
     changed_occurrences: int = 0
+    alarms: list[Alarm] = Field(default=[], description="Its VALARMs (the occurrence's own, for an occurrence).")
     unreadable: str | None = Field(
         default=None,
         description="Set when the series' recurrence cannot be expanded (an invalid stored RRULE, or over a bound): "
@@ -286,6 +302,7 @@ class TaskDetail(BaseModel):
     completed_occurrences: int = Field(
         default=0, description="For a repeating task: occurrences marked done (or cancelled) one at a time."
     )
+    alarms: list[Alarm] = Field(default=[], description="Its VALARMs.")
 
 
 class TaskList(BaseModel):

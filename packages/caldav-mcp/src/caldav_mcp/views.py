@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
+from caldav_mcp.alarms import alarms_of
 from caldav_mcp.ical import (
     Times,
     Unreadable,
@@ -248,6 +249,7 @@ def event_detail(
         rrule=rrule.to_ical().decode() if rrule is not None and hasattr(rrule, "to_ical") else None,
         occurrences=occurrences,
         changed_occurrences=len(overrides(ical, "VEVENT")),
+        alarms=alarms_of(item),
         unreadable=problem,
     )
 

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from approval_core import NotApproved, structured
 from caldav_mcp import dialogs, task_series
+from caldav_mcp.alarms import set_alarms
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, now_utc, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
@@ -29,8 +30,9 @@ from caldav_mcp.tools.common import (
 )
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.entry_details import journal_detail, related, task_detail
+from caldav_mcp.tools.event_args import AlarmsArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.events_read import CalendarArg
-from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, remove, version_of, write_back
+from caldav_mcp.tools.events_write import remove, version_of, write_back
 from caldav_mcp.views import unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -166,6 +168,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         description: TextArg = None,
         parent: Annotated[str | None, Field(description="UID of a parent task (RELATED-TO).")] = None,
         uid: NewUidArg = None,
+        alarms: AlarmsArg = None,
     ) -> Annotated[CallToolResult, Written]:
         """Create a task (VTODO), dated or not. Give a uid to make the call safe to repeat."""
         cal = await _calendar_for(app, calendar, "VTODO")
@@ -181,6 +184,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         if parent is not None:
             await app.client.find(cal, "VTODO", parent, field="parent")
             todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
+        if alarms:
+            set_alarms(todo, alarms)
         return await create_entry(app, cal, todo, given=uid is not None)
 
     @server.tool(annotations=CHANGE)

@@ -22,8 +22,9 @@ from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import Unreadable, calendar_of, master
 from caldav_mcp.models import Written
 from caldav_mcp.tools.common import TOGGLE, App
+from caldav_mcp.tools.event_args import TokenArg
 from caldav_mcp.tools.events_read import CalendarArg
-from caldav_mcp.tools.events_write import TokenArg, version_of, write_back
+from caldav_mcp.tools.events_write import version_of, write_back
 
 __all__ = ["register"]
 

@@ -1,0 +1,140 @@
+"""update_event: change an event, one occurrence of a series, or a whole series (If-Match on the ETag read).
+
+Only a change that reaches a whole recurring series asks a person first; what it works out before asking
+is in :mod:`caldav_mcp.tools.event_edits`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, InputRequiredResult
+
+from approval_core import NotApproved, structured
+from caldav_mcp import dialogs
+from caldav_mcp.alarms import set_alarms
+from caldav_mcp.editing import apply_text, bump, set_times
+from caldav_mcp.errors import InvalidInput
+from caldav_mcp.ical import calendar_of, is_recurring, master, overrides, value_of
+from caldav_mcp.models import Written
+from caldav_mcp.rrule import until_problem
+from caldav_mcp.tools.common import CHANGE, App, split_id
+from caldav_mcp.tools.event_args import AlarmsArg, IdArg, ScopeArg, TextArg, TimeArg, TokenArg, TzidArg
+from caldav_mcp.tools.event_edits import override_of, reach_of, scope_of, version_of
+from caldav_mcp.tools.events_read import CalendarArg
+from caldav_mcp.tools.write_back import write_back
+
+if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
+    import icalendar
+
+__all__ = ["register"]
+
+
+def register(server: MCPServer[Any], app: App) -> None:
+    """Add update_event to ``server``."""
+
+    @server.tool(annotations=CHANGE)
+    async def update_event(
+        calendar: CalendarArg,
+        id: IdArg,
+        ctx: Context,
+        scope: ScopeArg = None,
+        summary: TextArg = None,
+        description: TextArg = None,
+        location: TextArg = None,
+        start: TimeArg = None,
+        end: TimeArg = None,
+        tzid: TzidArg = None,
+        confirm_token: TokenArg = None,
+        alarms: AlarmsArg = None,
+    ) -> Annotated[CallToolResult, Written] | InputRequiredResult:
+        """Change an event, one occurrence of a series, or a whole series (If-Match on the ETag read).
+
+        Only changing a whole recurring series asks a person first. Fields not given are kept, as is every
+        property this tool does not know (X- properties, attendees), and the stored alarms unless alarms is
+        given (then they are replaced by the ones given; [] removes them).
+        """
+        cal = await app.client.calendar(calendar)
+        uid, rid = split_id(id)
+        changes: dict[str, Any] = {
+            key: value
+            for key, value in (
+                ("summary", summary),
+                ("description", description),
+                ("location", location),
+                ("start", start),
+                ("end", end),
+            )
+            if value is not None
+        }
+        if alarms is not None:
+            changes["alarms"] = [alarm.model_dump(exclude_none=True) for alarm in alarms]
+        if not changes:
+            raise InvalidInput("give at least one of summary, description, location, start, end, alarms")
+        resource = await app.client.find(cal, "VEVENT", uid, field="id")
+        ical = calendar_of(resource)
+        series = master(ical, "VEVENT")
+        recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
+        effective = scope_of(recurring, scope, rid)
+        moves_series = effective == "series" and ("start" in changes or "end" in changes)
+        if moves_series and (overrides(ical, "VEVENT") or "EXDATE" in series):
+            raise InvalidInput(
+                "start: this series has changed or removed occurrences that are tied to its current times; "
+                "change those occurrences one by one instead"
+            )
+        target_component = override_of(ical, series, rid) if effective == "occurrence" and rid else series
+        fields = sorted(changes)
+        asks = effective == "series" and recurring
+        count, own = reach_of(ical) if asks else (1, 0)
+        if asks:
+            await app.client.require_write(cal.path)  # no dialog for what the account may not do
+        decision = await app.gate.check(
+            ctx,
+            tool="update_event",
+            target={
+                "calendar": cal.path,
+                "uid": uid,
+                "recurrence_id": rid if effective == "occurrence" else None,
+                "scope": effective,
+                "changes": changes,
+                "tzid": tzid,
+                "occurrences": count,
+                "own_changes": own,
+                "fields": len(fields),
+            },
+            dialog=dialogs.update_series(cal.path, entry_id=id, fields=fields, occurrences=count, own_changes=own),
+            arguments={"scope": effective},
+            facts={"recurring": recurring},
+            version=version_of(resource) if asks else resource.etag,
+            confirm_token=confirm_token,
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
+        if alarms is not None:
+            set_alarms(target_component, alarms)
+        if start is not None or end is not None:
+            set_times(target_component, start=start, end=end, tzid=tzid)
+            if target_component is series:
+                _check_until(series)
+        bump(target_component)
+        written, note = await write_back(app, cal, uid, resource, ical)
+        out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
+        return structured(
+            Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated", note=note)
+        )
+
+
+def _check_until(series: icalendar.Component) -> None:
+    """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
+
+    Raises:
+        InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
+    """
+    raw: Any = series.get("RRULE")
+    begin: Any = value_of(series, "DTSTART")
+    for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+        problem = until_problem(rule.to_ical().decode(), begin)
+        if problem is not None:
+            raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
