@@ -23,6 +23,7 @@ __all__ = [
     "complete_series",
     "delete_entry",
     "delete_event",
+    "delete_following",
     "move_event",
     "respond_to_event",
     "update_series",
@@ -178,3 +179,28 @@ def complete_series(calendar: str, *, entry_id: str, counts: tuple[int, int] | L
         "back.",
         [*_calendar(calendar), CallerValue("Task", entry_id, identifier=True)],
     )
+
+
+def delete_following(calendar: str, *, entry_id: str, kept: int | None, dropped: Count) -> Dialog:
+    """Deleting one occurrence and every later one: ``kept`` before it stay (None: not counted), ``dropped`` go.
+
+    ``dropped`` is None for a series that never ends, ``"uncountable"`` for one this server will not expand.
+    """
+    if kept is None or dropped == "uncountable":
+        op = operation(
+            "delete one occurrence of a recurring event and every later one; the series, whose stored rule this "
+            "server cannot expand, ends before it"
+        )
+    elif dropped is None:
+        op = operation(
+            "delete one occurrence of a recurring event that never ends and every later one; the {kept} before it stay",
+            kept=kept,
+        )
+    else:
+        op = operation(
+            "delete one occurrence of a recurring event and the ones after it: {dropped} occurrences go, "
+            "the {kept} before it stay",
+            dropped=dropped,
+            kept=kept,
+        )
+    return Dialog(op, NO_HISTORY, _event(calendar, entry_id))

@@ -214,7 +214,7 @@ class Deleted(BaseModel):
 
     calendar: str
     uid: str
-    scope: Literal["entry", "series", "occurrence"]
+    scope: Literal["entry", "series", "occurrence", "following"]
     recurrence_id: str | None = None
     already_gone: bool = Field(
         default=False,

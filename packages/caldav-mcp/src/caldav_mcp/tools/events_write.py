@@ -33,10 +33,11 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
 from caldav_mcp.rrule import first_occurrence_problem
+from caldav_mcp.splitting import Split, end_before
 from caldav_mcp.tools import event_update
 from caldav_mcp.tools.common import ADD, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
-from caldav_mcp.tools.event_args import AlarmsArg, IdArg, ScopeArg, TextArg, TimeArg, TokenArg, TzidArg
+from caldav_mcp.tools.event_args import AlarmsArg, DeleteScopeArg, IdArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.event_edits import (
     ALL_DAY,
     all_day_intent,
@@ -119,34 +120,53 @@ def register(server: MCPServer[Any], app: App) -> None:
 
     @server.tool(annotations=DELETE)
     async def delete_event(
-        calendar: CalendarArg, id: IdArg, ctx: Context, scope: ScopeArg = None, confirm_token: TokenArg = None
+        calendar: CalendarArg, id: IdArg, ctx: Context, scope: DeleteScopeArg = None, confirm_token: TokenArg = None
     ) -> Annotated[CallToolResult, Deleted] | InputRequiredResult:
-        """Delete an event, one occurrence of a series (an EXDATE), or a whole series. Always asks first."""
+        """Delete an event, one occurrence of a series (an EXDATE), or a whole series. Always asks first.
+
+        scope following deletes the occurrence in the id and every later one: the series ends before it (UNTIL).
+        """
         cal = await app.client.calendar(calendar)
         uid, rid = split_id(id)
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
         ical = calendar_of(resource)
         series = master(ical, "VEVENT")
-        effective = scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
+        recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
+        following = scope == "following"
+        if following and not is_recurring(series):
+            raise InvalidInput("scope: 'following' needs a recurring event (an RRULE or RDATE)")
+        effective = scope_of(recurring, "occurrence" if following else scope, rid)
         occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
+        split = Split(ical, occurrence) if following and occurrence is not None else None
         count = count_of(ical) if effective == "series" else 1
         await app.client.require_write(cal.path)
+        target = {
+            "calendar": cal.path,
+            "uid": uid,
+            "scope": "following" if split is not None else effective,
+            "recurrence_id": rid if effective == "occurrence" else None,
+            "occurrences": count if split is None else [split.kept, split.dropped],
+        }
+        dialog = (
+            dialogs.delete_following(cal.path, entry_id=id, kept=split.kept, dropped=split.dropped)
+            if split is not None
+            else dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count)
+        )
         decision = await app.gate.check(
             ctx,
             tool="delete_event",
-            target={
-                "calendar": cal.path,
-                "uid": uid,
-                "scope": effective,
-                "recurrence_id": rid if effective == "occurrence" else None,
-                "occurrences": count,
-            },
-            dialog=dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count),
+            target=target,
+            dialog=dialog,
             version=version_of(resource),
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
             return decision.result
+        if split is not None:
+            end_before(ical, split.original)
+            bump(series)
+            _, note = await write_back(app, cal, uid, resource, ical)
+            return structured(Deleted(calendar=cal.path, uid=uid, scope="following", recurrence_id=rid, note=note))
         if effective == "occurrence" and occurrence is not None and rid is not None:
             remove_occurrence(ical, series, rid, occurrence_start(occurrence))
             _, note = await write_back(app, cal, uid, resource, ical)
