@@ -10,9 +10,12 @@ is meant.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from approval_core import CallerValue, Dialog, operation
+
+if TYPE_CHECKING:
+    from caldav_mcp.rule_change import RuleChange
 
 Count = int | None | Literal["uncountable"]
 """Occurrences of a series: a number, None for a series that never ends, or ``"uncountable"`` for a stored
@@ -20,6 +23,7 @@ rule this server will not expand (an invalid RRULE, or over an expansion bound).
 
 __all__ = [
     "Count",
+    "change_rule",
     "complete_series",
     "delete_entry",
     "delete_event",
@@ -204,3 +208,38 @@ def delete_following(calendar: str, *, entry_id: str, kept: int | None, dropped:
             kept=kept,
         )
     return Dialog(op, NO_HISTORY, _event(calendar, entry_id))
+
+
+def change_rule(calendar: str, *, entry_id: str, fields: list[str], rule: str, change: RuleChange) -> Dialog:
+    """Replacing a series' recurrence rule (RRULE): how many occurrences stay, go and are added."""
+    before, after = change.before, change.after
+    if before == "uncountable" or after == "uncountable":
+        op = operation("replace the recurrence rule of an event; this server cannot expand its stored or new rule")
+    elif before is None and after is None:
+        op = operation("replace the recurrence rule of an event that never ends with another that never ends")
+    elif before is None:
+        op = operation(
+            "replace the recurrence rule of an event that never ends with one of {after} occurrence(s); "
+            "every other occurrence goes",
+            after=after if isinstance(after, int) else 0,
+        )
+    elif after is None:
+        op = operation(
+            "replace the recurrence rule of an event of {before} occurrence(s) with one that never ends",
+            before=before,
+        )
+    else:
+        op = operation(
+            "replace the recurrence rule of an event: {kept} of its {before} occurrence(s) stay, {lost} go and "
+            "{added} are added, {after} in all",
+            kept=change.kept or 0,
+            before=before,
+            lost=change.lost or 0,
+            added=change.added or 0,
+            after=after,
+        )
+    return Dialog(
+        op,
+        "A CalDAV server keeps no version history: the occurrences that go cannot be restored from it.",
+        [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields)), CallerValue("New rule", rule)],
+    )

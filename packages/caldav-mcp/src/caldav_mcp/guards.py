@@ -19,6 +19,10 @@ def _reaches_a_series(call: GuardedCall) -> bool:
     return call.arguments.get("scope") == "series" and bool(call.facts.get("recurring"))
 
 
+def _changes_a_series(call: GuardedCall) -> bool:
+    return _reaches_a_series(call) or call.arguments.get("rrule") is not None
+
+
 def _completes_a_series(call: GuardedCall) -> bool:
     return _reaches_a_series(call) and call.arguments.get("completed") is not False
 
@@ -50,7 +54,9 @@ GUARDS = GuardTable(
         "delete_journal": Guard.always(),
         "move_event": Guard.always(),
         "respond_to_event": Guard.always(),
-        "update_event": Guard.when(_reaches_a_series, "only when changing a whole recurring series"),
+        "update_event": Guard.when(
+            _changes_a_series, "only when changing a whole recurring series, or giving a recurrence rule"
+        ),
         "complete_task": Guard.when(_completes_a_series, "only when completing a whole recurring series"),
     },
     mismatches=[

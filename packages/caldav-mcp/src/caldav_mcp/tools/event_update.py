@@ -8,17 +8,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import Field
 
 from approval_core import NotApproved, structured
 from caldav_mcp import dialogs
 from caldav_mcp.alarms import set_alarms
-from caldav_mcp.editing import apply_text, bump, set_times
+from caldav_mcp.editing import apply_text, bump, set_times, validate_rrule
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import calendar_of, is_recurring, master, overrides, value_of
 from caldav_mcp.models import Written
-from caldav_mcp.rrule import until_problem
+from caldav_mcp.rrule import first_occurrence_problem, until_problem
+from caldav_mcp.rule_change import rule_change, with_rule
 from caldav_mcp.tools.common import CHANGE, App, split_id
 from caldav_mcp.tools.event_args import AlarmsArg, IdArg, ScopeArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.event_edits import override_of, reach_of, scope_of, version_of
@@ -48,6 +51,14 @@ def register(server: MCPServer[Any], app: App) -> None:
         tzid: TzidArg = None,
         confirm_token: TokenArg = None,
         alarms: AlarmsArg = None,
+        rrule: Annotated[
+            str | None,
+            Field(
+                description="A new recurrence rule for the whole series (scope series), or to make a single event "
+                "repeat, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10. Always asks a person first.",
+                max_length=1000,
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, Written] | InputRequiredResult:
         """Change an event, one occurrence of a series, or a whole series (If-Match on the ETag read).
 
@@ -70,8 +81,10 @@ def register(server: MCPServer[Any], app: App) -> None:
         }
         if alarms is not None:
             changes["alarms"] = [alarm.model_dump(exclude_none=True) for alarm in alarms]
+        if rrule is not None:
+            changes["rrule"] = rrule
         if not changes:
-            raise InvalidInput("give at least one of summary, description, location, start, end, alarms")
+            raise InvalidInput("give at least one of summary, description, location, start, end, alarms, rrule")
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
         ical = calendar_of(resource)
         series = master(ical, "VEVENT")
@@ -83,10 +96,21 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "start: this series has changed or removed occurrences that are tied to its current times; "
                 "change those occurrences one by one instead"
             )
+        rule, change = None, None
+        if rrule is not None:
+            if effective == "occurrence":
+                raise InvalidInput("rrule: a recurrence rule belongs to the whole series; give scope 'series'")
+            if "start" in changes or "end" in changes:
+                raise InvalidInput("rrule: change the rule and the times in two calls, the rule first")
+            rule = validate_rrule(rrule, value_of(series, "DTSTART"))
+            never = await anyio.to_thread.run_sync(first_occurrence_problem, rrule, value_of(series, "DTSTART"))
+            if never is not None:
+                raise InvalidInput(f"rrule: {never}")
+            change = rule_change(ical, rule)
         target_component = override_of(ical, series, rid) if effective == "occurrence" and rid else series
         fields = sorted(changes)
-        asks = effective == "series" and recurring
-        count, own = reach_of(ical) if asks else (1, 0)
+        asks = (effective == "series" and recurring) or rule is not None
+        count, own = reach_of(ical) if asks and recurring else (1, 0)
         if asks:
             await app.client.require_write(cal.path)  # no dialog for what the account may not do
         decision = await app.gate.check(
@@ -102,9 +126,12 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "occurrences": count,
                 "own_changes": own,
                 "fields": len(fields),
+                "rule_change": None if change is None else [change.before, change.after, change.kept, change.lost],
             },
-            dialog=dialogs.update_series(cal.path, entry_id=id, fields=fields, occurrences=count, own_changes=own),
-            arguments={"scope": effective},
+            dialog=dialogs.change_rule(cal.path, entry_id=id, fields=fields, rule=rrule or "", change=change)
+            if change is not None
+            else dialogs.update_series(cal.path, entry_id=id, fields=fields, occurrences=count, own_changes=own),
+            arguments={"scope": effective, "rrule": rrule},
             facts={"recurring": recurring},
             version=version_of(resource) if asks else resource.etag,
             confirm_token=confirm_token,
@@ -114,6 +141,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if alarms is not None:
             set_alarms(target_component, alarms)
+        if rule is not None:
+            with_rule(series, rule)
         if start is not None or end is not None:
             set_times(target_component, start=start, end=end, tzid=tzid)
             if target_component is series:
