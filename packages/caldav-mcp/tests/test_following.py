@@ -11,7 +11,7 @@ import time
 import icalendar
 import pytest
 
-from approval_core.testing import DialogLog, accept, connect
+from approval_core.testing import DialogLog, accept, connect, ticked
 from caldav_helpers import HOSTILE, ics, structured, vevent
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +121,89 @@ async def test_the_first_occurrence_is_refused_before_asking(account) -> None:
     assert once.is_error
     assert once.content[0].text.startswith("scope: 'following' needs a recurring event")
     assert log.messages == []
+
+
+def _entries(account) -> dict[str, icalendar.Calendar]:
+    found: dict[str, icalendar.Calendar] = {}
+    cal = account.dav.calendar(url=account.server.url.rstrip("/") + account.work)
+    for item in cal.objects(load_objects=True):
+        if not item.data:
+            continue  # listed by the library but not there to load
+        parsed = icalendar.Calendar.from_ical(item.data)
+        found[str(next(iter(parsed.walk("VEVENT")))["UID"])] = parsed
+    return found
+
+
+async def test_update_following_splits_off_a_new_series_across_the_dst_change(account, host_zone) -> None:
+    account.put(account.work, "weekly.ics", ZONED)
+    log = DialogLog(accept)
+    args = {"calendar": account.work, "id": "weekly@example.org#20261029T080000Z", "scope": "following"}
+    async with connect(account.build(), revision="2025-11-25", answer=log) as client:
+        done = structured(
+            await client.call_tool("update_event", {**args, "summary": "Review", "alarms": [{"minutes_before": 5}]})
+        )
+        listed = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    [message] = log.messages
+    assert "2 field(s) of one occurrence of a recurring event and the ones after it: 3 occurrence(s) become a new" in (
+        message
+    )
+    assert "the 2 before it stay as they are" in message
+    assert HOSTILE not in message
+    assert done["split_from"] == "weekly@example.org"
+    new_uid = done["uid"]
+    assert [(e["start"], e["uid"] == new_uid, e["summary"] == "Review") for e in listed["events"]] == [
+        ("2026-10-15T09:00:00+02:00", False, False),
+        ("2026-10-22T09:00:00+02:00", False, False),
+        ("2026-10-29T09:00:00+01:00", True, True),
+        ("2026-11-12T14:00:00+01:00", True, False),  # the override moved with it, its own summary kept
+        ("2026-11-19T09:00:00+01:00", True, True),
+    ]
+    entries = _entries(account)
+    assert set(entries) == {"weekly@example.org", new_uid}
+    head = next(c for c in entries[new_uid].walk("VEVENT") if "RECURRENCE-ID" not in c)
+    assert str(head["RELATED-TO"]) == "weekly@example.org"
+    assert head["RRULE"].to_ical() == b"FREQ=WEEKLY;COUNT=4"
+    assert [v.dt.day for v in head["EXDATE"].dts] == [5]  # the EXDATE after the split is kept
+    assert head["DTSTART"].params["TZID"] == "Europe/Berlin"
+    assert len(head.subcomponents) == 1
+
+
+async def test_update_following_of_an_all_day_series_that_never_ends(account) -> None:
+    account.put(account.work, "days.ics", ALL_DAY)
+    async with connect(account.build(), revision="2026-07-28", answer=accept) as client:
+        done = structured(
+            await client.call_tool(
+                "update_event",
+                {"calendar": account.work, "id": "days@example.org#20261028", "scope": "following", "summary": "Run"},
+            )
+        )
+        listed = structured(
+            await client.call_tool(
+                "list_events", {"calendar": account.work, "start": "2026-10-26", "end": "2026-10-31"}
+            )
+        )
+    assert [(e["start"], e["summary"]) for e in listed["events"]] == [
+        ("2026-10-26", "Gym"),
+        ("2026-10-27", "Gym"),
+        ("2026-10-28", "Run"),
+        ("2026-10-29", "Run"),
+        ("2026-10-30", "Run"),
+    ]
+    assert listed["events"][2]["uid"] == done["uid"]
+
+
+async def test_when_the_old_series_changed_meanwhile_the_new_one_is_removed_again(account) -> None:
+    account.put(account.work, "weekly.ics", ZONED)
+
+    async def change_then_accept(context, params):
+        account.put(account.work, "weekly.ics", ZONED.replace("COUNT=6", "COUNT=7"))  # someone else's edit
+        return ticked
+
+    args = {"calendar": account.work, "id": "weekly@example.org#20261029T080000Z", "scope": "following"}
+    async with connect(account.build(), revision="2025-11-25", answer=change_then_accept) as client:
+        result = await client.call_tool("update_event", {**args, "summary": "Review"})
+    assert result.is_error
+    assert "removed again" in result.content[0].text
+    assert set(_entries(account)) == {"weekly@example.org"}
+    _, text = account.get(account.work, "weekly.ics")
+    assert "COUNT=7" in text

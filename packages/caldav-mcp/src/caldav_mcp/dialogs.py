@@ -30,6 +30,7 @@ __all__ = [
     "delete_following",
     "move_event",
     "respond_to_event",
+    "update_following",
     "update_series",
 ]
 
@@ -242,4 +243,34 @@ def change_rule(calendar: str, *, entry_id: str, fields: list[str], rule: str, c
         op,
         "A CalDAV server keeps no version history: the occurrences that go cannot be restored from it.",
         [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields)), CallerValue("New rule", rule)],
+    )
+
+
+def update_following(calendar: str, *, entry_id: str, fields: list[str], kept: int | None, moved: Count) -> Dialog:
+    """Splitting a series at one occurrence: the part from it on becomes a new series with the changes."""
+    if kept is None or moved == "uncountable":
+        op = operation(
+            "change {fields} field(s) of one occurrence of a recurring event and every later one, as a new series; "
+            "this server cannot expand the stored rule to count them",
+            fields=len(fields),
+        )
+    elif moved is None:
+        op = operation(
+            "change {fields} field(s) of one occurrence of a recurring event that never ends and every later one, "
+            "as a new series; the {kept} before it stay as they are",
+            fields=len(fields),
+            kept=kept,
+        )
+    else:
+        op = operation(
+            "change {fields} field(s) of one occurrence of a recurring event and the ones after it: {moved} "
+            "occurrence(s) become a new series with the change, the {kept} before it stay as they are",
+            fields=len(fields),
+            moved=moved,
+            kept=kept,
+        )
+    return Dialog(
+        op,
+        "A CalDAV server keeps no version history: the values being replaced cannot be restored from it.",
+        [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))],
     )

@@ -16,7 +16,7 @@ __all__ = ["EFFECTS", "GUARDS", "OPEN_WORLD"]
 
 
 def _reaches_a_series(call: GuardedCall) -> bool:
-    return call.arguments.get("scope") == "series" and bool(call.facts.get("recurring"))
+    return call.arguments.get("scope") in ("series", "following") and bool(call.facts.get("recurring"))
 
 
 def _changes_a_series(call: GuardedCall) -> bool:

@@ -207,6 +207,11 @@ class Written(BaseModel):
         default=None, description="Its next occurrence not yet done (RECURRENCE-ID); null when none is left."
     )
     next_due: str | None = Field(default=None, description="When that next occurrence is due.")
+    split_from: str | None = Field(
+        default=None,
+        description="For update_event with scope following: the UID of the series that now ends before this new "
+        "one (the new series names it in RELATED-TO).",
+    )
 
 
 class Deleted(BaseModel):

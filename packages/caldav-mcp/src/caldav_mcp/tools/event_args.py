@@ -7,15 +7,15 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from caldav_mcp.alarms import AlarmIn
-from caldav_mcp.tools.event_edits import Scope
 
 __all__ = ["AlarmsArg", "DeleteScopeArg", "IdArg", "ScopeArg", "TextArg", "TimeArg", "TokenArg", "TzidArg"]
 
 IdArg = Annotated[str, Field(description="Event id from list_events: a UID, or UID#RECURRENCE-ID.", min_length=1)]
 ScopeArg = Annotated[
-    Scope | None,
+    Literal["occurrence", "following", "series"] | None,
     Field(
-        description="For a recurring event: 'occurrence' (the one in the id) or 'series' (all of them). Required then."
+        description="For a recurring event: 'occurrence' (the one in the id), 'following' (that occurrence and "
+        "every later one, split off as a new series) or 'series' (all of them). Required then."
     ),
 ]
 DeleteScopeArg = Annotated[

@@ -22,10 +22,12 @@ from caldav_mcp.ical import calendar_of, is_recurring, master, overrides, value_
 from caldav_mcp.models import Written
 from caldav_mcp.rrule import first_occurrence_problem, until_problem
 from caldav_mcp.rule_change import rule_change, with_rule
+from caldav_mcp.splitting import Split
 from caldav_mcp.tools.common import CHANGE, App, split_id
 from caldav_mcp.tools.event_args import AlarmsArg, IdArg, ScopeArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.event_edits import override_of, reach_of, scope_of, version_of
-from caldav_mcp.tools.events_read import CalendarArg
+from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
+from caldav_mcp.tools.following import tail_of, write_split
 from caldav_mcp.tools.write_back import write_back
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -89,7 +91,12 @@ def register(server: MCPServer[Any], app: App) -> None:
         ical = calendar_of(resource)
         series = master(ical, "VEVENT")
         recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
-        effective = scope_of(recurring, scope, rid)
+        following = scope == "following"
+        if following and not is_recurring(series):
+            raise InvalidInput("scope: 'following' needs a recurring event (an RRULE or RDATE)")
+        if following and rrule is not None:
+            raise InvalidInput("rrule: a new rule is given with scope 'series'; split the series first")
+        effective = scope_of(recurring, "occurrence" if following else scope, rid)
         moves_series = effective == "series" and ("start" in changes or "end" in changes)
         if moves_series and (overrides(ical, "VEVENT") or "EXDATE" in series):
             raise InvalidInput(
@@ -107,7 +114,13 @@ def register(server: MCPServer[Any], app: App) -> None:
             if never is not None:
                 raise InvalidInput(f"rrule: {never}")
             change = rule_change(ical, rule)
-        target_component = override_of(ical, series, rid) if effective == "occurrence" and rid else series
+        split = Split(ical, occurrence_of(ical, rid, uid)) if following and rid else None
+        tail = tail_of(ical, split, changes, tzid) if split is not None else None
+        if split is not None:
+            await app.client.require_write(cal.path)
+        target_component = (
+            override_of(ical, series, rid) if effective == "occurrence" and rid and split is None else series
+        )
         fields = sorted(changes)
         asks = (effective == "series" and recurring) or rule is not None
         count, own = reach_of(ical) if asks and recurring else (1, 0)
@@ -127,17 +140,34 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "own_changes": own,
                 "fields": len(fields),
                 "rule_change": None if change is None else [change.before, change.after, change.kept, change.lost],
+                "split": None if split is None else [split.kept, split.dropped],
             },
             dialog=dialogs.change_rule(cal.path, entry_id=id, fields=fields, rule=rrule or "", change=change)
             if change is not None
+            else dialogs.update_following(cal.path, entry_id=id, fields=fields, kept=split.kept, moved=split.dropped)
+            if split is not None
             else dialogs.update_series(cal.path, entry_id=id, fields=fields, occurrences=count, own_changes=own),
-            arguments={"scope": effective, "rrule": rrule},
+            arguments={"scope": "following" if split is not None else effective, "rrule": rrule},
             facts={"recurring": recurring},
-            version=version_of(resource) if asks else resource.etag,
+            version=version_of(resource) if asks or split is not None else resource.etag,
             confirm_token=confirm_token,
         )
         if isinstance(decision, NotApproved):
             return decision.result
+        if split is not None and tail is not None:
+            created, note = await write_split(app, cal, uid, resource, ical, split, tail)
+            new_uid = str(master(tail, "VEVENT")["UID"])
+            return structured(
+                Written(
+                    calendar=cal.path,
+                    uid=new_uid,
+                    id=new_uid,
+                    etag=created.etag,
+                    action="updated",
+                    note=note,
+                    split_from=uid,
+                )
+            )
         apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
         if alarms is not None:
             set_alarms(target_component, alarms)
