@@ -246,7 +246,7 @@ UPDATE_ERRORS = [
     ({"vcard": "hello"}, "is not a vCard"),
     ({"vcard": vcard("UID:a", "FN:A", version="4.0")}, "must be vCard 3.0"),
     ({"vcard": vcard("UID:other", "FN:A")}, "must keep the UID"),
-    ({"vcard": vcard("UID:a", "N:A;;;;")}, "must have FN"),
+    ({"vcard": vcard("UID:a", "N:;;;;")}, "no N, ORG or EMAIL to make one from"),
     ({"vcard": vcard("UID:a", "FN:A")}, "must have N"),
     ({"vcard": vcard("UID:a", "FN:G", "X-ADDRESSBOOKSERVER-KIND:group")}, "is a group card"),
 ]

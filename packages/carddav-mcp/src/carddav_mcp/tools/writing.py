@@ -26,7 +26,7 @@ from approval_core import ApprovalGate, Dialog, NotApproved, StoredView, annotat
 from carddav_mcp import dialogs, stored
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
-from carddav_mcp.fields import changed_lines
+from carddav_mcp.fields import changed_lines, replacement, stored_form
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
 from carddav_mcp.tools.reading import BookArg, ContactArg, contact_entry
@@ -130,19 +130,24 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             target: dict[str, Any] = {"contact": href}
             if changes is not None:
                 actions, names, lines = changed_lines(changes, current.version, creating=False, current=current)
-                new = current.replaced(names, lines)
+                new, added = stored_form(current.replaced(names, lines), "changes.fn")
                 target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
                 target["actions"] = actions
+                target["fn_added"] = added
                 set_count = sum(1 for action in actions.values() if action == "set")
                 target["counts"] = {"fields": len(actions), "set": set_count, "cleared": len(actions) - set_count}
-                return entry, new, sorted(actions), dialogs.update_fields_dialog(book, contact_id, actions), target
+                dialog = dialogs.update_fields_dialog(book, contact_id, actions, added)
+                return entry, new, sorted(actions), dialog, target
             assert vcard is not None
-            new = _replacement(current, vcard)
+            new, added = stored_form(replacement(current, vcard), "vcard")
+            target["fn_added"] = added
             kept = {_same(p) for p in new.props}
             dropped = sum(1 for p in current.props if p.name != "VERSION" and _same(p) not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
             counts = {"current": _property_count(current), "new": _property_count(new), "dropped": dropped}
-            dialog = dialogs.replace_card_dialog(book, contact_id, counts["current"], counts["new"], dropped, photo)
+            dialog = dialogs.replace_card_dialog(
+                book, contact_id, counts["current"], counts["new"], dropped, photo, added
+            )
             target["vcard"] = vcard
             target["counts"] = {**counts, "photo_goes": photo}
             old_lines, new_lines = {p.line for p in current.props}, {p.line for p in new.props}
@@ -178,7 +183,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             written.append(await backend.client().put(href, new.serialize(), etag=version))
 
         await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
-        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed))
+        added = target["fn_added"]
+        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed, fn_added=added))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def delete_contact(
@@ -360,28 +366,3 @@ async def _still_there(backend: Backend, href: str, new_href: str) -> Entry:
             "destination, so the move has already been done. Nothing was changed.",
             404,
         ) from None
-
-
-def _replacement(current: Card, vcard: str) -> Card:
-    """The card a whole-vCard update writes, checked against the card it replaces.
-
-    Raises:
-        InvalidInput: naming ``vcard`` and the rule it breaks.
-    """
-    try:
-        new = Card.parse(vcard)
-    except ValueError as exc:
-        raise InvalidInput("vcard", f"is not a vCard: {exc}") from None
-    if new.is_group:
-        raise InvalidInput("vcard", "is a group card; the contact tools write contact cards only")
-    if new.version != current.version:
-        raise InvalidInput("vcard", f"must be vCard {current.version}, the version of the card it replaces")
-    if new.uid is None and current.uid:
-        new = new.replaced(set(), [make_line("UID", escape_text(current.uid))])
-    elif new.uid != current.uid:
-        raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
-    if not new.text_of("FN"):
-        raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
-    if new.version != "4.0" and not new.all("N"):
-        raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
-    return new
