@@ -31,7 +31,7 @@ from approval_core.page.approval_page import PREFIX
 from approval_core.page.markup import approval_html
 from approval_core.page.pending import PendingApproval
 from approval_core.page.settings import PageSettings
-from approval_core.page.stored import ENTRY_LIMIT, VALUE_LIMIT, unbound_etags
+from approval_core.page.stored import ENTRY_LIMIT, ROW_LIMIT, VALUE_LIMIT, unbound_etags
 from approval_core.page.stored_markup import STORED_HEADING, lookalikes, stored_html
 from approval_core.testing import DialogLog, call_once, connect, ticked
 from approval_core.testing.recorders import AuditRecorder
@@ -126,6 +126,22 @@ def test_a_bulk_view_lists_up_to_its_bound_and_counts_the_rest() -> None:
     assert len(view.entries) == ENTRY_LIMIT
     assert view.not_listed == 7
     assert "… and 7 more entries, not listed here." in stored_html(view)
+
+
+def test_an_entry_lists_up_to_its_bound_of_changes_and_counts_the_rest() -> None:
+    """A stored entry with thousands of changed properties keeps the record small and the page readable."""
+    many = tuple(Change(label=f"X-P{i}", before="v" * 900, after=None) for i in range(5000))
+    view = StoredView(entries=(_entry("Ada", changes=many),))
+    entry = view.entries[0]
+    assert len(entry.changes) == ROW_LIMIT
+    assert entry.not_listed == 5000 - ROW_LIMIT
+    again = StoredView.from_json(view.to_json())
+    assert again is not None
+    assert len(again.entries[0].changes) == ROW_LIMIT
+    assert again.entries[0].not_listed == 5000 - ROW_LIMIT
+    assert len(view.to_json()) < 200_000
+    html = stored_html(again)
+    assert f"… and {5000 - ROW_LIMIT:,} more changed fields, not listed here." in html
 
 
 def test_a_body_is_a_fenced_block_of_the_first_4000_characters() -> None:
