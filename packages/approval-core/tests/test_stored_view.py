@@ -319,3 +319,60 @@ async def test_a_view_expires_with_its_question_and_then_shows_nothing() -> None
     now[0] += 91
     assert (await views.get(record.id)) is None
     assert (await views.get("not-a-view")) is None
+
+
+async def test_two_dialogs_of_one_call_keep_their_own_views_until_each_is_answered() -> None:
+    """The same call made twice at once pushes two dialogs: answering one must not close the other's view."""
+    from approval_core import Binding, CallerValue, Dialog, MemoryStore, operation
+    from approval_core.page.views import ReadOnlyViews
+
+    views = ReadOnlyViews(MemoryStore(), "s")
+    dialog = Dialog(operation("delete an item"), "Gone for good.", [CallerValue("Item", "a")])
+    binding = Binding("s", "t", {"x": 1})
+    first = await views.open(binding, dialog, StoredView(entries=(_entry("Standup"),)), 90, alone=False)
+    second = await views.open(binding, dialog, StoredView(entries=(_entry("Standup"),)), 90, alone=False)
+    assert (await views.get(first.id)) is not None, "the first dialog is still open: its view stays"
+    await views.close(binding.fingerprint, first.id)
+    assert (await views.get(first.id)) is None
+    assert (await views.get(second.id)) is not None, "the second dialog is still open: its view stays"
+    await views.close(binding.fingerprint)  # a 2026-07-28 answer closes the question's view by its fingerprint
+    assert (await views.get(second.id)) is None
+
+
+async def test_a_pushed_dialog_answered_first_leaves_the_other_dialogs_view_open(tmp_path: Path) -> None:
+    """One call made twice at once (2025-11-25): each pushed dialog links its own view; the first call to end
+    closes only its own, so the person still sees what the second dialog would change."""
+    import anyio
+
+    example = _example(tmp_path)
+    links: list[str] = []
+    both_asked = anyio.Event()
+    one_call_ended = anyio.Event()
+    seen_after_first: list[httpx.Response] = []
+
+    async def answer_one_then_look(context: object, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        link = params.message.rsplit(" ", 1)[1]
+        links.append(link)
+        if len(links) == 2:
+            both_asked.set()
+        await both_asked.wait()
+        if link == links[0]:
+            return ticked
+        with anyio.fail_after(30):
+            await one_call_ended.wait()  # the first call has ended (its dialog's view closed with it)
+        seen_after_first.append(await _view_text(example, link))
+        return ticked
+
+    log = DialogLog(answer_one_then_look)  # type: ignore[arg-type]
+    async with connect(example.server, revision="2025-11-25", answer=log) as client:
+
+        async def call() -> None:
+            await client.call_tool("delete_items", {"book": "b", "ids": ["a"]})
+            one_call_ended.set()
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(call)
+            calls.start_soon(call)
+    (second,) = seen_after_first
+    assert second.status_code == 200, "the second dialog is still open, so its view is too"
+    assert "&lt;script&gt;alert(1)" in second.text
