@@ -31,7 +31,7 @@ from approval_core.page.approval_page import PREFIX
 from approval_core.page.markup import approval_html
 from approval_core.page.pending import PendingApproval
 from approval_core.page.settings import PageSettings
-from approval_core.page.stored import ENTRY_LIMIT, VALUE_LIMIT, unbound_etags
+from approval_core.page.stored import ENTRY_LIMIT, ROW_LIMIT, VALUE_LIMIT, unbound_etags
 from approval_core.page.stored_markup import STORED_HEADING, lookalikes, stored_html
 from approval_core.testing import DialogLog, call_once, connect, ticked
 from approval_core.testing.recorders import AuditRecorder
@@ -126,6 +126,22 @@ def test_a_bulk_view_lists_up_to_its_bound_and_counts_the_rest() -> None:
     assert len(view.entries) == ENTRY_LIMIT
     assert view.not_listed == 7
     assert "… and 7 more entries, not listed here." in stored_html(view)
+
+
+def test_an_entry_lists_up_to_its_bound_of_changes_and_counts_the_rest() -> None:
+    """A stored entry with thousands of changed properties keeps the record small and the page readable."""
+    many = tuple(Change(label=f"X-P{i}", before="v" * 900, after=None) for i in range(5000))
+    view = StoredView(entries=(_entry("Ada", changes=many),))
+    entry = view.entries[0]
+    assert len(entry.changes) == ROW_LIMIT
+    assert entry.not_listed == 5000 - ROW_LIMIT
+    again = StoredView.from_json(view.to_json())
+    assert again is not None
+    assert len(again.entries[0].changes) == ROW_LIMIT
+    assert again.entries[0].not_listed == 5000 - ROW_LIMIT
+    assert len(view.to_json()) < 200_000
+    html = stored_html(again)
+    assert f"… and {5000 - ROW_LIMIT:,} more changed fields, not listed here." in html
 
 
 def test_a_body_is_a_fenced_block_of_the_first_4000_characters() -> None:
@@ -303,3 +319,71 @@ async def test_a_view_expires_with_its_question_and_then_shows_nothing() -> None
     now[0] += 91
     assert (await views.get(record.id)) is None
     assert (await views.get("not-a-view")) is None
+
+
+async def test_two_dialogs_of_one_call_keep_their_own_views_until_each_is_answered() -> None:
+    """The same call made twice at once pushes two dialogs: answering one must not close the other's view."""
+    from approval_core import Binding, CallerValue, Dialog, MemoryStore, operation
+    from approval_core.page.views import ReadOnlyViews
+
+    views = ReadOnlyViews(MemoryStore(), "s")
+    dialog = Dialog(operation("delete an item"), "Gone for good.", [CallerValue("Item", "a")])
+    binding = Binding("s", "t", {"x": 1})
+    first = await views.open(binding, dialog, StoredView(entries=(_entry("Standup"),)), 90, alone=False)
+    second = await views.open(binding, dialog, StoredView(entries=(_entry("Standup"),)), 90, alone=False)
+    assert (await views.get(first.id)) is not None, "the first dialog is still open: its view stays"
+    await views.close(binding.fingerprint, first.id)
+    assert (await views.get(first.id)) is None
+    assert (await views.get(second.id)) is not None, "the second dialog is still open: its view stays"
+    await views.close(binding.fingerprint)  # a 2026-07-28 answer closes the question's view by its fingerprint
+    assert (await views.get(second.id)) is None
+
+
+async def test_a_pushed_dialog_answered_first_leaves_the_other_dialogs_view_open(tmp_path: Path) -> None:
+    """One call made twice at once (2025-11-25): each pushed dialog links its own view; the first call to end
+    closes only its own, so the person still sees what the second dialog would change."""
+    import anyio
+
+    example = _example(tmp_path)
+    links: list[str] = []
+    both_asked = anyio.Event()
+    one_call_ended = anyio.Event()
+    seen_after_first: list[httpx.Response] = []
+
+    async def answer_one_then_look(context: object, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        link = params.message.rsplit(" ", 1)[1]
+        links.append(link)
+        if len(links) == 2:
+            both_asked.set()
+        await both_asked.wait()
+        if link == links[0]:
+            return ticked
+        with anyio.fail_after(30):
+            await one_call_ended.wait()  # the first call has ended (its dialog's view closed with it)
+        seen_after_first.append(await _view_text(example, link))
+        return ticked
+
+    log = DialogLog(answer_one_then_look)  # type: ignore[arg-type]
+    async with connect(example.server, revision="2025-11-25", answer=log) as client:
+
+        async def call() -> None:
+            await client.call_tool("delete_items", {"book": "b", "ids": ["a"]})
+            one_call_ended.set()
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(call)
+            calls.start_soon(call)
+    (second,) = seen_after_first
+    assert second.status_code == 200, "the second dialog is still open, so its view is too"
+    assert "&lt;script&gt;alert(1)" in second.text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="whole-script and same-script look-alikes need the confusables data of UTS #39 (not yet used): a name "
+    "written wholly in Cyrillic letters that read as Latin, or with Latin small capitals or IPA letters, is not marked",
+)
+def test_whole_script_and_latin_lookalike_names_are_marked() -> None:
+    assert lookalikes("\u0441\u043e\u0441\u0430") != []  # "соса", all Cyrillic, reads as "coca"
+    assert lookalikes("\u1d18aypal") != []  # LATIN LETTER SMALL CAPITAL P
+    assert lookalikes("\u0251pple") != []  # LATIN SMALL LETTER ALPHA

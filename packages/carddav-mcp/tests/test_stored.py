@@ -60,6 +60,19 @@ def test_a_whole_card_replacement_labels_properties_by_their_field() -> None:
     ]
 
 
+def test_a_card_with_thousands_of_dropped_properties_lists_a_bounded_number() -> None:
+    """A whole-card replacement of a card holding 3,000 distinct X- properties: the page lists a bounded few."""
+    from approval_core.page.stored import ROW_LIMIT
+
+    lines = [f"X-JUNK{i}:{'j' * 200}" for i in range(3000)]
+    current = entry("ada", "FN:Ada", *lines)
+    new = Card.parse(vcard("FN:Ada"))
+    changes = stored.property_changes(current.card, new, [f"X-JUNK{i}" for i in range(3000)])
+    shown = stored.contact(BOOK, current, changes=changes)
+    assert len(shown.changes) == ROW_LIMIT
+    assert shown.not_listed == 3000 - ROW_LIMIT
+
+
 def test_a_categories_group_names_no_etag_and_a_card_group_its_own() -> None:
     labelled = GroupView(id=f"{BOOK.path}#Chess", book=BOOK.path, name="Chess", convention="categories",
                          members=["/willi/work/a.vcf"])  # fmt: skip

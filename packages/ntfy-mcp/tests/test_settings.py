@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from approval_core import ApprovalSettings
@@ -193,12 +195,27 @@ def test_one_host_spelt_two_ways_is_one_host(ntfy: str, push: str) -> None:
         ("http://10.0.0.1", "http://10.0.0.2/approvals-willi"),
         ("http://[2001:db8::1]", "http://[2001:db8::2]/approvals-willi"),
         ("https://ntfy.example.org", "https://ntfy.example.org.evil.test/approvals-willi"),
-        ("http://127.0.0.1", "http://127.0.0.1.nip.io/approvals-willi"),  # a name, not this machine's address
+        ("http://127.0.0.1", "http://127.0.0.1.invalid/approvals-willi"),  # a name that resolves to nothing (RFC 6761)
         ("https://cafe.example", "https://cafe.example.org/approvals-willi"),
     ],
 )
 def test_other_hosts_stay_other_hosts(ntfy: str, push: str) -> None:
     refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+
+
+def test_a_name_that_resolves_to_the_push_host_is_that_host() -> None:
+    """This machine's host name (in /etc/hosts, resolving to a loopback or its own address) is the push's host."""
+    name = socket.gethostname()
+    addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    assert addresses, f"the host name {name!r} does not resolve; add it to /etc/hosts"
+    address = sorted(addresses)[0]
+    push = f"http://[{address}]:2586/approvals-willi" if ":" in address else f"http://{address}:2586/approvals-willi"
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": f"http://{name}:2586"}), *push_of(push))
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(
+            NtfySettings.from_env({"NTFY_URL": push.rsplit("/", 1)[0]}), *push_of(f"http://{name}:2586/approvals-willi")
+        )
 
 
 @pytest.mark.parametrize("topics", ["alerts,approvals-willi", None])

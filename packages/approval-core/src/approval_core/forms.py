@@ -53,11 +53,14 @@ class FormPaths:
         self.dialog_timeout = dialog_timeout
         self.page = page
 
-    async def _view_link(self, binding: Binding, dialog: Question, stored: StoredView | None, ttl: float) -> str | None:
-        """The link of a read-only view of this question when the page is served, else None."""
+    async def _view(
+        self, binding: Binding, dialog: Question, stored: StoredView | None, ttl: float, *, alone: bool
+    ) -> tuple[str, str] | None:
+        """The id and link of a read-only view of this question when the page is served, else None."""
         if self.page is None or not self.page.serving():
             return None
-        return self.page.view_url(await self.page.views.open(binding, dialog, stored, ttl))
+        record = await self.page.views.open(binding, dialog, stored, ttl, alone=alone)
+        return record.id, self.page.view_url(record)
 
     # ------------------------------------------------------------------ 2025-11-25: push
 
@@ -69,7 +72,8 @@ class FormPaths:
         Raises:
             StoreUnavailable: the read-only view could not be recorded.
         """
-        link = await self._view_link(binding, dialog, stored, self.dialog_timeout)
+        view = await self._view(binding, dialog, stored, self.dialog_timeout, alone=False)
+        link = None if view is None else view[1]
         self._audit("asked", binding, "dialog")
         watch = CallerWatch(ctx)
         outcome = "timed_out"
@@ -83,9 +87,9 @@ class FormPaths:
             self._audit("caller_gone", binding, "dialog", "cancelled")
             raise
         finally:
-            if link is not None and self.page is not None:
+            if view is not None and self.page is not None:
                 with anyio.CancelScope(shield=True):
-                    await self.page.views.close(binding.fingerprint)
+                    await self.page.views.close(binding.fingerprint, view[0])
         if watch.gone or await watch.gone_now():
             outcome = "caller_gone"
         return self.conclude(binding, "dialog", outcome)
@@ -120,9 +124,9 @@ class FormPaths:
     async def _question(self, binding: Binding, dialog: Question, stored: StoredView | None) -> NotApproved:
         call = current_call()
         state = await self.sealer.seal(binding.tool, binding.fingerprint, None if call is None else call.memo)
-        link = await self._view_link(binding, dialog, stored, self.sealer.ttl)
+        view = await self._view(binding, dialog, stored, self.sealer.ttl, alone=True)
         self._audit("asked", binding, "input_required")
-        message = with_link(dialog.render(), link)
+        message = with_link(dialog.render(), None if view is None else view[1])
         question = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=dialog.schema()))
         result = InputRequiredResult(input_requests={INPUT_KEY: question}, request_state=state)
         return NotApproved("input_required", "asked", result)

@@ -84,12 +84,29 @@ def when(value: Any, tzid: str | None = None) -> tuple[str, str | None]:
     return str(value), None
 
 
+def _stored_time(found: Any) -> tuple[str, str | None]:
+    """A stored time property as :func:`when` writes it; one that is not a time, as its stored text, no instant.
+
+    Another client may have stored a DTSTART or DTEND the icalendar library cannot read as a time (it raises
+    ``BrokenCalendarProperty``, a ValueError, naming the value); the page then shows the value as stored.
+    """
+    tzid = found.params.get("TZID")
+    try:
+        moment = found.dt
+    except ValueError:
+        raw = found.to_ical()
+        return (
+            f"{raw.decode('utf-8', 'replace') if isinstance(raw, bytes) else raw} (not a time this server can read)",
+            None,
+        )
+    return when(moment, str(tzid) if tzid else None)
+
+
 def _time_field(component: icalendar.Component, prop: str, label: str) -> StoredField | None:
     found: Any = component.get(prop)
     if found is None:
         return None
-    tzid = found.params.get("TZID")
-    text, instant = when(found.dt, str(tzid) if tzid else None)
+    text, instant = _stored_time(found)
     return StoredField(label=label, value=text, instant=instant)
 
 
@@ -238,7 +255,7 @@ def changes_of(component: icalendar.Component, new: Mapping[str, Any], tzid: str
             out.append(Change(label=label, before=_text(component, prop), after=after, name=key == "summary"))
             continue
         found: Any = component.get(prop)
-        before = None if found is None else when(found.dt, str(found.params.get("TZID") or "") or None)[0]
+        before = None if found is None else _stored_time(found)[0]
         text = str(value)
         after = text if tzid is None or len(text) == 10 else f"{text} {tzid}"
         out.append(Change(label=label, before=before, after=after))

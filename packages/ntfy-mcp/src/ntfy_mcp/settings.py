@@ -167,6 +167,36 @@ def _host(url: str) -> str:
     return address.compressed
 
 
+def _hosts(url: str) -> set[str]:
+    """The host of ``url`` as :func:`_host` has it and, for a name, every address it resolves to now.
+
+    A name is a spelling too: this machine's host name, ``ip6-localhost`` or a
+    ``*.nip.io`` name reach the same ntfy as the address they resolve to
+    (``getaddrinfo``, /etc/hosts first). A name that does not resolve is
+    compared as written.
+    """
+    host = _host(url)
+    found = {host}
+    if host == _LOOPBACK or _is_address(host):
+        return found
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return found
+    for info in infos:
+        address = str(info[4][0]).split("%", 1)[0]
+        found.add(_host(f"http://[{address}]" if ":" in address else f"http://{address}"))
+    return found
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_topic: str | None) -> None:
     """Refuse settings under which ntfy-mcp's tools could reach the approval page's push topic.
 
@@ -185,8 +215,9 @@ def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_top
             name shared with another server is still refused), or
             ``NTFY_TOPICS`` is unset (every topic) while the push goes to the
             same ntfy host, compared as addresses (:func:`_host`: ``127.1``,
-            ``[::1]`` and ``localhost.`` are all this machine; scheme and
-            port are not compared).
+            ``[::1]`` and ``localhost.`` are all this machine; a name also as
+            the addresses it resolves to, :func:`_hosts`; scheme and port
+            are not compared).
     """
     if push_url is None or push_topic is None:
         return
@@ -196,7 +227,7 @@ def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_top
             "must not read or publish the person's approval pushes; take it out of NTFY_TOPICS and deny this "
             f"server's ntfy account that topic (ntfy access <user> {push_topic} deny)"
         )
-    if not ntfy.topics and _host(ntfy.url) == _host(push_url):
+    if not ntfy.topics and _hosts(ntfy.url) & _hosts(push_url):
         raise ConfigError(
             "NTFY_TOPICS is not set, so ntfy-mcp's tools may use every topic of the ntfy server that also carries "
             f"the approval push topic {push_topic!r} (APPROVAL_PUSH_URL): set NTFY_TOPICS to the topics the tools "

@@ -20,7 +20,7 @@ Shapes:
   its own zone), for an edit the changes (:class:`Change`, before -> after;
   the rest is written back as stored), for a move the destination;
 * :class:`StoredView`: the entries (at most :data:`ENTRY_LIMIT` listed, the
-  number of the others given), and under the every-write profile the exact
+  number of the others given; each entry at most :data:`ROW_LIMIT` changes), and under the every-write profile the exact
   bodies the call sends (:class:`SentBody`, the first :data:`BODY_LIMIT`
   characters and how many more).
 
@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = [
     "BODY_LIMIT",
     "ENTRY_LIMIT",
+    "ROW_LIMIT",
     "VALUE_LIMIT",
     "Change",
     "Collection",
@@ -58,6 +59,8 @@ __all__ = [
 
 ENTRY_LIMIT = 50
 """Entries a view lists; beyond it the page gives the number of those not shown."""
+ROW_LIMIT = 50
+"""Changes one entry lists (a whole-card replacement may drop thousands of properties); the rest are counted."""
 VALUE_LIMIT = 1000
 """Characters of one stored value kept for the page; the rest is counted, not kept."""
 BODY_LIMIT = 4000
@@ -157,6 +160,7 @@ class StoredEntry(BaseModel):
         fields: Labelled values as stored.
         changes: For an edit, each field it changes (before -> after); the rest is written back as stored.
         moved_to: For a move, the destination collection.
+        not_listed: Changes the call makes that are not listed (beyond :data:`ROW_LIMIT`).
     """
 
     model_config = _FROZEN
@@ -167,6 +171,17 @@ class StoredEntry(BaseModel):
     fields: tuple[StoredField, ...] = ()
     changes: tuple[Change, ...] = ()
     moved_to: Collection | None = None
+    not_listed: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bound(cls, data: Any) -> Any:
+        raw = _mapping(data)
+        changes: tuple[Any, ...] = tuple(raw.get("changes") or ()) if raw is not None else ()
+        if raw is None or len(changes) <= ROW_LIMIT:
+            return data
+        extra = len(changes) - ROW_LIMIT
+        return {**raw, "changes": changes[:ROW_LIMIT], "not_listed": int(raw.get("not_listed") or 0) + extra}
 
 
 class SentBody(BaseModel):

@@ -132,6 +132,8 @@ def _entry(entry: StoredEntry) -> str:
             f"{changed}</table>"
             '<p class="rest">Everything else in the entry is written back as it is stored.</p>'
         )
+    if entry.not_listed:
+        out += f'<p class="cut">… and {entry.not_listed:,} more changed fields, not listed here.</p>'
     return out + "</article>"
 
 

@@ -60,9 +60,17 @@ class ReadOnlyViews:
         self.server_name = server_name
         self._clock = clock
 
-    async def open(self, binding: Binding, dialog: Question, stored: StoredView | None, ttl: float) -> PendingApproval:
-        """A new view of the question ``binding`` / ``dialog``, alive ``ttl`` seconds; an earlier one is closed."""
-        await self.close(binding.fingerprint)
+    async def open(
+        self, binding: Binding, dialog: Question, stored: StoredView | None, ttl: float, *, alone: bool = True
+    ) -> PendingApproval:
+        """A new view of the question ``binding`` / ``dialog``, alive ``ttl`` seconds.
+
+        With ``alone`` (a 2026-07-28 question asked afresh) the earlier view of the same fingerprint is closed;
+        without it (a pushed dialog) an earlier view stays, since the same call made twice at once has two
+        dialogs open, each with its own view, closed by its id (:meth:`close`).
+        """
+        if alone:
+            await self.close(binding.fingerprint)
         now = self._clock()
         record = PendingApproval(
             id=secrets.token_urlsafe(16),
@@ -89,9 +97,15 @@ class ReadOnlyViews:
             return None
         return record if record.expires > self._clock() else None
 
-    async def close(self, fingerprint: str) -> None:
-        """Close the view of the question ``fingerprint`` (it was answered, asked afresh or abandoned)."""
-        view_id = await self.store.read("view-of", fingerprint)
-        if view_id:
-            await self.store.write("view", view_id, "", 1.0, only_new=False)
+    async def close(self, fingerprint: str, view_id: str | None = None) -> None:
+        """Close a view of the question ``fingerprint`` (it was answered, asked afresh or abandoned).
+
+        ``view_id`` names the view (a pushed dialog closes its own); without it, the newest view opened for
+        ``fingerprint`` is closed.
+        """
+        newest = await self.store.read("view-of", fingerprint)
+        closing = view_id or newest
+        if closing:
+            await self.store.write("view", closing, "", 1.0, only_new=False)
+        if newest and newest == closing:
             await self.store.write("view-of", fingerprint, "", 1.0, only_new=False)
