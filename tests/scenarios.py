@@ -40,6 +40,7 @@ from ntfy_server import NtfyServer
 from approval_core import ApprovalSettings
 from approval_core.settings import Profile
 from approval_core.testing import FolderRecorder, HttpRecorder, Recorder, connect
+from servers import row
 
 ROOT = Path(__file__).resolve().parents[1]
 USER, PASSWORD = "willi", "secret"
@@ -380,3 +381,8 @@ SCENARIOS = {
     "carddav-mcp": Scenario("dav", carddav_server, carddav_scenario, carddav_refusal, recorded_http),
     "ntfy-mcp": Scenario("ntfy_standin", ntfy_server, ntfy_scenario, ntfy_refusal, recorded_standin),
 }
+
+
+def scenario_of(name: str) -> Scenario:
+    """Server ``name``'s :class:`Scenario`; a failure naming the guide's section when it has none yet."""
+    return row(SCENARIOS, name, "SCENARIOS in tests/scenarios.py")
