@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -353,6 +355,10 @@ class Scenario:
             changing call really changes something); a guarded tool is reached with arguments that make it ask.
         refusal: Prepares one guarded call and returns its (tool, arguments).
         record: ``record(backend)`` -> a context giving (the backend as the server should see it, a recorder).
+        change: ``change(backend, tool, arguments)`` changes, as another client would, what a guarded call of
+            ``tool`` with ``arguments`` acts on, so that the version it read no longer holds
+            (``tests/test_changed_meanwhile.py`` calls it while the person is being asked).
+            :func:`change_files` for a folder, :func:`change_dav_entries` for a DAV server.
     """
 
     backend: str
@@ -360,6 +366,7 @@ class Scenario:
     drive: Callable[[Driver, Any], Awaitable[None]]
     refusal: Callable[[Any], Awaitable[tuple[str, dict[str, Any]]]]
     record: Callable[[Any], AbstractContextManager[tuple[Any, Recorder]]]
+    change: Callable[[Any, str, dict[str, Any]], None]
 
 
 @contextmanager
@@ -376,10 +383,85 @@ def recorded_folder(folder: Path) -> Iterator[tuple[Path, FolderRecorder]]:
         yield folder, recorder
 
 
+def change_files(folder: Path, tool: str, arguments: dict[str, Any]) -> None:
+    """Every file under ``folder`` gets one more line at its end, as another program editing the folder might."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            with path.open("a", encoding="utf-8") as file:
+                file.write("\nchanged by another program\n")
+
+
+def _paths_named(value: Any) -> set[str]:
+    """Every string in ``value`` that is an absolute path (a collection or an entry's href)."""
+    return {text for text in strings_in(value) if text.startswith("/")}
+
+
+def strings_in(value: Any) -> set[str]:
+    """Every string in a JSON-like value."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(strings_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(strings_in(v) for v in value)) if value else set()
+    return set()
+
+
+def change_dav_entries(dav: DavServer, tool: str, arguments: dict[str, Any]) -> None:
+    """Every entry the arguments name by href, or that lies in a collection they name, changed by another client.
+
+    Each entry (an iCalendar object or a vCard) gets an ``X-`` property before its last ``END:`` line and is
+    PUT back with ``If-Match``: a real change, so the server gives it a new ETag.
+    """
+    with httpx.Client(base_url=dav.url, auth=(USER, PASSWORD), timeout=30) as http:
+        entries: set[str] = set()
+        for path in _paths_named(arguments):
+            if not path.endswith("/"):
+                entries.add(path)
+                continue
+            listing = http.request("PROPFIND", path, headers={"Depth": "1"})
+            if listing.status_code != 207:
+                continue
+            for href in re.findall(r"<(?:\w+:)?href>([^<]+)</(?:\w+:)?href>", listing.text):
+                if not href.endswith("/"):
+                    entries.add(urllib.parse.unquote(urllib.parse.urlsplit(href).path))
+        for entry in sorted(entries):
+            got = http.get(entry)
+            if got.status_code != 200:
+                continue
+            text = got.text
+            end = text.rstrip().rfind("END:")
+            changed = f"{text[:end]}X-CHANGED-BY-ANOTHER-CLIENT:{uuid.uuid4().hex}\r\n{text[end:]}"
+            headers = {"Content-Type": got.headers.get("content-type", "text/plain"), "If-Match": got.headers["etag"]}
+            put_back = http.put(entry, content=changed.encode(), headers=headers)
+            assert put_back.status_code in {200, 201, 204}, (entry, put_back.status_code, put_back.text)
+
+
+def change_ntfy(backend: StandIn, tool: str, arguments: dict[str, Any]) -> None:
+    """What a guarded ntfy-mcp call acts on, changed by someone else on the stand-in.
+
+    A sequence it names gets a newer message (a revision by another publisher); an account it names gets one
+    more access rule.
+    """
+    standin = backend.standin
+    topic = arguments.get("topic")
+    sequences = [
+        *arguments.get("sequence_ids", []),
+        *([arguments["sequence_id"]] if "sequence_id" in arguments else []),
+    ]
+    for sequence in sequences:
+        standin.publish(topic, "revised by another publisher", sequence_id=sequence)
+    user = standin.users.get(arguments.get("username", ""))
+    if user is not None:
+        user.setdefault("grants", []).append({"topic": f"other-{uuid.uuid4().hex[:6]}", "permission": "read-only"})
+
+
 SCENARIOS = {
-    "caldav-mcp": Scenario("dav", caldav_server, caldav_scenario, caldav_refusal, recorded_http),
-    "carddav-mcp": Scenario("dav", carddav_server, carddav_scenario, carddav_refusal, recorded_http),
-    "ntfy-mcp": Scenario("ntfy_standin", ntfy_server, ntfy_scenario, ntfy_refusal, recorded_standin),
+    "caldav-mcp": Scenario("dav", caldav_server, caldav_scenario, caldav_refusal, recorded_http, change_dav_entries),
+    "carddav-mcp": Scenario(
+        "dav", carddav_server, carddav_scenario, carddav_refusal, recorded_http, change_dav_entries
+    ),
+    "ntfy-mcp": Scenario("ntfy_standin", ntfy_server, ntfy_scenario, ntfy_refusal, recorded_standin, change_ntfy),
 }
 
 
