@@ -39,7 +39,7 @@ import mcp_types as mt
 from dav_servers import DavServer
 from ntfy_server import NtfyServer
 
-from approval_core import ApprovalSettings
+from approval_core import ApprovalSettings, PageSettings
 from approval_core.settings import Profile
 from approval_core.testing import FolderRecorder, HttpRecorder, Recorder, connect
 from servers import row
@@ -122,13 +122,14 @@ def put(server: DavServer, path: str, text: str, content_type: str) -> None:
         assert response.status_code in {201, 204}, response.text
 
 
-def caldav_server(dav: DavServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
+def caldav_server(
+    dav: DavServer, elicitation: bool = True, profile: Profile = "guarded", page: PageSettings | None = None
+) -> Any:
     from caldav_mcp.server import build_server
     from caldav_mcp.settings import CalDAVSettings
 
-    return build_server(
-        ApprovalSettings(elicitation=elicitation, profile=profile), CalDAVSettings(dav.url, USER, PASSWORD)
-    )
+    approval = ApprovalSettings(elicitation=elicitation, profile=profile, page=page)
+    return build_server(approval, CalDAVSettings(dav.url, USER, PASSWORD))
 
 
 async def caldav_scenario(d: Driver, dav: DavServer) -> None:
@@ -202,12 +203,14 @@ def make_book(server: DavServer, name: str) -> str:
     return path
 
 
-def carddav_server(dav: DavServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
+def carddav_server(
+    dav: DavServer, elicitation: bool = True, profile: Profile = "guarded", page: PageSettings | None = None
+) -> Any:
     from carddav_mcp.server import build_server
     from carddav_mcp.settings import CardDavSettings
 
     settings = CardDavSettings(url=f"{dav.url}{USER}/", username=USER, password=PASSWORD)
-    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile, page=page), settings)
 
 
 async def carddav_scenario(d: Driver, dav: DavServer) -> None:
@@ -292,7 +295,12 @@ class StandIn:
     transport: httpx2.AsyncBaseTransport
 
 
-def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
+def ntfy_server(
+    backend: StandIn | NtfyServer,
+    elicitation: bool = True,
+    profile: Profile = "guarded",
+    page: PageSettings | None = None,
+) -> Any:
     """ntfy-mcp against the stand-in (:class:`StandIn`) or the real ntfy (as its admin)."""
     from ntfy_mcp import build_server
     from ntfy_mcp.settings import NtfySettings
@@ -300,10 +308,10 @@ def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True, profile
     if isinstance(backend, StandIn):
         settings = NtfySettings(url="http://standin.invalid", token="tk_standin", timeout=2)
         return build_server(
-            ApprovalSettings(elicitation=elicitation, profile=profile), settings, transport=backend.transport
+            ApprovalSettings(elicitation=elicitation, profile=profile, page=page), settings, transport=backend.transport
         )
     settings = NtfySettings(url=backend.url, username=backend.admin_user, password=backend.admin_password)
-    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile, page=page), settings)
 
 
 @contextmanager
@@ -349,8 +357,8 @@ class Scenario:
 
     Attributes:
         backend: The name of the pytest fixture that gives the real backend (``tests/conftest.py``).
-        make: ``make(backend, elicitation, profile)`` -> the server, built against that backend (``profile``:
-            ``APPROVAL_PROFILE``, default ``guarded``).
+        make: ``make(backend, elicitation=True, profile="guarded", page=None)`` -> the server, built against that
+            backend (``profile``: ``APPROVAL_PROFILE``; ``page``: the approval page's settings, None for none).
         drive: Calls every tool at least once through the :class:`Driver` (each call must succeed, so each
             changing call really changes something); a guarded tool is reached with arguments that make it ask.
         refusal: Prepares one guarded call and returns its (tool, arguments).
