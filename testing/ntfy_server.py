@@ -500,3 +500,7 @@ def ntfy_server(
         server = NtfyServer(url, version, ADMIN_USER, ADMIN_PASSWORD, binary, workdir)
         server.add_user(ADMIN_USER, ADMIN_PASSWORD, role="admin")
         yield server
+
+
+if __name__ == "__main__":  # build ahead of a first test run: `uv run python testing/ntfy_server.py`
+    print(find_or_build_binary())
