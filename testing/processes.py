@@ -24,10 +24,21 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["free_port", "group_members", "run_in_group", "spawn", "started", "stop_group"]
+__all__ = [
+    "descendants",
+    "free_port",
+    "group_members",
+    "leads_its_group",
+    "nothing_left_behind",
+    "run_in_group",
+    "spawn",
+    "started",
+    "stop_group",
+]
 
 STOP_SECONDS = 10.0
 """How long a group has after SIGTERM before what is left of it is killed (SIGKILL)."""
@@ -171,3 +182,45 @@ def started(
             yield process
         finally:
             stop_group(process)
+
+
+def descendants(root: int) -> set[int]:
+    """The live (not zombie) processes whose chain of parents leads to ``root`` (read from ``/proc``)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if pid not in found and (parent == root or parent in found):
+                found.add(pid)
+                changed = True
+    return found
+
+
+@contextmanager
+def nothing_left_behind() -> Iterator[None]:
+    """Fails when, after the block, a process descends from this one that did not before it."""
+    before = descendants(os.getpid())
+    yield
+    left = descendants(os.getpid()) - before
+    described = {}
+    for pid in sorted(left):
+        with contextlib.suppress(OSError):
+            described[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120]
+    assert not left, f"processes outlived their context: {described}"
+
+
+def leads_its_group(pid: int) -> None:
+    """Fails unless ``pid`` leads a process group of its own, apart from this process's."""
+    assert os.getpgid(pid) == pid, f"{pid} is in group {os.getpgid(pid)}, not one of its own"
+    assert os.getpgid(pid) != os.getpgid(0), "it shares pytest's process group"

@@ -1,7 +1,8 @@
 """No process a test starts outlives the context that started it, and each runs in a group of its own.
 
-Each launcher of ``testing/`` (Radicale, Xandikos, the real ntfy, Redis, HAProxy, a family server over
-HTTP, Chromium for the approval page) is entered and left; while it runs, the process it started leads
+Each launcher of ``testing/`` that the default test run uses (Radicale, Xandikos, the real ntfy, a family
+server over HTTP, Chromium for the approval page; Redis, HAProxy and DAViCal are checked in
+``integration/test_process_groups.py``) is entered and left. While it runs, the process it started leads
 a process group of its own (so a signal for it never reaches pytest's group, and what it forks is stopped
 with it); once it is left, no process descending from this one is left that was not there before. A build
 script that leaves a ``go build`` behind, and a command stopped at its deadline, take their whole group
@@ -21,51 +22,11 @@ from typing import Any
 import pytest
 from browser import browser
 from dav_servers import radicale, xandikos
-from haproxy import haproxy
 from mcp_http import served_over_http
 from ntfy_server import _run_showing, find_or_build_binary, ntfy_server
-from processes import free_port, group_members, run_in_group, started
-from redis_server import redis_server
+from processes import descendants, free_port, group_members, leads_its_group, nothing_left_behind, run_in_group, started
 
 pytestmark = pytest.mark.anyio
-
-
-def descendants(root: int) -> set[int]:
-    """The live (not zombie) processes whose chain of parents leads to ``root`` (read from ``/proc``)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for pid, parent in parents.items():
-            if pid not in found and (parent == root or parent in found):
-                found.add(pid)
-                changed = True
-    return found
-
-
-@contextmanager
-def nothing_left_behind() -> Iterator[None]:
-    """Fails when, after the block, a process descends from this one that did not before it."""
-    before = descendants(os.getpid())
-    yield
-    left = descendants(os.getpid()) - before
-    described = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120] for pid in left}
-    assert not left, f"processes outlived their context: {described}"
-
-
-def leads_its_group(pid: int) -> None:
-    assert os.getpgid(pid) == pid, f"{pid} is in group {os.getpgid(pid)}, not one of its own"
-    assert os.getpgid(pid) != os.getpgid(0), "it shares pytest's process group"
 
 
 def test_a_server_that_forks_is_stopped_with_what_it_forked(tmp_path: Path) -> None:
@@ -105,7 +66,7 @@ def test_a_command_stopped_at_its_deadline_takes_its_group_along(tmp_path: Path)
         run_in_group(["bash", "-c", "sleep 600 & sleep 600"], timeout=0.5, cwd=tmp_path)
 
 
-@pytest.mark.parametrize("launcher", ["radicale", "xandikos", "redis", "haproxy", "ntfy", "server over http"])
+@pytest.mark.parametrize("launcher", ["radicale", "xandikos", "ntfy", "server over http"])
 def test_a_launcher_runs_its_server_in_a_group_of_its_own_and_leaves_nothing(
     launcher: str, tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
@@ -127,18 +88,11 @@ def launched(launcher: str, tmp_path: Path, config: pytest.Config) -> Iterator[l
         context = radicale(tmp_path / "radicale", {"willi": "secret"})
     elif launcher == "xandikos":
         context = xandikos(tmp_path / "xandikos")
-    elif launcher == "redis":
-        context = redis_server()
     elif launcher == "ntfy":
         context = ntfy_server(tmp_path / "ntfy", find_or_build_binary())
-    elif launcher == "server over http":
-        context = served_over_http("ntfy-mcp", {"NTFY_URL": "http://127.0.0.1:9/"}, tmp_path)
     else:
-        with radicale(tmp_path / "radicale", {"willi": "secret"}) as dav:
-            port = int(dav.url.rstrip("/").rsplit(":", 1)[1])
-            with haproxy(tmp_path / "haproxy", [("dav", "127.0.0.1", port)]):
-                yield started_here()
-        return
+        assert launcher == "server over http", launcher
+        context = served_over_http("ntfy-mcp", {"NTFY_URL": "http://127.0.0.1:9/"}, tmp_path)
     for path in (tmp_path / "radicale", tmp_path / "xandikos", tmp_path / "ntfy"):
         path.mkdir(exist_ok=True)
     with context:
