@@ -480,8 +480,9 @@ RewriteRule ^/\\.well-known/(.*)$ /davical/caldav.php/.well-known/$1 [NC,PT]
 """
         )
         began = time.monotonic()
-        # Its own session: Apache signals its whole process group when it stops, which would include pytest.
-        argv = ["setsid", "/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"]
+        # Its own session (started() gives every process one): Apache signals its whole process group when it
+        # stops, which would otherwise include pytest.
+        argv = ["/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"]
         with _running(argv, "apache2 (DAViCal)", port, workdir):
             timings["apache"] = time.monotonic() - began
             url = f"http://127.0.0.1:{port}/"
@@ -685,10 +686,11 @@ EVENTS {{
         for path in (shared, *shared.rglob("*")):
             os.chown(path, owner.pw_uid, owner.pw_gid)
         began = time.monotonic()
-        # Its own session, so that stopping it can never reach pytest's process group; -D keeps it in the
+        # Its own session (started() gives every process one), so that stopping it can never reach pytest's
+        # process group; -D keeps it in the
         # foreground (the process the fixture stops), and it stops its services on SIGTERM.
         argv = [
-            "setsid", str(_CYRUS_BIN / "master"), "-D",
+            str(_CYRUS_BIN / "master"), "-D",
             "-C", str(conf), "-M", str(shared / "cyrus.conf"), "-p", str(shared / "master.pid"),
         ]  # fmt: skip
         master: subprocess.Popen[bytes] | None = None
@@ -947,10 +949,11 @@ def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavS
             began = time.monotonic()
             port = free_port()
             db = f"postgresql://sogo:sogo@127.0.0.1:{pg_port}/sogo"
-            # Its own session (sogod forks its workers; stopping them must never reach pytest's process group),
+            # Its own session (started() gives every process one: sogod forks its workers, and stopping them must
+            # never reach pytest's process group),
             # as the sogo user (sogod refuses root), with a home of its own for GNUstep's user defaults.
             argv = [
-                "setsid", "runuser", "-u", "sogo", "--",
+                "runuser", "-u", "sogo", "--",
                 "env", f"HOME={home}", "/usr/sbin/sogod", *_sogo_defaults(db, memcached_port, port, home),
             ]  # fmt: skip
             sogod: subprocess.Popen[bytes] | None = None
@@ -969,9 +972,10 @@ def sogo(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[DavS
                     began = time.monotonic()
                     front = free_port()
                     httpd = _sogo_apache(workdir, front, port)
-                    # Its own session: Apache signals its whole process group when it stops.
+                    # Its own session (started() gives every process one): Apache signals its whole process group
+                    # when it stops.
                     with _running(
-                        ["setsid", "/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"],
+                        ["/usr/sbin/apache2", "-f", str(httpd), "-DFOREGROUND"],
                         "apache2 (SOGo)",
                         front,
                         workdir,

@@ -31,6 +31,12 @@ with the time spent so far, so a long first build never looks hung. The pytest
 fixtures pass a function that writes past pytest's output capture
 (``testing/terminal.py``).
 
+A build has no deadline: on a machine whose cores are busy with other work a
+first build can take many times the figures above, and stopping it would
+only make the next run start again. It runs in a process group of its own
+(``testing/processes.py``), so whatever ends the wait (an interrupt, the
+build script failing) stops the script's ``go build`` with it.
+
 Any failure raises :class:`NtfyUnavailable` with the exact command and its
 output, so a test fails with the reason rather than being skipped.
 
@@ -64,7 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from processes import free_port, started
+from processes import free_port, run_in_group, spawn, started, stop_group
 
 __all__ = [
     "KIT_SHA256",
@@ -86,7 +92,8 @@ KIT_SHA256 = "72701aff21d87004f0a51099afa2392269122ab6d9dd13e901ceec026f23f1c2"
 KIT_VERSION = "2.13.0"
 KIT_COMMIT = "81a486adc11fe24efcbedefb28ae946028597c2f"
 STARTUP_SECONDS = 30.0
-GO_SECONDS = 900.0
+DOWNLOAD_SECONDS = 900.0
+"""The limit for fetching the Go module's sources (``go mod download``); a build itself has none."""
 MODULE_LIST_SECONDS = 60.0
 HEARTBEAT_SECONDS = 15.0
 """While a build runs silently, a line saying how long it has been running goes out this often (seconds)."""
@@ -161,17 +168,19 @@ def _say(text: str) -> None:
     _PROGRESS.get()(f"ntfy_server: {text}")
 
 
-def _run_showing(argv: list[str], *, cwd: Path, what: str, timeout: float, env: dict[str, str] | None = None) -> None:
-    """Run ``argv`` like :func:`_run`, passing each output line to :func:`_say` as it comes, with a heartbeat.
+def _run_showing(argv: list[str], *, cwd: Path, what: str, env: dict[str, str] | None = None) -> None:
+    """Run a build: ``argv`` in a process group of its own, each output line passed to :func:`_say` as it comes.
 
     Every :data:`HEARTBEAT_SECONDS` without a line, a line says how many seconds ``what`` has taken so far.
+    There is no deadline: a first build on a busy machine takes as long as it takes, and says so as it goes.
+    Whatever ends this wait early (an interrupt, a failure here) stops the whole group, so no ``go build``
+    started by a build script lives on.
 
     Raises:
-        NtfyUnavailable: the command cannot be started, exits non-zero (with its last 40 lines), or runs longer
-            than ``timeout`` seconds (it is then killed).
+        NtfyUnavailable: the command cannot be started, or exits non-zero (with its last 40 lines).
     """
     try:
-        process = subprocess.Popen(  # noqa: S603 - fixed argv, our own tools
+        process = spawn(
             argv,
             cwd=cwd,
             env={**os.environ, **(env or {})},
@@ -213,16 +222,19 @@ def _run_showing(argv: list[str], *, cwd: Path, what: str, timeout: float, env: 
             for line in fresh:
                 _say(f"{what}: {line}")
                 last = now
-            if process.poll() is not None and not reader.is_alive():
+            if process.poll() is not None:
+                if reader.is_alive():  # what the script left running still holds its output open: it goes too
+                    stop_group(process, seconds=2)
+                    reader.join(timeout=10)
+                with new_line:
+                    for line in lines[shown:]:
+                        _say(f"{what}: {line}")
                 break
-            if now - started_at > timeout:
-                process.kill()
-                process.wait()
-                raise NtfyUnavailable(f"`{' '.join(argv)}` did not finish within {timeout:g} s")
             if now - last >= HEARTBEAT_SECONDS:
                 _say(f"{what}: still running, {now - started_at:.0f} s so far")
                 last = now
     finally:
+        stop_group(process, seconds=2)  # the build's own children too, whether it ended or was interrupted
         process.stdout.close()
     if process.returncode != 0:
         tail = "\n".join(lines[-40:])
@@ -232,9 +244,7 @@ def _run_showing(argv: list[str], *, cwd: Path, what: str, timeout: float, env: 
 def _run(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float) -> str:
     full_env = {**os.environ, **(env or {})}
     try:
-        done = subprocess.run(  # noqa: S603 - fixed argv, our own tools
-            argv, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False
-        )
+        done = run_in_group(argv, cwd=cwd, env=full_env, timeout=timeout)  # on a timeout, its whole group stops
     except FileNotFoundError as exc:
         raise NtfyUnavailable(f"cannot run {argv[0]!r}: {exc}") from exc
     except subprocess.TimeoutExpired as exc:
@@ -330,7 +340,7 @@ def _build_from_module(workdir: Path) -> Path:
         if target.is_file():
             return target
         info = json.loads(
-            _run(["go", "mod", "download", "-json", f"{MODULE}@{version}"], cwd=workdir, timeout=GO_SECONDS)
+            _run(["go", "mod", "download", "-json", f"{MODULE}@{version}"], cwd=workdir, timeout=DOWNLOAD_SECONDS)
         )
         if "Dir" not in info:
             raise NtfyUnavailable(f"go mod download gave no module folder: {info.get('Error', info)}")
@@ -345,7 +355,6 @@ def _build_from_module(workdir: Path) -> Path:
             cwd=source,
             what="go build",
             env={"CGO_ENABLED": "1", "GOFLAGS": "-mod=mod -buildvcs=false"},
-            timeout=GO_SECONDS,
         )
         return _install(source / "ntfy", target)
 
@@ -373,9 +382,7 @@ def _build_from_kit(workdir: Path) -> Path:
         source = workdir / "ntfy-src"
         if not source.is_dir():
             raise NtfyUnavailable(f"{tarball} did not unpack to ntfy-src/")
-        _run_showing(
-            ["bash", str(script), str(source), KIT_VERSION, KIT_COMMIT], cwd=workdir, what="build", timeout=GO_SECONDS
-        )
+        _run_showing(["bash", str(script), str(source), KIT_VERSION, KIT_COMMIT], cwd=workdir, what="build")
         _say(f"built {target}")
         return _install(source / "ntfy", target)
 
@@ -493,3 +500,7 @@ def ntfy_server(
         server = NtfyServer(url, version, ADMIN_USER, ADMIN_PASSWORD, binary, workdir)
         server.add_user(ADMIN_USER, ADMIN_PASSWORD, role="admin")
         yield server
+
+
+if __name__ == "__main__":  # build ahead of a first test run: `uv run python testing/ntfy_server.py`
+    print(find_or_build_binary())

@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-from processes import free_port
+from processes import free_port, spawn, stop_group
 
 __all__ = ["RedisServer", "RedisUnavailable", "redis_server"]
 
@@ -118,7 +118,7 @@ class RedisServer:
             "--protected-mode", "yes",
         ]  # fmt: skip
         with self.log.open("ab") as out:
-            self._process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir)  # noqa: S603
+            self._process = spawn(argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir)
         deadline = time.monotonic() + START_SECONDS
         while True:
             if self._process.poll() is not None:
@@ -142,21 +142,15 @@ class RedisServer:
         process, self._process = self._process, None
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGCONT)  # a paused server must be able to act on SIGTERM
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_group(process)  # SIGCONT first: a paused server must be able to act on SIGTERM
 
     def crash(self) -> None:
         """Kill the server (SIGKILL): it saves nothing on the way out; no-op when not running."""
         process, self._process = self._process, None
         if process is None:
             return
-        process.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
     def pause(self) -> None:

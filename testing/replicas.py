@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from processes import answers_http, free_port
+from processes import answers_http, free_port, spawn, stop_group
 
 __all__ = ["Replica", "ReplicaDidNotStart", "Replicas", "replicas", "script"]
 
@@ -103,7 +103,7 @@ class Replicas:
         with replica.log.open("ab") as out:
             out.write(f"--- start {replica.starts + 1}\n".encode())
             out.flush()
-            process = subprocess.Popen(  # noqa: S603 - the workspace's own console script
+            process = spawn(
                 [str(self.command)], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=replica.env
             )
         replica.process, replica.starts = process, replica.starts + 1
@@ -129,12 +129,7 @@ class Replicas:
         process, replica.process = replica.process, None
         if process is None:
             return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_group(process)
 
     def restart(self, name: str) -> None:
         """Stop replica ``name`` and start a new process with the same port and settings."""

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -37,9 +39,10 @@ import mcp_types as mt
 from dav_servers import DavServer
 from ntfy_server import NtfyServer
 
-from approval_core import ApprovalSettings
+from approval_core import ApprovalSettings, PageSettings
 from approval_core.settings import Profile
 from approval_core.testing import FolderRecorder, HttpRecorder, Recorder, connect
+from servers import row
 
 ROOT = Path(__file__).resolve().parents[1]
 USER, PASSWORD = "willi", "secret"
@@ -133,13 +136,14 @@ def put(server: DavServer, path: str, text: str, content_type: str) -> None:
         assert response.status_code in {201, 204}, response.text
 
 
-def caldav_server(dav: DavServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
+def caldav_server(
+    dav: DavServer, elicitation: bool = True, profile: Profile = "guarded", page: PageSettings | None = None
+) -> Any:
     from caldav_mcp.server import build_server
     from caldav_mcp.settings import CalDAVSettings
 
-    return build_server(
-        ApprovalSettings(elicitation=elicitation, profile=profile), CalDAVSettings(dav.url, USER, PASSWORD)
-    )
+    approval = ApprovalSettings(elicitation=elicitation, profile=profile, page=page)
+    return build_server(approval, CalDAVSettings(dav.url, USER, PASSWORD))
 
 
 async def caldav_scenario(d: Driver, dav: DavServer) -> None:
@@ -218,12 +222,14 @@ def make_book(server: DavServer, name: str) -> str:
     return path
 
 
-def carddav_server(dav: DavServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
+def carddav_server(
+    dav: DavServer, elicitation: bool = True, profile: Profile = "guarded", page: PageSettings | None = None
+) -> Any:
     from carddav_mcp.server import build_server
     from carddav_mcp.settings import CardDavSettings
 
     settings = CardDavSettings(url=f"{dav.url}{USER}/", username=USER, password=PASSWORD)
-    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile, page=page), settings)
 
 
 async def carddav_scenario(d: Driver, dav: DavServer) -> None:
@@ -308,7 +314,12 @@ class StandIn:
     transport: httpx2.AsyncBaseTransport
 
 
-def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True, profile: Profile = "guarded") -> Any:
+def ntfy_server(
+    backend: StandIn | NtfyServer,
+    elicitation: bool = True,
+    profile: Profile = "guarded",
+    page: PageSettings | None = None,
+) -> Any:
     """ntfy-mcp against the stand-in (:class:`StandIn`) or the real ntfy (as its admin)."""
     from ntfy_mcp import build_server
     from ntfy_mcp.settings import NtfySettings
@@ -316,10 +327,10 @@ def ntfy_server(backend: StandIn | NtfyServer, elicitation: bool = True, profile
     if isinstance(backend, StandIn):
         settings = NtfySettings(url="http://standin.invalid", token="tk_standin", timeout=2)
         return build_server(
-            ApprovalSettings(elicitation=elicitation, profile=profile), settings, transport=backend.transport
+            ApprovalSettings(elicitation=elicitation, profile=profile, page=page), settings, transport=backend.transport
         )
     settings = NtfySettings(url=backend.url, username=backend.admin_user, password=backend.admin_password)
-    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile), settings)
+    return build_server(ApprovalSettings(elicitation=elicitation, profile=profile, page=page), settings)
 
 
 @contextmanager
@@ -365,12 +376,16 @@ class Scenario:
 
     Attributes:
         backend: The name of the pytest fixture that gives the real backend (``tests/conftest.py``).
-        make: ``make(backend, elicitation, profile)`` -> the server, built against that backend (``profile``:
-            ``APPROVAL_PROFILE``, default ``guarded``).
+        make: ``make(backend, elicitation=True, profile="guarded", page=None)`` -> the server, built against that
+            backend (``profile``: ``APPROVAL_PROFILE``; ``page``: the approval page's settings, None for none).
         drive: Calls every tool at least once through the :class:`Driver` (each call must succeed, so each
             changing call really changes something); a guarded tool is reached with arguments that make it ask.
         refusal: Prepares one guarded call and returns its (tool, arguments).
         record: ``record(backend)`` -> a context giving (the backend as the server should see it, a recorder).
+        change: ``change(backend, tool, arguments)`` changes, as another client would, what a guarded call of
+            ``tool`` with ``arguments`` acts on, so that the version it read no longer holds
+            (``tests/test_changed_meanwhile.py`` calls it while the person is being asked).
+            :func:`change_files` for a folder, :func:`change_dav_entries` for a DAV server.
     """
 
     backend: str
@@ -378,6 +393,7 @@ class Scenario:
     drive: Callable[[Driver, Any], Awaitable[None]]
     refusal: Callable[[Any], Awaitable[tuple[str, dict[str, Any]]]]
     record: Callable[[Any], AbstractContextManager[tuple[Any, Recorder]]]
+    change: Callable[[Any, str, dict[str, Any]], None]
 
 
 @contextmanager
@@ -394,8 +410,88 @@ def recorded_folder(folder: Path) -> Iterator[tuple[Path, FolderRecorder]]:
         yield folder, recorder
 
 
+def change_files(folder: Path, tool: str, arguments: dict[str, Any]) -> None:
+    """Every file under ``folder`` gets one more line at its end, as another program editing the folder might."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            with path.open("a", encoding="utf-8") as file:
+                file.write("\nchanged by another program\n")
+
+
+def _paths_named(value: Any) -> set[str]:
+    """Every string in ``value`` that is an absolute path (a collection or an entry's href)."""
+    return {text for text in strings_in(value) if text.startswith("/")}
+
+
+def strings_in(value: Any) -> set[str]:
+    """Every string in a JSON-like value."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(strings_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(strings_in(v) for v in value)) if value else set()
+    return set()
+
+
+def change_dav_entries(dav: DavServer, tool: str, arguments: dict[str, Any]) -> None:
+    """Every entry the arguments name by href, or that lies in a collection they name, changed by another client.
+
+    Each entry (an iCalendar object or a vCard) gets an ``X-`` property before its last ``END:`` line and is
+    PUT back with ``If-Match``: a real change, so the server gives it a new ETag.
+    """
+    with httpx.Client(base_url=dav.url, auth=(USER, PASSWORD), timeout=30) as http:
+        entries: set[str] = set()
+        for path in _paths_named(arguments):
+            if not path.endswith("/"):
+                entries.add(path)
+                continue
+            listing = http.request("PROPFIND", path, headers={"Depth": "1"})
+            if listing.status_code != 207:
+                continue
+            for href in re.findall(r"<(?:\w+:)?href>([^<]+)</(?:\w+:)?href>", listing.text):
+                if not href.endswith("/"):
+                    entries.add(urllib.parse.unquote(urllib.parse.urlsplit(href).path))
+        for entry in sorted(entries):
+            got = http.get(entry)
+            if got.status_code != 200:
+                continue
+            text = got.text
+            end = text.rstrip().rfind("END:")
+            changed = f"{text[:end]}X-CHANGED-BY-ANOTHER-CLIENT:{uuid.uuid4().hex}\r\n{text[end:]}"
+            headers = {"Content-Type": got.headers.get("content-type", "text/plain"), "If-Match": got.headers["etag"]}
+            put_back = http.put(entry, content=changed.encode(), headers=headers)
+            assert put_back.status_code in {200, 201, 204}, (entry, put_back.status_code, put_back.text)
+
+
+def change_ntfy(backend: StandIn, tool: str, arguments: dict[str, Any]) -> None:
+    """What a guarded ntfy-mcp call acts on, changed by someone else on the stand-in.
+
+    A sequence it names gets a newer message (a revision by another publisher); an account it names gets one
+    more access rule.
+    """
+    standin = backend.standin
+    topic = arguments.get("topic")
+    sequences = [
+        *arguments.get("sequence_ids", []),
+        *([arguments["sequence_id"]] if "sequence_id" in arguments else []),
+    ]
+    for sequence in sequences:
+        standin.publish(topic, "revised by another publisher", sequence_id=sequence)
+    user = standin.users.get(arguments.get("username", ""))
+    if user is not None:
+        user.setdefault("grants", []).append({"topic": f"other-{uuid.uuid4().hex[:6]}", "permission": "read-only"})
+
+
 SCENARIOS = {
-    "caldav-mcp": Scenario("dav", caldav_server, caldav_scenario, caldav_refusal, recorded_http),
-    "carddav-mcp": Scenario("dav", carddav_server, carddav_scenario, carddav_refusal, recorded_http),
-    "ntfy-mcp": Scenario("ntfy_standin", ntfy_server, ntfy_scenario, ntfy_refusal, recorded_standin),
+    "caldav-mcp": Scenario("dav", caldav_server, caldav_scenario, caldav_refusal, recorded_http, change_dav_entries),
+    "carddav-mcp": Scenario(
+        "dav", carddav_server, carddav_scenario, carddav_refusal, recorded_http, change_dav_entries
+    ),
+    "ntfy-mcp": Scenario("ntfy_standin", ntfy_server, ntfy_scenario, ntfy_refusal, recorded_standin, change_ntfy),
 }
+
+
+def scenario_of(name: str) -> Scenario:
+    """Server ``name``'s :class:`Scenario`; a failure naming the guide's section when it has none yet."""
+    return row(SCENARIOS, name, "SCENARIOS in tests/scenarios.py")

@@ -14,15 +14,61 @@ until the server has its row in that test's table.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
 
-__all__ = ["CORE", "LIBRARIES", "ROOT", "SERVERS", "embedded_servers", "import_name", "pyproject", "workspace_members"]
+import pytest
+
+__all__ = [
+    "CORE",
+    "GUIDE",
+    "LIBRARIES",
+    "ROOT",
+    "SERVERS",
+    "embedded_servers",
+    "import_name",
+    "missing_rows",
+    "pyproject",
+    "row",
+    "workspace_members",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = "approval-core"
 """The library every server asks through."""
 LIBRARIES = (CORE, "webdav-core")
 """The workspace members that are libraries the servers share, not servers."""
+GUIDE = "docs/adding-a-server.md, section 5, 'The per-server tables'"
+"""Where a contributor reads which rows a new server adds: every failure for a missing row names it."""
+
+T = TypeVar("T")
+
+
+def row(table: Mapping[str, T], name: str, table_name: str) -> T:
+    """Server ``name``'s row of a per-server table of the family tests.
+
+    Raises:
+        pytest.fail.Exception: The table has no row for ``name``; the message names the table and
+            :data:`GUIDE`, the section that says what the row holds.
+    """
+    if name not in table:
+        pytest.fail(f"{table_name} has no row for {name}: add it as {GUIDE} says", pytrace=False)
+    return table[name]
+
+
+def missing_rows(table: Mapping[str, object], table_name: str) -> str | None:
+    """None when ``table`` has a row for every server and no other; else what to add or remove, and where."""
+    missing, extra = sorted(set(SERVERS) - set(table)), sorted(set(table) - set(SERVERS))
+    if not missing and not extra:
+        return None
+    return (
+        f"{table_name}: "
+        + (f"no row for {', '.join(missing)}" if missing else "")
+        + ("; " if missing and extra else "")
+        + (f"a row for {', '.join(extra)}, which is no server" if extra else "")
+        + f" (see {GUIDE})"
+    )
 
 
 def workspace_members() -> list[str]:

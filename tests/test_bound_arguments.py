@@ -33,7 +33,7 @@ import pytest
 from approval_core import GuardTable
 from approval_core.asking.results import approval_outcome
 from approval_core.testing import AuditRecorder, Recorder, accept, call_once, connect, ticked
-from scenarios import SCENARIOS, Driver
+from scenarios import Driver, scenario_of
 from servers import SERVERS
 from variants import variants
 
@@ -131,7 +131,7 @@ class Varying(Driver):
 async def test_a_token_or_answer_never_approves_a_call_with_an_argument_changed(
     name: str, request: pytest.FixtureRequest
 ) -> None:
-    scenario = SCENARIOS[name]
+    scenario = scenario_of(name)
     guards: GuardTable = importlib.import_module(f"{name.replace('-', '_')}.guards").GUARDS
     backend = request.getfixturevalue(scenario.backend)
     with scenario.record(backend) as (watched, recorder), AuditRecorder() as audit:

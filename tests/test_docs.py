@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from approval_core import ApprovalSettings
-from servers import SERVERS
+from servers import GUIDE, SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = re.compile(
@@ -26,7 +26,10 @@ ROW = re.compile(
 
 def documented(name: str) -> dict[str, tuple[list[bool], str]]:
     rows: dict[str, tuple[list[bool], str]] = {}
-    for line in (ROOT / "docs" / f"{name}.md").read_text().splitlines():
+    page = ROOT / "docs" / f"{name}.md"
+    if not page.is_file():
+        pytest.fail(f"docs/{name}.md is missing: write it with the tool table, see docs/adding-a-server.md, section 6")
+    for line in page.read_text().splitlines():
         match = ROW.match(line)
         if match:
             cells = [cell.strip() in {"yes", "true"} for cell in line.split("|")[2:6]]
@@ -81,7 +84,8 @@ SCANNED = sorted(
 @pytest.mark.parametrize("path", sorted(LISTS))
 @pytest.mark.parametrize("name", SERVERS)
 def test_every_place_that_lists_the_servers_lists_each(path: str, name: str) -> None:
-    assert LISTS[path].format(name=name) in (ROOT / path).read_text(), f"{path} does not list {name}"
+    expected = LISTS[path].format(name=name)
+    assert expected in (ROOT / path).read_text(), f"{path} does not list {name} as {expected!r} (see {GUIDE})"
 
 
 @pytest.mark.parametrize("path", SCANNED)
@@ -97,7 +101,7 @@ INDEX_ROW = re.compile(r"^\| \[(?P<name>[a-z-]+)\]\([a-z-]+\.md\) \| [^|]+ \| (?
 def test_the_home_page_gives_each_servers_number_of_tools(name: str) -> None:
     rows = {m["name"]: int(m["tools"]) for m in INDEX_ROW.finditer((ROOT / "docs" / "index.md").read_text())}
     server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
-    assert rows.get(name) == len(anyio.run(server.list_tools)), f"docs/index.md: the tools cell of {name}"
+    assert rows.get(name) == len(anyio.run(server.list_tools)), f"docs/index.md: the tools cell of {name} ({GUIDE})"
 
 
 INSPECTOR = re.compile(r"@modelcontextprotocol/inspector@(?P<version>[0-9][^\s`'\"]*)")

@@ -36,7 +36,7 @@ from approval_core import Effect, GuardTable
 from approval_core.asking.results import approval_outcome
 from approval_core.policy import CHANGES
 from approval_core.testing import Change, DialogLog, Recorder, accept, connect, decline, effects_problems
-from scenarios import SCENARIOS, Driver
+from scenarios import Driver, scenario_of
 from servers import SERVERS
 
 pytestmark = pytest.mark.anyio
@@ -147,7 +147,7 @@ class Watching(Driver):
 async def test_each_tool_does_what_it_declares_and_a_declined_dialog_changes_nothing(
     name: str, request: pytest.FixtureRequest
 ) -> None:
-    scenario = SCENARIOS[name]
+    scenario = scenario_of(name)
     module = importlib.import_module(f"{name.replace('-', '_')}.guards")
     guards: GuardTable = module.GUARDS
     effects: dict[str, frozenset[Effect]] = dict(module.EFFECTS)

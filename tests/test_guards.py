@@ -17,6 +17,10 @@ the tool is seen to send to its real backend.
 3. A tool that is destructive but never asks, or asks (always or sometimes)
    but is not destructive, is listed in the server's documented mismatches
    with a reason; every listed mismatch is really one, of the kind it says.
+   A mismatch is a decision for the whole family, not for one server: each
+   is in :data:`REVIEWED_MISMATCHES` with the effects its tool declared when
+   it was reviewed, so a new or changed excuse shows in a change to this
+   file. A tool that removes stored data is never excused from asking.
 4. A tool that replaces or removes stored data is destructive and not
    read-only, unless listed as a ``changes-not-destructive`` mismatch with a
    reason (what it replaces can be set back as it was); such a listing is
@@ -25,12 +29,16 @@ the tool is seen to send to its real backend.
    never asks; a tool with any other effect is not read-only.
 6. A tool that neither replaces nor removes is not destructive.
 7. A tool that sends to others is open-world.
-8. A tool that asks takes ``confirm_token``, so the fallback can work; a tool
+8. A guarded tool listed as ``unversioned`` (nothing to bind a version of)
+   only adds: it declares neither replaces nor removes. What is replaced or
+   removed existed before the call, so it has a version, whatever the
+   backend (an ETag, a content hash, the newest message id as read).
+9. A tool that asks takes ``confirm_token``, so the fallback can work; a tool
    that never asks does not. (That it also calls the gate is checked by
    behaviour in ``tests/test_effects.py``: with ``ELICITATION=false`` its
    first answer is a refusal carrying a token, and nothing is changed.)
-9. openWorldHint (MCP 2025-11-25, ToolAnnotations: whether a tool's domain is
-   open to external entities) is true exactly for the tools in the server's
+10. openWorldHint (MCP 2025-11-25, ToolAnnotations: whether a tool's domain
+   is open to external entities) is true exactly for the tools in the server's
    ``guards.OPEN_WORLD``, each listed with its reason. The family's rule for
    that list: a call is open-world when it may reach people other than the
    account holder, because the backend may send them something (iTIP messages
@@ -111,6 +119,61 @@ def test_every_gap_between_guard_and_destructive_is_documented(server) -> None:
     assert all(len(m.reason) > 20 for m in guards.mismatches)
 
 
+REVIEWED_MISMATCHES: dict[tuple[str, str, str], frozenset[Effect]] = {
+    ("caldav-mcp", "respond_to_event", "changes-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
+    ("caldav-mcp", "respond_to_event", "guarded-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
+    ("caldav-mcp", "complete_task", "changes-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
+    ("caldav-mcp", "update_task", "destructive-not-guarded"): frozenset({Effect.REPLACES, Effect.SENDS}),
+    ("caldav-mcp", "update_journal", "destructive-not-guarded"): frozenset({Effect.REPLACES, Effect.SENDS}),
+    ("ntfy-mcp", "create_user", "guarded-not-destructive"): frozenset({Effect.CREATES}),
+}
+"""Every documented mismatch of the family, as reviewed: (server, tool, kind) -> the tool's declared effects then.
+
+A server's own reason is only text; what makes a mismatch acceptable is that others read it. A new one (a
+server's ``Mismatch(...)``) fails until it is added here, in a change the family reviews, and an entry whose
+tool's declared effects have changed since fails until it is reviewed again.
+"""
+
+
+def named(those: frozenset[Effect]) -> str:
+    """``reads/replaces``: effects by name, sorted."""
+    return "/".join(sorted(effect.value for effect in those))
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_every_mismatch_was_reviewed_with_the_effects_its_tool_declares(name: str) -> None:
+    _, guards = load(name)
+    effects = declared(name)
+    problems = []
+    for mismatch in guards.mismatches:
+        key = (name, mismatch.tool, mismatch.kind)
+        if key not in REVIEWED_MISMATCHES:
+            problems.append(
+                f"{mismatch.tool}: a {mismatch.kind} mismatch no one has reviewed; if it is deliberate, add "
+                f"{key} with the tool's effects to REVIEWED_MISMATCHES in tests/test_guards.py, for review"
+            )
+        elif REVIEWED_MISMATCHES[key] != effects.get(mismatch.tool):
+            problems.append(
+                f"{mismatch.tool}: reviewed as a {mismatch.kind} mismatch of a tool that "
+                f"{named(REVIEWED_MISMATCHES[key])}, but it now {named(effects.get(mismatch.tool, frozenset()))}"
+            )
+    stale = [key for key in REVIEWED_MISMATCHES if key[0] == name and guards.mismatch(key[1], key[2]) is None]  # type: ignore[arg-type]
+    problems += [f"REVIEWED_MISMATCHES lists {key}, which {name} no longer documents" for key in stale]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_no_tool_that_removes_stored_data_is_excused_from_asking(name: str) -> None:
+    _, guards = load(name)
+    effects = declared(name)
+    excused = [
+        m.tool
+        for m in guards.mismatches
+        if m.kind == "destructive-not-guarded" and Effect.REMOVES in effects.get(m.tool, frozenset())
+    ]
+    assert not excused, f"{name}: these remove stored data without asking, whatever the reason given: {excused}"
+
+
 def test_every_tool_declares_its_effects(server) -> None:
     name, tools, _ = server
     effects = declared(name)
@@ -181,8 +244,15 @@ def test_every_guarded_tool_binds_a_version_or_gives_a_true_reason(name) -> None
     """
     module = importlib.import_module(f"{name.replace('-', '_')}.guards")
     guards: GuardTable = module.GUARDS
+    effects = declared(name)
     for tool, reason in guards.unversioned.items():
         assert guards[tool].may_ask, tool
+        taken = sorted(effects.get(tool, frozenset()) & TAKES_AWAY)
+        assert not taken, (
+            f"{tool}: listed as unversioned, but it {'/'.join(taken)} what was stored before the call, which has "
+            "a version to bind (an ETag, a hash of what was read, the newest message id): pass it as gate.check("
+            "..., version=...) and compare it before the write"
+        )
         assert "PENDING" not in reason.upper(), f"{tool}: {reason}"
         assert len(reason) > 20, f"{tool}: the reason says too little: {reason!r}"
     assert "PENDING" not in Path(module.__file__).read_text(), f"{name}'s guards.py still has a placeholder"

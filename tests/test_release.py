@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from approval_core import ApprovalSettings
-from servers import SERVERS
+from servers import GUIDE, SERVERS, missing_rows, row
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((ROOT / "packages" / "approval-core" / "pyproject.toml").read_text())["project"]["version"]
@@ -44,14 +44,20 @@ def test_the_changelog_opens_with_the_family_version_and_names_every_distributio
     for name in ["approval-core", *SERVERS]:
         # Released with VERSION, or new since: a section of its own under Unreleased until the next release.
         new = re.search(rf"^### {re.escape(name)}$", unreleased, flags=re.MULTILINE)
-        assert f"### {name} {VERSION}" in latest or new, name
+        if f"### {name} {VERSION}" in latest or new:
+            continue
+        pytest.fail(
+            f"CHANGELOG.md names {name} neither in '## [{VERSION}]' (as '### {name} {VERSION}') nor under "
+            f"'## [Unreleased]' in a section headed exactly '### {name}': add that section, as {GUIDE} says",
+            pytrace=False,
+        )
 
 
 def test_the_release_session_expects_every_server() -> None:
-    assert sorted(tool_counts()) == SERVERS
+    assert (problem := missing_rows(tool_counts(), "TOOL_COUNTS in noxfile.py")) is None, problem
 
 
 @pytest.mark.parametrize("name", SERVERS)
 def test_the_release_session_expects_the_number_of_tools_the_server_lists(name: str) -> None:
     server = importlib.import_module(f"{name.replace('-', '_')}.server").build_server(ApprovalSettings())
-    assert len(anyio.run(server.list_tools)) == tool_counts()[name]
+    assert len(anyio.run(server.list_tools)) == row(tool_counts(), name, "TOOL_COUNTS in noxfile.py")

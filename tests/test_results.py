@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 
 from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
-from scenarios import SCENARIOS, Driver
-from servers import SERVERS
+from scenarios import SCENARIOS, Driver, scenario_of
+from servers import SERVERS, missing_rows
 
 pytestmark = pytest.mark.anyio
 
 
 def test_every_server_has_a_scenario() -> None:
-    assert sorted(SCENARIOS) == SERVERS
+    assert (problem := missing_rows(SCENARIOS, "SCENARIOS in tests/scenarios.py")) is None, problem
 
 
 # ---------------------------------------------------------------- the tests
@@ -35,7 +35,7 @@ def test_every_server_has_a_scenario() -> None:
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("name", SERVERS)
 async def test_every_tool_answers_a_strict_client(name: str, revision: str, request: pytest.FixtureRequest) -> None:
-    scenario = SCENARIOS[name]
+    scenario = scenario_of(name)
     backend: Any = request.getfixturevalue(scenario.backend)
     async with connect(scenario.make(backend), revision=revision, answer=accept) as client:
         driver = Driver(client)
@@ -47,7 +47,7 @@ async def test_every_tool_answers_a_strict_client(name: str, revision: str, requ
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("name", SERVERS)
 async def test_a_refusal_answers_a_strict_client(name: str, revision: str, request: pytest.FixtureRequest) -> None:
-    scenario = SCENARIOS[name]
+    scenario = scenario_of(name)
     backend: Any = request.getfixturevalue(scenario.backend)
     tool, args = await scenario.refusal(backend)
     log = DialogLog(decline)

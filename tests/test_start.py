@@ -30,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from approval_core import ApprovalSettings
 from approval_core.testing import connect
-from servers import SERVERS
+from servers import SERVERS, missing_rows, row
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,7 +76,7 @@ UNCONFIGURED_CALL = {
 
 
 def test_every_server_has_an_unconfigured_call() -> None:
-    assert sorted(UNCONFIGURED_CALL) == SERVERS
+    assert (problem := missing_rows(UNCONFIGURED_CALL, "UNCONFIGURED_CALL in tests/test_start.py")) is None, problem
 
 
 @pytest.mark.stdio
@@ -85,7 +85,7 @@ async def test_a_server_started_without_settings_lists_its_tools_and_says_what_t
     script = shutil.which(name, path=str(Path(sys.executable).parent))
     assert script is not None, f"{name}'s console script is not installed"
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
-    tool, variable = UNCONFIGURED_CALL[name]
+    tool, variable = row(UNCONFIGURED_CALL, name, "UNCONFIGURED_CALL in tests/test_start.py")
     expected = {t.name for t in await build(name).list_tools()}
     params = StdioServerParameters(command=script, args=[], env=env)
     with tempfile.TemporaryFile("w+") as errlog, anyio.fail_after(120):
@@ -133,13 +133,13 @@ FIRST_LIST = [
 
 
 def test_every_server_names_what_its_start_leaves_for_the_first_call() -> None:
-    assert sorted(DEFERRED) == SERVERS, "add the server to DEFERRED (((), {}) when nothing is deferred)"
+    assert (problem := missing_rows(DEFERRED, "DEFERRED in tests/test_start.py")) is None, problem
 
 
 @pytest.mark.parametrize("name", [name for name in SERVERS if DEFERRED.get(name, ((), {}))[0]])
 def test_a_start_up_to_the_first_tool_list_imports_none_of_what_only_a_call_needs(name: str, tmp_path: Path) -> None:
     """The console script's own start (main(), settings, lifespan) answers the handshake and the tool list."""
-    modules, settings = DEFERRED[name]
+    modules, settings = row(DEFERRED, name, "DEFERRED in tests/test_start.py")
     probe = (
         "import atexit, sys\n"
         "watched = sys.argv[1:]\n"

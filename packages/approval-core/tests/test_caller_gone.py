@@ -31,9 +31,9 @@ from approval_core import APPROVE_FIELD, ApprovalSettings
 from approval_core.page.settings import PageSettings
 from approval_core.serving.remote import http_server
 from approval_core.testing import AuditRecorder
+from core_serving import running, settings
 from example_server import Example
 from test_approval_page import _paired_file
-from test_remote import running, settings
 
 pytestmark = pytest.mark.anyio
 

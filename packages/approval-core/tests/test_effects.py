@@ -72,6 +72,41 @@ def test_a_folder_recorder_sees_files_created_replaced_and_removed(tmp_path: Pat
     ]
 
 
+def test_a_folder_recorder_compares_listed_file_urls_with_the_files_that_changed(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").write_text("b")
+    a_url, b_url = (tmp_path / "a.txt").as_uri(), (tmp_path / "b.txt").as_uri()
+    with FolderRecorder(tmp_path) as recorder:
+        mark = recorder.mark()
+        (tmp_path / "a.txt").unlink()
+        (tmp_path / "b.txt").write_text("b, replaced")
+        changes = recorder.changes_since(mark)
+        assert recorder.listed_problems([("PUT", b_url), ("DELETE", a_url)], changes) == [], "order is not compared"
+        assert recorder.listed_problems([("DELETE", a_url)], changes) == [
+            "the dialog listed ['a.txt'], the call changed ['a.txt', 'b.txt']"
+        ]
+        assert recorder.listed_problems([("DELETE", a_url), ("DELETE", b_url)], changes) == [
+            "b.txt: replaces, which no request the dialog listed for it makes"
+        ]
+        outside = (tmp_path.parent / "elsewhere.txt").as_uri()
+        assert recorder.listed_problems([("DELETE", outside)], []) == [
+            f"the dialog listed DELETE {outside}, which is no file under {tmp_path}"
+        ]
+        assert recorder.listed_problems([("DELETE", "https://dav.example.org/a.txt")], [])[0].endswith(
+            f"which is no file under {tmp_path}"
+        )
+
+
+def test_an_http_recorder_compares_method_and_path_in_order() -> None:
+    recorder = HttpRecorder()
+    changes = [Change("DELETE /a -> 204", frozenset({Effect.REMOVES})), Change("PUT /b -> 201", frozenset())]
+    listed = [("DELETE", "http://127.0.0.1:1/a"), ("PUT", "http://127.0.0.1:1/b")]
+    assert recorder.listed_problems(listed, changes) == []
+    assert recorder.listed_problems(listed[::-1], changes) == [
+        "the dialog listed ['PUT /b', 'DELETE /a'], the call sent ['DELETE /a', 'PUT /b']"
+    ]
+
+
 class _Upstream(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 

@@ -8,15 +8,12 @@ measured here; tests/test_remote_http.py runs whole server processes.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from mcp_http import bearer_transport
 from processes import free_port
 from token_issuer import IssuerDouble, new_key, token_issuer
@@ -26,13 +23,8 @@ from approval_core.serving import remote
 from approval_core.serving.bearer import JWKS_COOLDOWN, JWKS_LIFESPAN, JwksKeys, JwtVerifier, StaticTokenVerifier
 from approval_core.serving.remote import HttpSettings, describe, http_server, verifier_for
 from approval_core.testing import REVISIONS, DialogLog, Revision, accept, approval_of, connect, decline
+from core_serving import HTTP, running, settings
 from example_server import Example
-
-HTTP = {"MCP_TRANSPORT": "streamable-http"}
-
-
-def settings(**env: str) -> HttpSettings:
-    return HttpSettings.from_env({**HTTP, **env})
 
 
 def test_stdio_is_the_default_and_nothing_else_is_read() -> None:
@@ -294,18 +286,6 @@ async def test_a_jwt_must_use_the_algorithm_its_key_declares(issuer: IssuerDoubl
     verifier = JwtVerifier(issuer.issuer, issuer.jwks_url, audience)
     assert await verifier.verify_token(issuer.token(audience, algorithm="PS256")) is None, "the JWK says RS256"
     assert await verifier.verify_token(issuer.token(audience, algorithm="RS256")) is not None
-
-
-@contextlib.asynccontextmanager
-async def running(server: uvicorn.Server, port: int) -> AsyncIterator[str]:
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve)
-        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
-            await anyio.sleep(0.02)
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            server.should_exit = True
 
 
 @pytest.mark.anyio

@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client
 
 from approval_core.testing import connect
 from carddav_mcp.client import MULTIGET_BATCH
-from test_stdio import params
+from carddav_stdio import params
 
 pytestmark = pytest.mark.anyio
 

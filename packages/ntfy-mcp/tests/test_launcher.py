@@ -119,7 +119,7 @@ def test_a_builds_lines_and_a_heartbeat_reach_the_progress_sink_as_they_come(
 
     def slow_build(workdir: Path) -> Path:
         script = "echo 'deps downloaded after 1s'; sleep 1.2; echo 'built after 2s'"
-        ntfy_server._run_showing(["bash", "-c", script], cwd=workdir, what="build", timeout=30)
+        ntfy_server._run_showing(["bash", "-c", script], cwd=workdir, what="build")
         built.write_text("#!/bin/sh\n")
         built.chmod(0o755)
         return built
@@ -142,7 +142,7 @@ def test_a_builds_lines_and_a_heartbeat_reach_the_progress_sink_as_they_come(
 
 def test_a_failed_build_step_gives_its_exit_code_and_last_lines(tmp_path: Path) -> None:
     with pytest.raises(ntfy_server.NtfyUnavailable, match=r"failed with exit code 3:\ngo: no gcc") as caught:
-        ntfy_server._run_showing(["bash", "-c", "echo 'go: no gcc'; exit 3"], cwd=tmp_path, what="build", timeout=30)
+        ntfy_server._run_showing(["bash", "-c", "echo 'go: no gcc'; exit 3"], cwd=tmp_path, what="build")
     assert "bash -c" in str(caught.value)
 
 

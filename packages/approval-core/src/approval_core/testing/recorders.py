@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import urllib.parse
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +217,20 @@ class HttpRecorder:
             if effects != frozenset({Effect.READS})
         ]
 
+    def listed_problems(self, listed: Sequence[tuple[str, str]], changes: Sequence[Change]) -> list[str]:
+        """What differs between the changing requests a dialog listed and the ones this recorder then saw.
+
+        Args:
+            listed: ``(METHOD, absolute URL)`` of each request line, in the dialog's order.
+            changes: What :meth:`changes_since` gave for the call.
+
+        Returns:
+            One sentence when ``METHOD path`` of the two differ, in order; empty when they agree.
+        """
+        shown = [f"{method.upper()} {urllib.parse.urlsplit(url).path}" for method, url in listed]
+        sent = [change.what.split(" -> ")[0] for change in changes]
+        return [] if shown == sent else [f"the dialog listed {shown}, the call sent {sent}"]
+
 
 class FolderRecorder:
     """Watches a folder a local backend keeps its data in: each file created, replaced or removed.
@@ -255,6 +270,43 @@ class FolderRecorder:
             if now[name] != mark[name]
         ]
         return changes
+
+    def listed_problems(self, listed: Sequence[tuple[str, str]], changes: Sequence[Change]) -> list[str]:
+        """What differs between the changing requests a dialog listed and the files this recorder saw change.
+
+        A local backend lists each change as a request on the file's ``file://`` URL (``DELETE
+        file:///data/a.txt``). Each listed URL must be a file under :attr:`root`, and the files listed must
+        be the files changed (a snapshot cannot tell the order of changes, or a file changed twice, so
+        neither is compared), each change one its method may make (:func:`http_effects`: a ``DELETE`` removes, a
+        ``PUT`` creates or replaces).
+
+        Args:
+            listed: ``(METHOD, absolute URL)`` of each request line, in the dialog's order.
+            changes: What :meth:`changes_since` gave for the call.
+
+        Returns:
+            One sentence per difference; empty when they agree.
+        """
+        problems: list[str] = []
+        expected: dict[str, frozenset[Effect]] = {}
+        root = self.root.resolve()
+        for method, url in listed:
+            parts = urllib.parse.urlsplit(url)
+            path = Path(urllib.request.url2pathname(parts.path)).resolve() if parts.scheme == "file" else None
+            if path is None or not path.is_relative_to(root):
+                problems.append(f"the dialog listed {method} {url}, which is no file under {self.root}")
+                continue
+            relative = str(path.relative_to(root))
+            expected[relative] = expected.get(relative, frozenset()) | http_effects(method, {})
+        seen = {change.what: change.effects for change in changes}
+        if sorted(expected) != sorted(seen):
+            problems.append(f"the dialog listed {sorted(expected)}, the call changed {sorted(seen)}")
+        problems += [
+            f"{name}: {'/'.join(sorted(seen[name]))}, which no request the dialog listed for it makes"
+            for name in sorted(expected.keys() & seen.keys())
+            if not seen[name] & expected[name]
+        ]
+        return problems
 
 
 Recorder = HttpRecorder | FolderRecorder
