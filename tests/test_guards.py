@@ -123,6 +123,7 @@ REVIEWED_MISMATCHES: dict[tuple[str, str, str], frozenset[Effect]] = {
     ("caldav-mcp", "respond_to_event", "changes-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("caldav-mcp", "respond_to_event", "guarded-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("caldav-mcp", "complete_task", "changes-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
+    ("caldav-mcp", "complete_task", "guarded-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("caldav-mcp", "update_task", "destructive-not-guarded"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("caldav-mcp", "update_journal", "destructive-not-guarded"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("ntfy-mcp", "create_user", "guarded-not-destructive"): frozenset({Effect.CREATES}),
