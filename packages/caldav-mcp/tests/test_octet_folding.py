@@ -49,8 +49,9 @@ async def test_entries_folded_inside_a_character_are_read_by_every_tool(account)
         async with connect(server, revision="2026-07-28") as client:
             got = structured(await client.call_tool("get_event", {**settings, "id": "long@x"}))
             listed = structured(await client.call_tool("list_events", {**settings, **WINDOW}))
-            found = structured(await client.call_tool("search_events", {**settings, **WINDOW, "query": "München"}))
-            ascii_found = structured(await client.call_tool("search_events", {**settings, **WINDOW, "query": "Jürgen"}))
+            searched = {"calendars": [account.work], **WINDOW}  # search_events takes a list of calendars
+            found = structured(await client.call_tool("search_events", {**searched, "query": "München"}))
+            ascii_found = structured(await client.call_tool("search_events", {**searched, "query": "Jürgen"}))
     assert got["summary"] == LONG
     assert {e["uid"]: e["summary"] for e in listed["events"]} == {"long@x": LONG, "plain@x": "Plain"}
     assert listed["unreadable"] == []

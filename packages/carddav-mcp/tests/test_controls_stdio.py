@@ -70,6 +70,6 @@ async def test_a_book_named_in_percent_encoded_words_is_shown_only_as_a_quoted_u
     server_part, _, caller_part = dialog.partition("Values below are supplied by the caller, not by this server:")
     (line,) = [line for line in server_part.splitlines() if name in line]  # the server's words: a quoted URL
     assert line.startswith('  PUT "http://127.0.0.1:')
-    assert line.endswith('.vcf" (only if nothing is stored there yet)')
+    assert line.endswith('.vcf" (only if nothing is stored under this name yet)')
     assert f"  address_book: {book}" in caller_part.splitlines()
     assert "Approved by IT" not in dialog

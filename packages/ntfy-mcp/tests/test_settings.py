@@ -182,11 +182,15 @@ SAME_HOST = [
 ]
 
 
+PLAIN = {"NTFY_ALLOW_PLAINTEXT": "true"}
+"""These tests compare hosts; plain http:// to a host that is not this machine is allowed for them."""
+
+
 @pytest.mark.parametrize(("ntfy", "push"), SAME_HOST)
 def test_one_host_spelt_two_ways_is_one_host(ntfy: str, push: str) -> None:
     """Hosts are compared as addresses: loopbacks, IPv4 shorthands, IPv6 forms, case, a trailing dot, ports."""
     with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
-        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy, **PLAIN}), *push_of(push))
 
 
 @pytest.mark.parametrize(
@@ -200,7 +204,7 @@ def test_one_host_spelt_two_ways_is_one_host(ntfy: str, push: str) -> None:
     ],
 )
 def test_other_hosts_stay_other_hosts(ntfy: str, push: str) -> None:
-    refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+    refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy, **PLAIN}), *push_of(push))
 
 
 def test_a_name_that_resolves_to_the_push_host_is_that_host() -> None:
@@ -211,7 +215,7 @@ def test_a_name_that_resolves_to_the_push_host_is_that_host() -> None:
     address = sorted(addresses)[0]
     push = f"http://[{address}]:2586/approvals-willi" if ":" in address else f"http://{address}:2586/approvals-willi"
     with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
-        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": f"http://{name}:2586"}), *push_of(push))
+        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": f"http://{name}:2586", **PLAIN}), *push_of(push))
     with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
         refuse_the_approval_topic(
             NtfySettings.from_env({"NTFY_URL": push.rsplit("/", 1)[0]}), *push_of(f"http://{name}:2586/approvals-willi")
