@@ -99,7 +99,7 @@ async def test_a_hostile_event_never_reaches_the_page_or_the_push(
     assert account.work in shown  # the caller's value, under the caller heading
     messages = pushed(ntfy, TOPIC)[before:]
     assert [m["message"] for m in messages if m.get("title") == "caldav-mcp asks for your approval"] == [
-        f"Delete an event (code {pending['code']})"
+        f"Delete an event, recoverable for 7 day(s) with restore_entry (code {pending['code']})"
     ]
     everything = shown + markup + json.dumps(messages) + json.dumps(pending)
     for fragment in FRAGMENTS:

@@ -86,7 +86,8 @@ async def test_a_hostile_contact_never_reaches_the_page_or_the_push(
     assert pending["code"] in shown
     messages = pushed(ntfy, TOPIC)[before:]
     assert [m["message"] for m in messages if m.get("title") == "carddav-mcp asks for your approval"] == [
-        f"Delete 1 contact(s), 0 of them with a photo (code {pending['code']})"
+        f"Delete 1 contact(s), 0 of them with a photo, recoverable for 7 day(s) with restore_card "
+        f"(code {pending['code']})"
     ]
     everything = shown + markup + json.dumps(messages) + json.dumps(pending)
     for fragment in FRAGMENTS:

@@ -80,6 +80,7 @@ from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.path import PagePath
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.records.audit import audit
+from approval_core.records.journal import open_journal
 from approval_core.records.keys import (
     BODY_DIGEST_PURPOSE,
     PAGE_PURPOSE,
@@ -157,6 +158,7 @@ class ApprovalGate:
                 else RedisStore(settings.store_url, record_namespace(server_name, settings.key_ring), clock=clock)
             )
         self.store: RecordStore = store
+        self.journal = open_journal(server_name, settings.undo_days, settings.key_ring, store, clock)
         previous: tuple[bytes, ...] = ()
         if state_key is None and settings.key_ring is not None:
             state_key, *rest = settings.key_ring.derive(STATE_SEAL_PURPOSE)

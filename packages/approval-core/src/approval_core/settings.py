@@ -37,6 +37,13 @@ family in the same environment:
     A key file shared by the replicas (see :mod:`approval_core.records.keys`): the
     sealing keys of approval-core's state and of the SDK's ``requestState``
     are derived from it. Unset: random keys made at start, per process.
+
+``APPROVAL_UNDO_DAYS``
+    Days the undo journal keeps what a guarded change removed, so it can be
+    put back (:mod:`approval_core.records.journal`). A whole number in
+    ``[0, 90]`` written in plain digits; default 7; ``0`` keeps nothing (the
+    dialogs then say that a change cannot be undone). Anything else (``7d``,
+    ``-1``, ``07``, an empty string) is an error naming the rule.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ __all__ = [
     "PROFILE_ENV",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
+    "UNDO_DAYS_ENV",
     "ApprovalSettings",
 ]
 
@@ -67,6 +75,9 @@ ELICITATION_ENV = "ELICITATION"
 TIMEOUT_ENV = "ELICITATION_TIMEOUT"
 STORE_URL_ENV = "APPROVAL_STORE_URL"
 PROFILE_ENV = "APPROVAL_PROFILE"
+UNDO_DAYS_ENV = "APPROVAL_UNDO_DAYS"
+DEFAULT_UNDO_DAYS = 7
+MAX_UNDO_DAYS = 90
 PROFILES = ("guarded", "every-write")
 """The values of ``APPROVAL_PROFILE``; the first is the default."""
 Profile = Literal["guarded", "every-write"]
@@ -92,6 +103,7 @@ class ApprovalSettings:
             for no page (:mod:`approval_core.page.settings`).
         profile: ``guarded`` (the guard tables decide) or ``every-write``
             (every tool that changes data asks; seed 004).
+        undo_days: Days the undo journal keeps a guarded change's pre-image; 0: none kept.
     """
 
     elicitation: bool = True
@@ -100,6 +112,7 @@ class ApprovalSettings:
     key_ring: KeyRing | None = None
     page: PageSettings | None = None
     profile: Profile = "guarded"
+    undo_days: int = DEFAULT_UNDO_DAYS
 
     @property
     def every_write(self) -> bool:
@@ -119,7 +132,8 @@ class ApprovalSettings:
                 without ``APPROVAL_KEY_FILE``; the key file is unreadable,
                 open to group or others, or holds a key shorter than 32
                 bytes; an ``APPROVAL_PAGE*`` or ``APPROVAL_PUSH*`` value
-                breaks its rule. The message names the variable and the rule.
+                breaks its rule; ``APPROVAL_UNDO_DAYS`` is not a whole number of
+                days in ``[0, 90]``. The message names the variable and the rule.
         """
         env = os.environ if environ is None else environ
         store_url = _parse_store_url(env.get(STORE_URL_ENV))
@@ -138,6 +152,7 @@ class ApprovalSettings:
             key_ring=None if key_file is None else read_key_file(key_file),
             page=PageSettings.from_env(env),
             profile=_parse_profile(env.get(PROFILE_ENV)),
+            undo_days=_parse_undo_days(env.get(UNDO_DAYS_ENV)),
         )
 
 
@@ -190,3 +205,14 @@ def _parse_flag(raw: str | None) -> bool:
 def _parse_timeout(raw: str | None) -> float:
     what = "the seconds a dialog may wait for an answer"
     return seconds_in_range(TIMEOUT_ENV, raw, what, MIN_DIALOG_TIMEOUT, MAX_DIALOG_TIMEOUT, DEFAULT_DIALOG_TIMEOUT)
+
+
+def _parse_undo_days(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_UNDO_DAYS
+    if not (raw.isascii() and raw.isdigit()) or (len(raw) > 1 and raw[0] == "0") or int(raw) > MAX_UNDO_DAYS:
+        raise SettingsError(
+            f"{UNDO_DAYS_ENV}={raw!r} is not a valid value: give a whole number of days from 0 to {MAX_UNDO_DAYS} in "
+            f"plain digits (how long a guarded change can be undone; default {DEFAULT_UNDO_DAYS}; 0 keeps nothing)"
+        )
+    return int(raw)

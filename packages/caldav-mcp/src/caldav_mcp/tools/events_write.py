@@ -32,6 +32,7 @@ from caldav_mcp.ical import (
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
 from caldav_mcp.rrule import first_occurrence_problem, until_problem
+from caldav_mcp.tools import undo
 from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.event_edits import (
@@ -47,7 +48,6 @@ from caldav_mcp.tools.event_edits import (
 )
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
 from caldav_mcp.tools.write_back import (
-    move_entry,
     remove,
     write_back,
 )
@@ -180,7 +180,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         count, own = reach_of(ical) if asks else (1, 0)
         if asks:
             await app.client.require_write(cal.path)  # no dialog for what the account may not do
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="update_event",
             target={
@@ -208,7 +208,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             if target_component is series:
                 _check_until(series)
         bump(target_component)
-        written, note = await write_back(app, cal, uid, resource, ical)
+        written, note = await undo.write_back(app, decision, "update_event", cal, uid, resource, ical)
         out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
         return structured(
             Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated", note=note)
@@ -228,7 +228,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
         count = count_of(ical) if effective == "series" else 1
         await app.client.require_write(cal.path)
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="delete_event",
             target={
@@ -246,10 +246,10 @@ def register(server: MCPServer[Any], app: App) -> None:
             return decision.result
         if effective == "occurrence" and occurrence is not None and rid is not None:
             remove_occurrence(ical, series, rid, occurrence_start(occurrence))
-            _, note = await write_back(app, cal, uid, resource, ical)
+            _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
             gone = False
         else:
-            gone, note = await remove(app, cal, uid, resource)
+            gone, note = await undo.remove(app, decision, "delete_event", cal, uid, resource)
         return structured(
             Deleted(
                 calendar=cal.path,
@@ -293,7 +293,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         ical = calendar_of(resource)
         count = count_of(ical)
         await app.client.require_write(cal.path)
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="move_event",
             target={"calendar": cal.path, "uid": uid, "destination": target.path, "occurrences": count},
@@ -303,7 +303,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        note = await move_entry(app, cal, uid, resource, target)
+        note = await undo.move_entry(app, decision, cal, uid, resource, target)
         return structured(Moved(uid=uid, source=cal.path, destination=target.path, note=note))
 
     @server.tool(annotations=RESPOND)
@@ -367,7 +367,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             entry.params["PARTSTAT"] = partstat
             entry.params.pop("RSVP", None)
             bump(component, sequence=False)
-        _, note = await write_back(app, cal, uid, resource, ical)
+        _, note = await undo.write_back(app, decision, "respond_to_event", cal, uid, resource, ical)
         return structured(
             Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling, note=note)
         )

@@ -24,10 +24,12 @@ from pydantic import Field
 from approval_core import ApprovalGate, Dialog, NotApproved, annotations, stable, structured
 from carddav_mcp import dialogs
 from carddav_mcp.backend import Backend, Entry
+from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
 from carddav_mcp.fields import changed_lines
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
+from carddav_mcp.tools import undo
 from carddav_mcp.tools.reading import BookArg, ContactArg, contact_entry
 from carddav_mcp.vcard import Card, Prop, escape_text, make_line
 from carddav_mcp.writes import Write, create_card, still_as_asked, unchanged, version_of, write_each
@@ -152,7 +154,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         entry, new, changed, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
-        decision = await gate.check(
+        decision = await undo.gate(gate, [entry.data]).check(
             ctx, tool="update_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
         )
         if isinstance(decision, NotApproved):
@@ -164,7 +166,11 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         async def put() -> None:
             written.append(await backend.client().put(href, new.serialize(), etag=version))
 
-        await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
+        async with undo.keeping(
+            gate, decision, "update_contact", "overwritten", entry.data, client=backend.client()
+        ) as kept:
+            await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
+            kept.left(written[0])
         return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
@@ -187,11 +193,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             photos = sum(1 for e in entries if e.card.all("PHOTO"))
             dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
             target = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
+            read.update({e.data.href: e.data for e in entries})
             return {e.data.href: e.data.etag for e in entries}, dialog, target
 
+        read: dict[str, CardData] = {}
         etags, dialog, target = await prepare()
         version = version_of("contact_ids", etags)
-        decision = await gate.check(
+        decision = await undo.gate(gate, list(read.values())).check(
             ctx, tool="delete_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
         )
         if isinstance(decision, NotApproved):
@@ -207,8 +215,9 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         def deletion(href: str) -> Write:
             async def run() -> None:
-                if not await client.delete(href, etags[href]):
-                    gone.append(href)  # someone else deleted it meanwhile: already as asked
+                async with undo.keeping(gate, decision, "delete_contact", "deleted", read[href]):
+                    if not await client.delete(href, etags[href]):
+                        gone.append(href)  # someone else deleted it meanwhile: already as asked
 
             async def landed() -> bool:
                 try:
@@ -255,7 +264,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         entry, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
-        decision = await gate.check(
+        decision = await undo.gate(gate, [entry.data]).check(
             ctx, tool="move_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
         )
         if isinstance(decision, NotApproved):
@@ -268,16 +277,17 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 f"move_contact: {href} changed on the server since it was read, so nothing was moved. "
                 "Read it again and repeat the move if it still applies."
             )
-        await write_each(
-            "move_contact",
-            [
-                Write(
-                    f"{href} (moved to {new_href})",
-                    lambda: backend.client().move(href, new_href, version),
-                    _moved(backend, href, new_href),
-                )
-            ],
-        )
+        async with undo.keeping(gate, decision, "move_contact", "moved", entry.data, after_href=new_href):
+            await write_each(
+                "move_contact",
+                [
+                    Write(
+                        f"{href} (moved to {new_href})",
+                        lambda: backend.client().move(href, new_href, version),
+                        _moved(backend, href, new_href),
+                    )
+                ],
+            )
         return structured(Moved(id=new_href, previous_id=href, address_book=dest.path))
 
     _ = (create_contact, update_contact, delete_contact, move_contact)
