@@ -247,3 +247,18 @@ async def test_an_entry_is_offered_only_to_the_principal_whose_call_kept_it(
     monkeypatch.setattr(module, "_principal", lambda: ["client-b", "https://issuer", "bob"])
     assert await j.entry(entry_id) is None
     assert (await j.entries()) == ([], 0)
+
+
+async def test_a_journal_that_cannot_keep_stops_the_change_saying_so(tmp_path: Path) -> None:
+    from approval_core import JournalUnavailable
+
+    (tmp_path / "journal.key").write_text("not a key\n")
+    (tmp_path / "journal.key").chmod(0o600)
+    ran = []
+    with pytest.raises(JournalUnavailable, match="could not keep what the change would remove"):
+        async with journal(tmp_path).keeping(
+            APPROVED, tool="delete_event", kind="deleted", collection="/cal/", href="/cal/x.ics", etag='"1"',
+            data=PAGE, content_type="text/calendar",
+        ):  # fmt: skip
+            ran.append(True)
+    assert ran == []

@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from approval_core.errors import ApprovalError
+from approval_core.errors import ApprovalError, SettingsError
 from approval_core.records.journal_entry import JournalEntry, Keeping, Kind
 from approval_core.records.journal_storage import FileStorage, JournalStorage, RedisStorage
 from approval_core.records.keys import JOURNAL_PURPOSE, KeyRing, read_key_file, write_new_key_file
@@ -256,8 +256,8 @@ class Journal:
         )
         try:
             await self._store().put(entry.id, self._seal(entry), entry.kept_at, entry.until)
-        except (StoreUnavailable, OSError) as exc:
-            why = str(exc) if isinstance(exc, StoreUnavailable) else (exc.strerror or type(exc).__name__)
+        except (StoreUnavailable, SettingsError, OSError) as exc:  # Redis, the per-user key file, the disk
+            why = str(exc) if not isinstance(exc, OSError) else (exc.strerror or type(exc).__name__)
             raise JournalUnavailable(
                 f"{tool} was not run: the undo journal could not keep what the change would remove ({why}). "
                 "Nothing was changed."
