@@ -51,7 +51,12 @@ RESTORE = annotations(read_only=False, destructive=True, idempotent=True, open_w
 """restore_entry: it may write over the version a change left (destructive); a repeat finds the entry restored
 and changes nothing (idempotent); on a scheduling server a restored entry with attendees is sent (open world)."""
 
-RestoreIdArg = Annotated[str, Field(pattern=RESTORE_ID_PATTERN, description="A journal id from list_restorable.")]
+RestoreIdArg = Annotated[
+    str, Field(pattern=RESTORE_ID_PATTERN, max_length=16, description="A journal id from list_restorable.")
+]
+TokenArg = Annotated[
+    str | None, Field(max_length=200, description="Only where a dialog cannot be shown: the token from the first call.")
+]
 
 
 def undo_days(app: App, resource: Resource) -> int | None:
@@ -177,7 +182,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         calendar: Annotated[str, Field(description="The calendar the entry was in (list_restorable's collection).")],
         id: RestoreIdArg,
         ctx: Context,
-        confirm_token: Annotated[str | None, Field(max_length=200)] = None,
+        confirm_token: TokenArg = None,
     ) -> Annotated[CallToolResult, Restored] | InputRequiredResult:
         """Put back an entry that a guarded change deleted, overwrote or moved (an id from list_restorable).
 

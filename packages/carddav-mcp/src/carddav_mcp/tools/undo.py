@@ -50,7 +50,12 @@ RESTORE = annotations(read_only=False, destructive=True, idempotent=True, open_w
 """restore_card: it may write over the version a change left (destructive); a repeat finds the card restored and
 changes nothing (idempotent); a CardDAV server sends nothing to anyone (closed world)."""
 
-RestoreIdArg = Annotated[str, Field(pattern=RESTORE_ID_PATTERN, description="A journal id from list_restorable.")]
+RestoreIdArg = Annotated[
+    str, Field(pattern=RESTORE_ID_PATTERN, max_length=16, description="A journal id from list_restorable.")
+]
+TokenArg = Annotated[
+    str | None, Field(max_length=200, description="Only where a dialog cannot be shown: the token from the first call.")
+]
 
 
 def undo_days(gate: ApprovalGate, cards: Sequence[CardData]) -> int | None:
@@ -144,7 +149,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         address_book: BookArg,
         id: RestoreIdArg,
         ctx: Context,
-        confirm_token: Annotated[str | None, Field(max_length=200)] = None,
+        confirm_token: TokenArg = None,
     ) -> Annotated[mt.CallToolResult, Restored] | mt.InputRequiredResult:
         """Put back a card that a guarded change deleted, overwrote or moved (an id from list_restorable).
 
