@@ -130,6 +130,8 @@ class ApprovalGate:
             :class:`~approval_core.records.redis_store.RedisStore` on ``settings.store_url``
             namespaced by ``server_name`` and the key file's deployment id when set, else a
             :class:`~approval_core.records.store.MemoryStore` of this process).
+
+    ``journal`` is the undo journal (:mod:`approval_core.records.journal`), None under ``APPROVAL_UNDO_DAYS=0``.
     """
 
     def __init__(
