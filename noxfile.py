@@ -102,6 +102,8 @@ def integration(session: nox.Session) -> None:
     ``redis-server`` (``integration/test_shared_store.py``, marker ``redis``; testing/redis_server.py), and
     ``integration/test_remote.py`` runs caldav-mcp as a remote service: three replicas over Streamable HTTP
     behind Debian's ``haproxy``, one Redis, one Radicale (see testing/remote_stack.py).
+    ``integration/test_container.py`` builds the container image of ``deploy/`` with Debian's podman and
+    runs each server from it (testing/container.py; podman, runc and debootstrap installed when missing).
     """
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     session.run(
@@ -268,7 +270,10 @@ def check_release(session: nox.Session) -> dict[str, Path]:
 
 @nox.session
 def release(session: nox.Session) -> None:
-    """Build every sdist and wheel into dist/, check their metadata, install and start each server.
+    """Check each server's server.json, build every sdist and wheel into dist/, check their metadata, start each server.
+
+    The registry entries are checked first (``testing/registry_entry.py``): the MCP Registry's rules, the
+    family version, and every environment variable the server reads.
 
     Fails when a distribution is missing, a name or version differs from the family's, a server
     does not pin approval-core to exactly that version or has no console script, or a server's
@@ -279,7 +284,9 @@ def release(session: nox.Session) -> None:
     by the one command docs/clients.md gives for installing from dist/ (:func:`one_command_argv`), with
     ``dist/constraints.txt`` (written here from uv.lock) holding the other dependencies to the locked versions.
     """
-    sync(session, "--package", CORE)
+    sync(session, "--package", CORE, "--group", "test")
+    # Each server's MCP Registry entry (packages/<server>/server.json): the registry's rules, the version, the settings.
+    session.run("python", str(ROOT / "testing" / "registry_entry.py"))
     shutil.rmtree(DIST, ignore_errors=True)
     session.run("uv", "build", "--all-packages", "--out-dir", str(DIST), external=True)
     wheels = check_release(session)

@@ -20,7 +20,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))
 
 import dav_servers
-from data_folder import own_data_folder  # noqa: F401
 
 SERVERS = ["radicale", "xandikos", "davical", "cyrus", "sogo"]
 

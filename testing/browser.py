@@ -35,7 +35,16 @@ _AUTHENTICATOR = {
 }
 
 
-PAIRING_ENDS = ("Paired", "No passkey", "no passkey", "not valid", "Refused", "not the code", "agreed")
+PAIRING_ENDS = (
+    "Paired",
+    "No passkey",
+    "no passkey",
+    "not valid",
+    "Refused",
+    "not the code",
+    "approves nothing yet",
+    "did not agree",
+)
 """Words one of which the pairing page's state line holds once a press of its button has been answered."""
 
 
@@ -113,6 +122,22 @@ class Browser:
         self.authenticators = []
         await self.add_authenticator("internal")
 
+    async def hold_only(self, credentials: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Unplug every authenticator and plug in one holding just ``credentials``; return what was held before.
+
+        The credentials are DevTools' ``WebAuthn.Credential`` objects (private key included), as this method
+        returns them: so a passkey can be set aside while another device is used, and plugged back later.
+        """
+        held: list[dict[str, Any]] = []
+        for authenticator in self.authenticators:
+            found = await self._cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})
+            held.extend(found["credentials"])
+        await self.swap_authenticator()
+        for credential in credentials:
+            params = {"authenticatorId": self.authenticators[0], "credential": credential}
+            await self._cdp.send("WebAuthn.addCredential", params)
+        return held
+
     async def passkeys(self) -> int:
         """How many passkeys this browser's authenticator holds."""
         total = 0
@@ -156,7 +181,7 @@ async def browser(count: int = 1) -> AsyncGenerator[list[Browser]]:
 
 
 async def pair_on(page: Any, person: Browser) -> str:
-    """Pair ``person``'s passkey with ``page`` (an ``approval_core.ApprovalPage`` being served).
+    """Pair ``person``'s passkey with ``page`` (an ``approval_core.ApprovalPage`` being served) as its first.
 
     As the pairing command's user would: open its link, type the code it shows in the terminal, press the button.
     Returns the pairing page's state line (``Paired. ...`` on success).

@@ -16,7 +16,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_folder import own_data_folder  # noqa: E402, F401
 from dav_servers import DavServer, radicale  # noqa: E402
 from ntfy_server import NtfyServer, find_or_build_binary, ntfy_server  # noqa: E402
 from terminal import on_terminal  # noqa: E402

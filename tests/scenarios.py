@@ -82,6 +82,20 @@ class Driver:
 
 # ---------------------------------------------------------------- caldav-mcp
 
+CHORE = """BEGIN:VCALENDAR\r
+VERSION:2.0\r
+PRODID:-//family test//EN\r
+BEGIN:VTODO\r
+UID:{uid}\r
+DTSTAMP:20261101T090000Z\r
+DTSTART:20261207T090000Z\r
+DUE:20261207T180000Z\r
+SUMMARY:Take out the bins\r
+RRULE:FREQ=WEEKLY;COUNT=2\r
+END:VTODO\r
+END:VCALENDAR\r
+"""
+
 INVITE = """BEGIN:VCALENDAR\r
 VERSION:2.0\r
 PRODID:-//family test//EN\r
@@ -164,6 +178,11 @@ async def caldav_scenario(d: Driver, dav: DavServer) -> None:
     await d.ok("get_task", {"calendar": work, "uid": task})
     await d.ok("update_task", {"calendar": work, "uid": task, "priority": 1})
     await d.ok("complete_task", {"calendar": work, "uid": task})
+    chore = f"chore-{tag}"
+    put(dav, f"{work}{chore}.ics", CHORE.format(uid=chore), "text/calendar")
+    await d.ok("complete_task", {"calendar": work, "uid": chore})  # one occurrence at a time, never asks
+    await d.ok("complete_task", {"calendar": work, "uid": chore})
+    await d.ok("complete_task", {"calendar": work, "uid": chore, "scope": "series"})  # the series: asks
     await d.ok("delete_task", {"calendar": work, "uid": task})
     entry = (await d.ok("create_journal", {"calendar": work, "summary": "Notes", "date": "2026-12-07"}))["uid"]
     await d.ok("list_journals", {"calendar": work})

@@ -39,7 +39,8 @@ def listed_requests(dialog: str) -> list[str]:
     for line in lines[1].splitlines()[1:]:
         if not line.startswith("  "):
             break
-        method, url = line.split()[:2]
+        method, quoted = line.split()[:2]
+        url = quoted.strip('"')  # the dialog shows the URL in double quotes
         out.append(f"{method} {urlsplit(url).path}")
     return out
 

@@ -1,4 +1,4 @@
-"""Every tool of every server is taken by the tool converters of two model SDKs (issue 23 §2).
+"""Every tool of every server is taken by the tool converters of two model SDKs (issue 23 §2, issue 34 §4).
 
 The tools are listed over MCP, as a client sees them, and each one is run through:
 
@@ -6,8 +6,12 @@ The tools are listed over MCP, as a client sees them, and each one is run throug
   ``generate_content(tools=[session])`` runs over a server's whole tool list; it stopped on a boolean
   ``additionalProperties``, googleapis/python-genai#2393), then ``Schema.from_json_schema`` with
   ``raise_error_on_unsupported_field=True``; besides, the published schema must hold nothing that Gemini
-  function declarations refuse (``$defs``/``$ref``, ``oneOf``, ``const``, a ``{"type": "null"}`` branch of
-  an ``anyOf``) and no keyword that the conversion drops on the way (a rule the model would never see);
+  function declarations refuse (``$defs``/``$ref``, ``oneOf``, ``const``) and no keyword that the conversion
+  drops on the way (a rule the model would never see);
+* google-genai's other path, a declaration written by hand from the listed schema
+  (``types.FunctionDeclaration(parameters=tool.inputSchema)``, validated by its ``Schema`` model: one ``type``
+  per schema, only the keywords it models), for every tool, with every optional argument still ``nullable``
+  once the SDK prepares it for Gemini;
 * the OpenAI Agents SDK's ``MCPUtil.to_function_tool(..., convert_schemas_to_strict=True)``, which must
   come out strict. A tool without arguments is the one exception (approval_core.serving.portable): strict mode
   wants ``additionalProperties: false`` there, which google-genai cannot read, so the Agents SDK takes it
@@ -53,9 +57,9 @@ def gemini_problems(schema: Any, path: str) -> list[str]:
     found += [f"{path}: {key} (google-genai drops it)" for key in sorted(schema.keys() - GEMINI_READS)]
     if isinstance(schema.get("additionalProperties"), bool):
         found.append(f"{path}: a boolean additionalProperties (google-genai stops on it, python-genai#2393)")
+    if isinstance(schema.get("type"), list):
+        found.append(f"{path}: a type list (google-genai's Schema takes one type)")
     for index, branch in enumerate(schema.get("anyOf") or []):
-        if branch == {"type": "null"}:
-            found.append(f"{path}/anyOf/{index}: a null branch (Gemini refuses it)")
         found += gemini_problems(branch, f"{path}/anyOf/{index}")
     for name, inner in (schema.get("properties") or {}).items():
         found += gemini_problems(inner, f"{path}/properties/{name}")
@@ -91,6 +95,37 @@ async def test_google_genai_converts_every_tool_and_gemini_sees_every_rule(name:
     except Exception as exc:
         problems.append(f"{name}: the tool list as a whole: {type(exc).__name__}: {exc}")
     assert not problems, "\n".join(problems)
+
+
+def admits_null(schema: dict[str, Any]) -> bool:
+    return any(branch.get("type") == "null" for branch in schema.get("anyOf", []))
+
+
+@pytest.mark.parametrize("name", SERVERS)
+async def test_a_gemini_function_declaration_takes_every_listed_input_schema_as_it_stands(name: str) -> None:
+    tools = await listed_tools(name)
+    problems: list[str] = []
+    optional = 0
+    for tool in tools:
+        try:
+            declared = types.FunctionDeclaration(
+                name=tool.name, description=tool.description, parameters=tool.input_schema
+            )
+        except Exception as exc:
+            problems.append(f"{name} {tool.name}: FunctionDeclaration(parameters=...) refused it: {exc}")
+            continue
+        assert declared.parameters is not None
+        converted = _mcp_utils.mcp_to_gemini_tool(tool).function_declarations
+        assert converted
+        assert converted[0].parameters is not None
+        seen = converted[0].parameters.properties or {}
+        for argument, schema in (tool.input_schema.get("properties") or {}).items():
+            if admits_null(schema):
+                optional += 1
+                if not seen[argument].nullable:
+                    problems.append(f"{name} {tool.name}({argument}): admits null but Gemini is not told so")
+    assert not problems, "\n".join(problems)
+    assert optional, "no optional argument found: the nullable check checked nothing"
 
 
 @pytest.mark.parametrize("name", SERVERS)

@@ -260,6 +260,10 @@ async def test_the_protected_resource_metadata_names_the_resource_and_the_issuer
         assert document.get("authorization_servers") == servers
         assert document.get("scopes_supported") == scopes
         assert document["bearer_methods_supported"] == ["header"]
+        if servers is None:  # a static token: the document says plainly that there is no authorization server
+            assert "there is no authorization server" in document["resource_name"]
+        else:
+            assert "resource_name" not in document
 
 
 async def test_a_2026_request_without_a_session_is_answered_alone_by_the_stateful_app(

@@ -178,3 +178,25 @@ def test_a_start_up_to_the_first_tool_list_imports_none_of_what_only_a_call_need
     assert answers[2]["result"]["tools"], stderr[-2000:]
     (line,) = [line for line in stderr.splitlines() if line.startswith("imported:")]
     assert line == "imported:", f"{name} imports these before any call: {line.removeprefix('imported:').strip()}"
+
+
+@pytest.mark.parametrize("name", SERVERS)
+async def test_server_info_says_who_the_server_is_and_the_tool_list_may_be_kept(name: str) -> None:
+    """MCP 2025-11-25 ``Implementation``: title, description and icons; 2026-07-28 ``tools/list``: a ``ttlMs``."""
+    import base64
+
+    from approval_core.serving.identity import TOOL_LIST_TTL_MS
+
+    async with Client(build(name), mode="legacy") as client:
+        info = client.server_info
+    assert info is not None
+    assert info.title
+    assert info.description == importlib.metadata.metadata(name)["Summary"]
+    (icon,) = info.icons or []
+    assert icon.mime_type == "image/svg+xml"
+    svg = base64.b64decode(icon.src.removeprefix("data:image/svg+xml;base64,")).decode()
+    assert svg.startswith("<svg xmlns=")
+    assert "script" not in svg.lower()
+    async with connect(build(name), revision="2026-07-28") as modern:
+        listed = await modern.list_tools()
+    assert listed.ttl_ms == TOOL_LIST_TTL_MS

@@ -18,11 +18,15 @@ from approval_core import (
     ApprovalGate,
     ApprovalSettings,
     CallerValue,
+    Collection,
     Dialog,
     Guard,
     GuardTable,
     Mismatch,
     NotApproved,
+    StoredEntry,
+    StoredField,
+    StoredView,
     annotations,
     install_error_boundary,
     load_settings_or_exit,
@@ -61,6 +65,7 @@ class Example:
         self.grants: list[tuple[str, str]] = []
         self.updates = 0
         self.version = 1  # bumped by every change, as an ETag would be
+        self.titles: dict[str, str] = {}  # item -> title "as stored" (written by someone else); shown on the page only
         self.server: MCPServer[Any] = MCPServer(NAME)
         settings = settings or ApprovalSettings()
         self.gate = ApprovalGate.attach(self.server, GUARDS, settings, strict=strict, **gate)
@@ -95,6 +100,7 @@ class Example:
                 dialog=dialog,
                 version=str(self.version),
                 confirm_token=confirm_token,
+                stored=self._stored(sorted(set(ids))) if self.titles else None,
             )
             if isinstance(decision, NotApproved):
                 return decision.result
@@ -145,6 +151,21 @@ class Example:
             self.updates += 1
             self.version += 1
             return structured(Items(items=sorted(self.items)))
+
+    def _stored(self, ids: list[str]) -> StoredView:
+        """The items as "stored": each with its title, in the book, at the version the approval binds."""
+        book = Collection(path="/books/work/", name="Work")
+        entries = [
+            StoredEntry(
+                kind="Item",
+                collection=book,
+                href=f"/books/work/{item}",
+                etag=str(self.version),
+                fields=(StoredField(label="Title", value=self.titles.get(item), name=True),),
+            )
+            for item in ids
+        ]
+        return StoredView(entries=tuple(entries))
 
 
 def main() -> None:

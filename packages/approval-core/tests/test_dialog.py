@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from approval_core import CALLER_VALUES_HEADING, CallerValue, Dialog, DialogError, Operation, operation
+from approval_core.asking.dialog import GATEWAY_MESSAGE_BYTES, MESSAGE_BOUND
 
 
 def test_the_operation_is_filled_only_with_the_servers_counts() -> None:
@@ -116,9 +119,13 @@ def test_the_plain_space_and_visible_text_are_kept() -> None:
 
 
 def test_a_long_caller_value_is_cut_and_the_rest_counted() -> None:
-    dialog = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "x" * 4100 + "ü")])
+    dialog = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "x" * 3800 + "ü")])
     last = dialog.render().splitlines()[-1]
-    assert last == "  Body: " + "x" * 4000 + "… (101 more characters not shown)"
+    assert last == "  Body: " + "x" * 3800 + "ü"
+    cut = Dialog(
+        operation("publish"), "It cannot be recalled.", [CallerValue("Body", "x" * 3800 + "ü")], value_limit=3000
+    )
+    assert cut.render().splitlines()[-1] == "  Body: " + "x" * 3000 + "… (801 more characters not shown)"
     short = Dialog(operation("publish"), "It cannot be recalled.", [CallerValue("Body", "abcdef")], value_limit=4)
     assert short.render().endswith("  Body: abcd… (2 more characters not shown)")
 
@@ -175,3 +182,23 @@ def test_a_right_to_left_value_is_isolated() -> None:
     line = _value_line(CallerValue("Title", "\u05e9\u05dc\u05d5\u05dd 2027"))
     assert line == "  Title: \u2068\u05e9\u05dc\u05d5\u05dd 2027\u2069"
     assert _value_line(CallerValue("Title", "plain")) == "  Title: plain"
+
+
+@pytest.mark.parametrize("identifier", [False, True])
+def test_the_whole_message_stays_within_the_gateways_bytes_with_long_non_ascii_values(identifier: bool) -> None:
+    values = [
+        CallerValue("Title", "日本語のタイトル" * 400, identifier=identifier),  # 3 bytes a character
+        CallerValue("Calendar", "/willi/kalender/", identifier=True),
+        CallerValue("Body", "ü😀" * 1500, identifier=identifier),  # 2 and 4 bytes
+    ]
+    text = Dialog(operation("publish a notification"), "It cannot be recalled.", values).render()
+    assert len(text.encode("utf-8")) <= MESSAGE_BOUND < GATEWAY_MESSAGE_BYTES == 4096
+    lines = text.splitlines()
+    assert lines[-2] == "  Calendar: /willi/kalender/"  # a short value stays whole
+    title = re.fullmatch(r"  Title: (.*)… \(([\d,]+) more characters not shown\)", lines[-3])
+    body = re.fullmatch(r"  Body: (.*)… \(([\d,]+) more characters not shown\)", lines[-1])
+    assert title is not None
+    assert body is not None
+    shown = len(title[1]) if not identifier else len(title[1]) // 6
+    assert shown + int(title[2].replace(",", "")) == 3200
+    assert text.startswith("Publish a notification\n\nIt cannot be recalled.")

@@ -35,7 +35,17 @@ pytestmark = pytest.mark.anyio
 SCRIPT = str(Path(__file__).with_name("example_server.py"))
 DELETE = {"book": "/books/work/", "ids": ["a"]}
 SETTLED = ("Approved", "approved already", "denied", "Denied", "Refused", "not approved", "No passkey", "expired")
-PAIRED = ("Paired", "No passkey", "no passkey", "Refused", "not valid", "agreed", "not the code", "not allowed")
+PAIRED = (
+    "Paired",
+    "No passkey",
+    "no passkey",
+    "Refused",
+    "not valid",
+    "approves nothing yet",
+    "did not agree",
+    "not the code",
+    "not allowed",
+)
 
 
 async def pair(
@@ -43,12 +53,13 @@ async def pair(
     passkeys: Path,
     between: Callable[[str], Awaitable[None]] | None = None,
     typed: str | None = None,
+    before: Callable[[], Awaitable[None]] | None = None,
 ) -> str:
     """Run the pairing command, open its link in ``person``'s browser, make a passkey; return the state line.
 
-    The code the command shows in its terminal is typed into the page (``typed`` instead, if given).
-    Where a passkey is paired already, the first press has it agree; ``between`` then sees that state line
-    before the second press makes the new passkey.
+    The code the command shows in its terminal is typed into the page (``typed`` instead, if given);
+    ``before`` runs just before the first press. Where a passkey is paired already, the first press makes
+    the new one; ``between`` then sees that state line before the second press has a paired passkey agree.
     """
     process = await anyio.open_process(
         [sys.executable, "-m", "approval_core", "pair", "--file", str(passkeys), "--no-browser"],
@@ -67,10 +78,12 @@ async def pair(
         assert code is not None, printed
         await person.open(link.group(1))
         await person.type_into("code", typed if typed is not None else code.group(1))
+        if before is not None:
+            await before()
         state = await person.click_and_wait("pair", PAIRED)
         if between is not None:
             await between(state)
-            state = await person.click_and_wait("pair", ("Paired", "No passkey", "Refused", "not valid"))
+            state = await person.click_and_wait("pair", ("Paired", "No passkey", "Refused", "not valid", "not agree"))
         if state.startswith("Paired"):
             with anyio.fail_after(30):
                 assert await process.wait() == 0
@@ -118,7 +131,7 @@ async def test_pairing_keeps_an_owner_only_file_without_secrets(people: list[Bro
     assert len(body["credentials"]) == 1
     assert body["credentials"][0]["rp_id"] == "localhost"
     assert body["pairing"] is None, "the pairing link is spent"
-    assert set(body["credentials"][0]) == {"id", "public_key", "rp_id", "added"}, "public keys only"
+    assert set(body["credentials"][0]) == {"id", "public_key", "rp_id", "added"}, "public keys only, no vouch"
     assert await person.passkeys() == 1
 
 
@@ -198,19 +211,42 @@ async def test_a_script_in_the_page_cannot_approve_without_the_passkey(people: l
         assert example.items == {"a", "b", "c"}
 
 
-async def test_a_second_passkey_needs_the_first_ones_yes(people: list[Browser], tmp_path: Path) -> None:
+async def test_a_second_passkey_needs_a_paired_ones_vouch_and_then_approves(
+    people: list[Browser], tmp_path: Path
+) -> None:
     person, stranger = people
     passkeys = tmp_path / "passkeys.json"
     await pair(person, passkeys)
-    assert not (await pair(stranger, passkeys)).startswith("Paired"), "a browser without the paired passkey"
+    assert "approves nothing yet" in await pair(stranger, passkeys), "made, but nobody paired agreed"
     assert len(json.loads(passkeys.read_text())["credentials"]) == 1
 
-    async def vouch_then_swap(state: str) -> None:
-        assert "agreed" in state, state
-        await person.swap_authenticator()  # the new passkey is made on another device
+    first: list[dict[str, Any]] = []
+    second: list[dict[str, Any]] = []
 
-    assert (await pair(person, passkeys, between=vouch_then_swap)).startswith("Paired")
-    assert len(json.loads(passkeys.read_text())["credentials"]) == 2
+    async def new_device() -> None:
+        first.extend(await person.hold_only([]))  # the paired passkey's device is set aside
+
+    async def first_device_back(state: str) -> None:
+        assert "approves nothing yet" in state, state
+        second.extend(await person.hold_only(first))  # the new passkey's device away, the paired one back
+
+    assert (await pair(person, passkeys, between=first_device_back, before=new_device)).startswith("Paired")
+    entries = json.loads(passkeys.read_text())["credentials"]
+    assert len(entries) == 2
+    assert entries[1]["vouch"]["by"] == entries[0]["id"], "the vouch is kept, naming its signer"
+    assert set(entries[1]["vouch"]) == {"by", "nonce", "client_data", "authenticator_data", "signature"}
+
+    await person.hold_only(second)  # only the new passkey now
+    example = Example(ApprovalSettings(page=PageSettings(passkeys_file=passkeys)))
+    page = example.gate.page
+    assert page is not None
+    async with running_page(page), connect(example.server, revision="2026-07-28") as client:
+        url, _ = _link(await client.call_tool("delete_items", DELETE))
+        await person.open(url)
+        assert "Approved" in await person.click_and_wait("approve", SETTLED)
+        acted = await client.call_tool("delete_items", DELETE)
+    assert not acted.is_error
+    assert example.items == {"b", "c"}
 
 
 async def test_the_link_without_the_terminals_code_pairs_nothing(people: list[Browser], tmp_path: Path) -> None:

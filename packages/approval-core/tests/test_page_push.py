@@ -11,6 +11,7 @@ real one, its page served on a loopback port.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ import pytest
 from browser import Browser, browser, pair_on
 from ntfy_server import NtfyServer
 from page_push import real_ntfy
+from soft_passkey import SoftPasskey
 
 from approval_core import ApprovalSettings
 from approval_core.page.loopback import running_page
@@ -169,3 +171,71 @@ def test_the_documented_acl_keeps_the_tool_account_off_the_push_topic(ntfy: Ntfy
     assert httpx2.post(f"{ntfy.url}/alerts", content=b"backup done", auth=basic(TOOLS)).status_code == 200
     assert httpx2.get(f"{ntfy.url}/{TOPIC}/json", params={"poll": "1"}, auth=basic(PUSHER)).status_code == 403
     assert httpx2.post(f"{ntfy.url}/{TOPIC}", content=b"x", auth=basic(PHONE)).status_code == 403
+
+
+async def test_a_passkey_appended_to_the_file_approves_nothing_and_the_phone_is_warned(
+    ntfy: NtfyServer, token_file: Path, tmp_path: Path
+) -> None:
+    """A process that writes the passkey file adds its own key (one a virtual authenticator holds): it is not paired."""
+    passkeys = tmp_path / "passkeys.json"
+    settings = PageSettings(passkeys_file=passkeys, push_url=f"{ntfy.url}/{TOPIC}", push_token_file=token_file)
+    example = Example(ApprovalSettings(page=settings))
+    page = example.gate.page
+    assert page is not None
+    intruder = SoftPasskey()
+    before = len(received(ntfy))
+    async with running_page(page), browser(2) as (person, stranger):
+        await pair(example, person)
+        body = json.loads(passkeys.read_text())
+        body["credentials"].append(intruder.entry())
+        passkeys.write_text(json.dumps(body))
+        await stranger.hold_only([intruder.devtools_credential()])
+        async with connect(example.server, revision="2026-07-28") as client:
+            pending = approval_of(await client.call_tool("delete_items", {"book": "b", "ids": ["a"]}))
+            url = str(pending["approval_url"])
+            pid = url.rsplit("/", 1)[1]
+            await stranger.open(url)
+            state = await stranger.click_and_wait("approve", ("Approved", "not approved", "No passkey"))
+            assert "Approved" not in state
+            csrf = await stranger.page.get_attribute("main", "data-csrf")
+            status, options = await stranger.post_from_page(f"/approval/a/{pid}/options", {}, csrf)
+            assert status == 200
+            challenge = base64.urlsafe_b64decode(options["publicKey"]["challenge"] + "==")
+            signed = intruder.assertion(challenge, url.split("/approval/")[0])
+            status, answer = await stranger.post_from_page(
+                f"/approval/a/{pid}/decide", {"choice": "approve", "credential": signed}, csrf
+            )
+            assert status == 403, answer
+            assert "not one paired" in answer["message"]
+            again = approval_of(await client.call_tool("delete_items", {"book": "b", "ids": ["a"]}))
+            assert again["outcome"] == "approval_pending"
+    assert example.items == {"a", "b", "c"}
+    titles = [m["title"] for m in received(ntfy)[before:]]
+    assert titles == [
+        "A passkey was added to your approval page",
+        "example-mcp asks for your approval",
+        "A passkey in your approval page's file approves nothing",
+    ], titles
+
+
+async def test_a_new_first_passkey_is_announced_once(ntfy: NtfyServer, token_file: Path, tmp_path: Path) -> None:
+    """The file replaced by one whose first passkey is another: the page's next request pushes it, once."""
+    passkeys = tmp_path / "passkeys.json"
+    settings = PageSettings(passkeys_file=passkeys, push_url=f"{ntfy.url}/{TOPIC}", push_token_file=token_file)
+    example = Example(ApprovalSettings(page=settings))
+    page = example.gate.page
+    assert page is not None
+    before = len(received(ntfy))
+    async with running_page(page) as base, browser(1) as (person,):
+        await pair(example, person)
+        await page.announce_passkeys()  # as at a start: the first passkey is the one paired, nothing to say
+        replaced = {"version": 1, "user_id": "AAAA", "credentials": [SoftPasskey().entry()], "pairing": None}
+        passkeys.write_text(json.dumps(replaced))
+        for _ in range(2):
+            await person.open(f"{base}/approval.css")
+    messages = received(ntfy)[before:]
+    assert [m["title"] for m in messages] == [
+        "A passkey was added to your approval page",
+        "Your approval page has a new first passkey",
+    ]
+    assert str(passkeys) in str(messages[1]["message"])

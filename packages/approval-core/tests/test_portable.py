@@ -39,7 +39,7 @@ def test_refs_are_inlined_with_their_own_description_and_defs_dropped() -> None:
     assert "$defs" in schema  # the given schema is not changed
 
 
-def test_a_null_branch_becomes_a_null_type_and_an_enum_admits_none() -> None:
+def test_a_null_branch_stays_a_branch_in_an_input_schema_and_becomes_a_null_type_in_an_output_schema() -> None:
     schema = {
         "type": "object",
         "properties": {
@@ -48,7 +48,9 @@ def test_a_null_branch_becomes_a_null_type_and_an_enum_admits_none() -> None:
             "c": {"anyOf": [{"anyOf": [{"type": "integer"}, {"enum": ["low"], "type": "string"}]}, {"type": "null"}]},
         },
     }
-    properties = portable_schema(schema)["properties"]
+    listed = portable_schema(schema)["properties"]
+    assert listed == schema["properties"]  # google-genai's Schema takes one type, never ["string", "null"]
+    properties = output_schema(schema)["properties"]
     assert properties["a"] == {"type": ["string", "null"], "maxLength": 3, "default": None}
     assert properties["b"] == {"type": ["string", "null"], "enum": ["x", "y", None]}
     assert properties["c"] == {"anyOf": [{"type": ["integer", "null"]}, {"enum": ["low"], "type": "string"}]}
@@ -124,7 +126,7 @@ async def test_the_server_lists_portable_schemas_and_still_validates_with_pydant
     async with connect(server, revision="2025-11-25") as client:
         (tool,) = (await client.list_tools()).tools
         assert "$defs" not in tool.input_schema
-        assert tool.input_schema["properties"]["note"]["type"] == ["string", "null"]
+        assert tool.input_schema["properties"]["note"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
         refused = await client.call_tool("choose", {"pick": {"kind": "a", "other": 1}})
         accepted = await client.call_tool("choose", {"pick": {"kind": "b"}})
     assert refused.is_error

@@ -260,6 +260,16 @@ def test_a_key_file_accepts_standard_and_url_safe_base64_and_comments(tmp_path: 
         (base64.b64encode(b"x" * 32).decode(), 0o640, "has mode 0640: a key file must not be open to group or others"),
         (base64.b64encode(b"x" * 32).decode(), 0o604, "has mode 0604"),
         ("\udcff", 0o600, "not a text file"),
+        (base64.b64encode(bytes(32)).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(b"\xff" * 64).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(b"0123456789abcd" * 4).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(bytes(range(40))).decode(), 0o600, "line 1 is not a random key"),
+        (base64.b64encode(bytes(range(200, 0, -5))).decode(), 0o600, "line 1 is not a random key"),
+        (
+            "# current\n" + base64.b64encode(os.urandom(32)).decode() + "\n" + base64.b64encode(bytes(32)).decode(),
+            0o600,
+            "line 3 is not a random key",
+        ),
     ],
 )
 def test_a_bad_key_file_is_refused_naming_the_file_and_the_rule(tmp_path: Path, content, mode, message) -> None:
@@ -339,7 +349,7 @@ def test_the_store_and_key_settings_are_read(tmp_path: Path) -> None:
     assert settings.store_url == "rediss://u:p@cache:6380/3"
     assert settings.key_ring is not None
     assert len(settings.key_ring.keys) == 2
-    assert ApprovalSettings.from_env({}) == ApprovalSettings()
+    assert ApprovalSettings.from_env({"MCP_TRANSPORT": "streamable-http"}) == ApprovalSettings()
     only_keys = ApprovalSettings.from_env({"APPROVAL_KEY_FILE": str(path)})
     assert only_keys.store_url is None
     assert only_keys.key_ring is not None

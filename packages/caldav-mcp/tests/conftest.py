@@ -12,7 +12,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from data_folder import own_data_folder  # noqa: F401
 from dav_servers import DavServer, radicale
 
 from approval_core import ApprovalSettings

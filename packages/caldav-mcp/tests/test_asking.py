@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from rewriting_proxy import rewriting_proxy
 
 from approval_core import CALLER_VALUES_HEADING, ApprovalSettings
 from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
 from caldav_helpers import HOSTILE, hostile_series, ics, structured, vevent
+from caldav_mcp.server import build_server
+from caldav_mcp.settings import CalDAVSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -283,3 +286,28 @@ async def test_the_token_path_deletes_tasks_and_journal_entries(account, revisio
         notes = structured(await client.call_tool("list_journals", {"calendar": account.work}))
     assert [t["uid"] for t in tasks["tasks"]] == [made["delete_task"][1]]
     assert [n["uid"] for n in notes["journals"]] == [made["delete_journal"][1]]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("tool", ["delete_event", "move_event"])
+async def test_an_event_whose_end_cannot_be_read_can_still_be_changed(account, revision, tool) -> None:
+    """A stored DTEND that is not a time (another client wrote it) does not stop the approval page's view.
+
+    Radicale rewrites what it is sent, so a rewriting proxy (a test double) serves the entry as a server that
+    keeps the bytes would: its DTEND with a space inside, which the icalendar library cannot read as a time.
+    """
+    account.put(account.work, "broken.ics", ics(vevent("broken@example.org", ":20261203T100000Z", ":20261203T110000Z")))
+    arguments = {"calendar": account.work, "id": "broken@example.org"}
+    if tool == "move_event":
+        arguments["destination"] = account.home
+    log = DialogLog(accept)
+    with rewriting_proxy(
+        account.server.url, lambda body: body.replace(b"DTEND:20261203T", b"DTEND:20261203 T")
+    ) as proxy:
+        server = build_server(ApprovalSettings(), CalDAVSettings(proxy.url, "willi", "secret"))
+        async with connect(server, revision=revision, answer=log) as client:
+            result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result
+    assert account.get(account.work, "broken.ics")[0] == 404
+    (message,) = log.messages
+    assert "20261203 T" not in message

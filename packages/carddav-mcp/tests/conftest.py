@@ -19,7 +19,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import dav_servers
-from data_folder import own_data_folder  # noqa: F401
 
 from approval_core import ApprovalSettings
 from carddav_mcp import davxml

@@ -108,7 +108,7 @@ async def test_an_inline_photo_is_image_content_and_a_uri_photo_is_never_fetched
     assert capped.structured_content["included"] is True  # 208 bytes is under the cap
     assert uri.structured_content == {
         "id": linked, "kind": "uri", "media_type": None, "size_bytes": None, "uri": "http://192.0.2.1/p.jpg",
-        "included": False, "reason": "the photo is a link; this server does not fetch links",
+        "included": False, "reason": "the photo is a link; this server does not fetch links", "untrusted": [],
     }  # fmt: skip
     assert all(c.type == "text" for c in uri.content)
 
@@ -246,7 +246,7 @@ UPDATE_ERRORS = [
     ({"vcard": "hello"}, "is not a vCard"),
     ({"vcard": vcard("UID:a", "FN:A", version="4.0")}, "must be vCard 3.0"),
     ({"vcard": vcard("UID:other", "FN:A")}, "must keep the UID"),
-    ({"vcard": vcard("UID:a", "N:A;;;;")}, "must have FN"),
+    ({"vcard": vcard("UID:a", "N:;;;;")}, "no N, ORG or EMAIL to make one from"),
     ({"vcard": vcard("UID:a", "FN:A")}, "must have N"),
     ({"vcard": vcard("UID:a", "FN:G", "X-ADDRESSBOOKSERVER-KIND:group")}, "is a group card"),
 ]

@@ -33,8 +33,8 @@ async def test_a_create_without_a_uid_is_asked_once_on_2026_and_written_once(dav
     uid = created.structured_content["uid"]
     assert f"UID:{uid}" in dav.get(created.structured_content["id"])
     assert len(cards_in(dav, dav.book)) == 1
-    assert f"PUT {dav.settings.url.split('//')[0]}//" in log.messages[-1]
-    assert "(only if nothing is stored there yet)" in log.messages[-1]
+    assert f'PUT "{dav.settings.url.split("//")[0]}//' in log.messages[-1]
+    assert "(only if nothing is stored under this name yet)" in log.messages[-1]
 
 
 async def test_deleting_several_cards_is_one_question_listing_each_delete(dav: Dav) -> None:

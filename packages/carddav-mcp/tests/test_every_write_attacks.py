@@ -116,7 +116,7 @@ async def test_no_text_chosen_by_the_backend_reaches_the_dialog_through_a_reques
     assert "FN:H" not in dialog
     lines = [line for line in dialog.splitlines() if hostile in line]
     assert lines
-    assert all(line.startswith("  PUT http://") for line in lines), lines
+    assert all(line.startswith('  PUT "http://') for line in lines), lines
 
 
 async def test_a_long_request_list_still_shows_who_it_runs_as(dav: Dav) -> None:

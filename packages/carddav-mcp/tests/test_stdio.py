@@ -85,5 +85,5 @@ async def test_every_write_over_stdio_asks_before_a_create_and_names_the_profile
     assert not created.is_error, created.content
     assert radicale.exists(created.structured_content["id"])
     (dialog,) = log.messages
-    assert "This call sends 1 request to the server:\n  PUT http://" in dialog
+    assert 'This call sends 1 request to the server:\n  PUT "http://' in dialog
     assert "carddav-mcp: APPROVAL_PROFILE=every-write — every tool that changes data asks first" in stderr

@@ -43,7 +43,8 @@ async def test_list_users_gives_only_safe_fields(ntfy: NtfyServer) -> None:
     async with connect(real_server(ntfy), revision="2025-11-25") as client:
         result = await client.call_tool("list_users", {})
     listed = {u["name"]: u for u in result.structured_content["users"]}
-    assert listed[name] == {"name": name, "role": "user", "grants": [{"topic": "news", "permission": "read-only"}]}
+    grants = [{"topic": "news", "permission": "read-only"}]
+    assert listed[name] == {"name": name, "role": "user", "grants": grants, "other_rules": 0}
     assert listed["admin"]["role"] == "admin"
     assert "a-password-1" not in str(result.content)
 
@@ -67,7 +68,7 @@ async def test_create_user_asks_then_creates_and_never_shows_the_password(ntfy: 
     server = real_server(ntfy, elicitation=path != "token")
     result, seen = await call_guarded(server, path, "create_user", {"username": name, "password": password})
     assert not result.is_error, result.content
-    assert result.structured_content == {"username": name, "created": True, "deleted": False}
+    assert result.structured_content == {"username": name, "created": True, "deleted": False, "untrusted": []}
     assert users(ntfy)[name]["role"] == "user"
     assert seen
     assert any(f"Username: {name}" in text for text in seen)

@@ -39,8 +39,8 @@ async def test_a_publish_shows_the_exact_request_and_runs_only_after_the_yes(ntf
     dialog = log.messages[-1]
     host = ntfy.url.removeprefix("http://")
     assert dialog.startswith(f"Confirm a change to http://{host}\n")
-    assert f"This call sends 1 request to the server:\n  POST http://{host}/\n" in dialog
-    assert f"Runs as {ntfy.admin_user}, with its own permissions." in dialog
+    assert f'This call sends 1 request to the server:\n  POST "http://{host}/"\n' in dialog
+    assert f"Runs as the account '{ntfy.admin_user}' on http://{host}, with its own permissions." in dialog
     assert "  message: disk full" in dialog
     assert dialog.endswith("Nothing changes unless you tick the box and confirm.")
 
@@ -85,7 +85,7 @@ async def test_the_2026_path_asks_with_input_required_and_sends_the_same_request
         done = await client.call_tool("publish_message", {"topics": [topic], "message": "later"})
     assert not done.is_error
     assert poll(ntfy, topic) == ["later"]
-    assert "POST http://" in log.messages[-1]
+    assert 'POST "http://' in log.messages[-1]
 
 
 async def test_a_password_is_never_shown_and_a_long_value_is_cut_at_4000(ntfy: NtfyServer, topic: str) -> None:

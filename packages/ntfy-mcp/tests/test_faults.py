@@ -33,7 +33,7 @@ async def test_anonymous_access_to_a_deny_all_topic_is_a_403(ntfy: NtfyServer, t
     async with connect(server, revision="2025-11-25") as client:
         access = await client.call_tool("check_topic_access", {"topic": topic})
         publish = await client.call_tool("publish_message", {"topics": [topic], "message": "m"})
-    assert access.structured_content == {"topic": topic, "read": False, "allowed_by_config": True}
+    assert access.structured_content == {"topic": topic, "read": False, "allowed_by_config": True, "untrusted": []}
     assert publish.is_error
     assert "40301" in publish.content[0].text
 

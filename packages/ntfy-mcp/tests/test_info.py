@@ -73,8 +73,10 @@ async def test_check_topic_access_for_a_user_with_one_grant(ntfy: NtfyServer, to
         mine = await client.call_tool("check_topic_access", {"topic": topic})
         other = await client.call_tool("check_topic_access", {"topic": topic + "-other"})
         bad = await client.call_tool("check_topic_access", {"topic": "a*"})
-    assert mine.structured_content == {"topic": topic, "read": True, "allowed_by_config": True}
-    assert other.structured_content == {"topic": topic + "-other", "read": False, "allowed_by_config": False}
+    assert mine.structured_content == {"topic": topic, "read": True, "allowed_by_config": True, "untrusted": []}
+    assert other.structured_content == {
+        "topic": topic + "-other", "read": False, "allowed_by_config": False, "untrusted": []
+    }  # fmt: skip
     assert bad.is_error
 
 

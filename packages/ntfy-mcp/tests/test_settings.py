@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from approval_core import ApprovalSettings
@@ -152,6 +154,68 @@ def test_loopback_names_are_one_host() -> None:
     local = NtfySettings.from_env({"NTFY_URL": "http://localhost:2586"})
     with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
         refuse_the_approval_topic(local, *push_of("http://127.0.0.1:2586/approvals-willi"))
+
+
+SAME_HOST = [
+    # every spelling of this machine is one host
+    ("http://localhost:2586", "http://127.1:2586/approvals-willi"),
+    ("http://127.0.0.1:2586", "http://[::1]:2586/approvals-willi"),
+    ("http://[::1]:2586", "http://localhost.:2586/approvals-willi"),
+    ("http://LOCALHOST", "http://127.0.0.1/approvals-willi"),
+    ("http://127.0.0.1", "http://0x7f.0.0.1/approvals-willi"),
+    ("http://127.0.0.1", "http://2130706433/approvals-willi"),
+    ("http://127.0.0.1", "http://0177.0.0.1/approvals-willi"),
+    ("http://127.0.0.1", "http://127.0.0.2/approvals-willi"),
+    ("http://127.0.0.1", "http://[::ffff:127.0.0.1]/approvals-willi"),
+    ("http://127.0.0.1", "http://[0:0:0:0:0:0:0:1]/approvals-willi"),
+    ("http://0.0.0.0:2586", "http://localhost:2586/approvals-willi"),
+    ("http://ntfy.localhost", "http://localhost/approvals-willi"),
+    # one remote host, spelt differently
+    ("https://ntfy.example.org", "https://NTFY.Example.ORG./approvals-willi"),
+    ("https://ntfy.example.org", "https://ntfy.example.org:443/approvals-willi"),
+    ("http://ntfy.example.org", "http://ntfy.example.org:80/approvals-willi"),
+    ("https://ntfy.example.org:8443", "http://ntfy.example.org/approvals-willi"),
+    ("http://10.0.0.1", "http://10.1/approvals-willi"),
+    ("http://[2001:db8::1]", "http://[2001:DB8:0:0::1]/approvals-willi"),
+    ("http://192.0.2.7", "http://[::ffff:192.0.2.7]/approvals-willi"),
+    ("https://xn--bcher-kva.example", "https://BÜCHER.example/approvals-willi"),
+]
+
+
+@pytest.mark.parametrize(("ntfy", "push"), SAME_HOST)
+def test_one_host_spelt_two_ways_is_one_host(ntfy: str, push: str) -> None:
+    """Hosts are compared as addresses: loopbacks, IPv4 shorthands, IPv6 forms, case, a trailing dot, ports."""
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+
+
+@pytest.mark.parametrize(
+    ("ntfy", "push"),
+    [
+        ("http://10.0.0.1", "http://10.0.0.2/approvals-willi"),
+        ("http://[2001:db8::1]", "http://[2001:db8::2]/approvals-willi"),
+        ("https://ntfy.example.org", "https://ntfy.example.org.evil.test/approvals-willi"),
+        ("http://127.0.0.1", "http://127.0.0.1.invalid/approvals-willi"),  # a name that resolves to nothing (RFC 6761)
+        ("https://cafe.example", "https://cafe.example.org/approvals-willi"),
+    ],
+)
+def test_other_hosts_stay_other_hosts(ntfy: str, push: str) -> None:
+    refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": ntfy}), *push_of(push))
+
+
+def test_a_name_that_resolves_to_the_push_host_is_that_host() -> None:
+    """This machine's host name (in /etc/hosts, resolving to a loopback or its own address) is the push's host."""
+    name = socket.gethostname()
+    addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    assert addresses, f"the host name {name!r} does not resolve; add it to /etc/hosts"
+    address = sorted(addresses)[0]
+    push = f"http://[{address}]:2586/approvals-willi" if ":" in address else f"http://{address}:2586/approvals-willi"
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(NtfySettings.from_env({"NTFY_URL": f"http://{name}:2586"}), *push_of(push))
+    with pytest.raises(ConfigError, match="NTFY_TOPICS is not set"):
+        refuse_the_approval_topic(
+            NtfySettings.from_env({"NTFY_URL": push.rsplit("/", 1)[0]}), *push_of(f"http://{name}:2586/approvals-willi")
+        )
 
 
 @pytest.mark.parametrize("topics", ["alerts,approvals-willi", None])

@@ -30,7 +30,14 @@ from approval_core.asking.tokens import TOKEN_TTL, Redemption, TokenStore
 from approval_core.errors import ApprovalError, BindingError, DialogError, GuardTableError, SettingsError
 from approval_core.every_write.profile import install_every_write
 from approval_core.every_write.requests import RequestLine, WriteDialog
-from approval_core.every_write.scope import before_send, chosen_by_server, origin_text, plan_writes, stable
+from approval_core.every_write.scope import (
+    before_send,
+    chosen_by_server,
+    origin_text,
+    plan_writes,
+    show_stored,
+    stable,
+)
 from approval_core.gate import (
     INPUT_KEY,
     VERSION_KEY,
@@ -45,6 +52,7 @@ from approval_core.page.loopback import running_page
 from approval_core.page.passkeys import PasskeyFile
 from approval_core.page.pending import PendingApproval, PendingBook
 from approval_core.page.settings import PAGE_ENV, PageSettings
+from approval_core.page.stored import Change, Collection, SentBody, StoredEntry, StoredField, StoredView
 from approval_core.policy import (
     Effect,
     Guard,
@@ -114,6 +122,8 @@ __all__ = [
     "Binding",
     "BindingError",
     "CallerValue",
+    "Change",
+    "Collection",
     "Decision",
     "Dialog",
     "DialogError",
@@ -146,10 +156,14 @@ __all__ = [
     "Restorable",
     "RestorableList",
     "Restored",
+    "SentBody",
     "SettingsError",
     "StateRecovery",
     "StateSealer",
     "StoreUnavailable",
+    "StoredEntry",
+    "StoredField",
+    "StoredView",
     "TokenStore",
     "Translator",
     "WriteDialog",
@@ -187,6 +201,7 @@ __all__ = [
     "say",
     "serve",
     "share_sdk_state_keys",
+    "show_stored",
     "stable",
     "startup_line",
     "structured",

@@ -53,33 +53,27 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import (
-    ElicitRequest,
-    ElicitRequestFormParams,
-    InputRequiredResult,
-)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from approval_core.asking.answers import ANSWER_TEXT, CALLER_GONE_TEXT, ask_form, client_can_show_form, judge_answer
+from approval_core.asking.answers import client_can_show_form
 from approval_core.asking.binding import DIALOG_KEY, PRINCIPAL_KEY, VERSION_KEY, Binding, bind
-from approval_core.asking.caller_gone import CallerWatch
 from approval_core.asking.capabilities import install_one_capability_set
-from approval_core.asking.decisions import NOTHING_CHANGED, Approved, Decision, NotApproved, PathName
+from approval_core.asking.decisions import Approved, Decision, NotApproved, PathName
 from approval_core.asking.dialog import Dialog, Question
 from approval_core.asking.fallback import Fallback, NoAskReason
 from approval_core.asking.recovery import install_state_recovery, share_sdk_state_keys
-from approval_core.asking.results import refusal
 from approval_core.asking.sealing import StateSealer
 from approval_core.asking.tokens import TokenStore
-from approval_core.errors import GuardTableError
+from approval_core.errors import BindingError, GuardTableError
 from approval_core.every_write.profile import EveryWrite
 from approval_core.every_write.scope import current_call
+from approval_core.forms import INPUT_KEY, FormPaths
 from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.path import PagePath
+from approval_core.page.stored import StoredView, unbound_etags
 from approval_core.policy import GuardedCall, GuardTable
-from approval_core.records.audit import audit
+from approval_core.records.file_store import FileStore
 from approval_core.records.journal import open_journal
 from approval_core.records.keys import (
     BODY_DIGEST_PURPOSE,
@@ -105,9 +99,6 @@ __all__ = [
     "PathName",
 ]
 
-INPUT_KEY = "approval"
-"""The key of the one question in ``InputRequiredResult.input_requests``."""
-
 GATE_ATTRIBUTE = "approval_gate"
 """The attribute of an ``MCPServer`` under which :meth:`ApprovalGate.attach` leaves its gate (for :func:`serve`)."""
 
@@ -129,7 +120,8 @@ class ApprovalGate:
         store: Where tokens and state nonces are recorded (default: a
             :class:`~approval_core.records.redis_store.RedisStore` on ``settings.store_url``
             namespaced by ``server_name`` and the key file's deployment id when set, else a
-            :class:`~approval_core.records.store.MemoryStore` of this process).
+            :class:`~approval_core.records.file_store.FileStore` in ``settings.record_folder`` (stdio),
+            else a :class:`~approval_core.records.store.MemoryStore` of this process).
 
     ``journal`` is the undo journal (:mod:`approval_core.records.journal`), None under ``APPROVAL_UNDO_DAYS=0``.
     """
@@ -154,11 +146,13 @@ class ApprovalGate:
             secrets.token_bytes(32) if settings.key_ring is None else settings.key_ring.derive(BODY_DIGEST_PURPOSE)[0]
         )
         if store is None:
-            store = (
-                MemoryStore(clock=clock)
-                if settings.store_url is None
-                else RedisStore(settings.store_url, record_namespace(server_name, settings.key_ring), clock=clock)
-            )
+            namespace = record_namespace(server_name, settings.key_ring)
+            if settings.store_url is not None:
+                store = RedisStore(settings.store_url, namespace, clock=clock)
+            elif settings.record_folder is not None:
+                store = FileStore(settings.record_folder, namespace, clock=clock)
+            else:
+                store = MemoryStore(clock=clock)
         self.store: RecordStore = store
         self.journal = open_journal(server_name, settings.undo_days, settings.key_ring, store, clock)
         previous: tuple[bytes, ...] = ()
@@ -174,6 +168,7 @@ class ApprovalGate:
             page_key = None if settings.key_ring is None else settings.key_ring.derive(PAGE_PURPOSE)[0]
             self.page = ApprovalPage(server_name, settings.page, store, key=page_key, clock=clock)
             self._page_path = PagePath(server_name, self.page, self.sealer, settings.dialog_timeout)
+        self._forms = FormPaths(server_name, self.sealer, settings.dialog_timeout, self.page)
 
     @classmethod
     def attach(
@@ -219,6 +214,7 @@ class ApprovalGate:
         version: str | None = None,
         confirm_token: str | None = None,
         exclude: Iterable[str] = (),
+        stored: StoredView | None = None,
     ) -> Decision:
         """Decide whether this call may act now (see the module docstring).
 
@@ -240,17 +236,27 @@ class ApprovalGate:
                 guarded tool not listed in the guard table's ``unversioned``.
             confirm_token: The token from a first call (token path only).
             exclude: Names in ``target`` kept out of the fingerprint.
+            stored: What the change touches as the backend stores it
+                (:class:`~approval_core.page.stored.StoredView`), for the
+                approval page and a form dialog's read-only view only: it
+                never reaches the dialog, a result, the push or the audit.
+                Every ETag it names must be ``version`` or a value in
+                ``target``, so the page shows the versions the approval binds.
 
         Raises:
             GuardTableError: ``tool`` has no guard row, or it asks, gives no
                 ``version`` and is not listed as unversioned.
-            BindingError: ``target`` has no canonical form.
+            BindingError: ``target`` has no canonical form, or ``stored``
+                names an ETag the approval would not bind.
         """
         guard = self.guards.guard(tool)
+        if stored is not None and (loose := unbound_etags(stored, target, version)):
+            raise BindingError(f"{tool}: the stored view names ETag(s) {loose} that the approval does not bind")
         call = current_call() if self.every_write is not None else None
         if call is not None and call.tool == tool:
             # The every-write profile asks at the first changing request, with this dialog's words in it.
             call.guarded = (dialog, {**target, DIALOG_KEY: dialog.render()}, version)
+            call.stored = stored
             return Approved("every_write", "")
         if not guard.asks(GuardedCall(tool, arguments or {}, facts or {})):
             return Approved("not_guarded", "")
@@ -260,7 +266,7 @@ class ApprovalGate:
                 "with the reason, in the guard table's unversioned"
             )
         binding = bind(self.server_name, tool, target, shown=dialog.render(), version=version, exclude=exclude)
-        return await self._decide(ctx, binding, dialog, confirm_token)
+        return await self._decide(ctx, binding, dialog, confirm_token, stored)
 
     async def decide_write(
         self,
@@ -271,29 +277,37 @@ class ApprovalGate:
         *,
         version: str | None,
         preapproved: str | None = None,
+        stored: StoredView | None = None,
     ) -> Decision:
         """As :meth:`check` past the guard, with no token, for :mod:`approval_core.every_write.profile`.
 
         A ``preapproved`` fingerprint (a yes given to this call's earlier run) equal to this one is the answer.
+        ``stored`` (the guarded tool's view and the exact bodies) goes to the page alone.
         """
         binding = bind(self.server_name, tool, target, version=version)
         if preapproved is not None and binding.fingerprint == preapproved:
             return Approved("every_write", binding.fingerprint)
-        return await self._decide(ctx, binding, dialog, None)
+        return await self._decide(ctx, binding, dialog, None, stored)
 
     async def _decide(
-        self, ctx: Context[Any, Any], binding: Binding, dialog: Question, confirm_token: str | None
+        self,
+        ctx: Context[Any, Any],
+        binding: Binding,
+        dialog: Question,
+        confirm_token: str | None,
+        stored: StoredView | None = None,
     ) -> Decision:
         route = self._route(ctx)
-        if route == "dialog":
-            return await self._push(ctx, binding, dialog)
-        path: PathName = "input_required" if route == "input_required" else "token"
+        path: PathName = "token"
         try:
-            if route == "input_required":
-                return await self._input_required(ctx, binding, dialog)
+            if route == "dialog" or route == "input_required":
+                path = route
+                if route == "dialog":
+                    return await self._forms.push(ctx, binding, dialog, stored)
+                return await self._forms.input_required(ctx, binding, dialog, stored)
             if self._page_path is not None:
                 path = "page"
-                return await self._page_path.decide(ctx, binding, dialog, route)
+                return await self._page_path.decide(ctx, binding, dialog, route, stored)
             if self.strict:
                 return self._fallback.refuse(binding, route)
             return await self._fallback.token(binding, dialog, confirm_token, route)
@@ -310,73 +324,3 @@ class ApprovalGate:
         if not ctx.session.can_send_request:
             return "no_channel"
         return "dialog"
-
-    # ------------------------------------------------------------------ 2025-11-25: push
-
-    async def _push(self, ctx: Context[Any, Any], binding: Binding, dialog: Question) -> Decision:
-        self._audit("asked", binding, "dialog")
-        watch = CallerWatch(ctx)
-        outcome = "timed_out"
-        try:
-            async with anyio.create_task_group() as watching:
-                watching.start_soon(watch.until_gone, watching.cancel_scope)
-                outcome = await ask_form(ctx, dialog, self.settings.dialog_timeout)
-                watching.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            # notifications/cancelled, or the session closed: the SDK cancels the call, the dialog with it.
-            self._audit("caller_gone", binding, "dialog", "cancelled")
-            raise
-        if watch.gone or await watch.gone_now():
-            outcome = "caller_gone"
-        return self._conclude(binding, "dialog", outcome)
-
-    # ------------------------------------------------------------------ 2026-07-28: input_required
-
-    async def _input_required(self, ctx: Context[Any, Any], binding: Binding, dialog: Question) -> Decision:
-        state = ctx.request_state
-        responses = ctx.input_responses or {}
-        if state is None:
-            if responses:
-                self._audit("state_refused", binding, "input_required", "no_state")
-            return await self._question(binding, dialog)
-        opened = await self.sealer.open(state, binding.tool, binding.fingerprint)
-        if not opened.ok:
-            self._audit("state_refused", binding, "input_required", opened.reason)
-            return await self._question(binding, dialog)
-        if INPUT_KEY not in responses:
-            self._audit("state_refused", binding, "input_required", "no_answer")
-            return await self._question(binding, dialog)
-        return self._conclude(binding, "input_required", judge_answer(responses[INPUT_KEY]))
-
-    async def _question(self, binding: Binding, dialog: Question) -> NotApproved:
-        call = current_call()
-        state = await self.sealer.seal(binding.tool, binding.fingerprint, None if call is None else call.memo)
-        self._audit("asked", binding, "input_required")
-        question = ElicitRequest(
-            params=ElicitRequestFormParams(message=dialog.render(), requested_schema=dialog.schema())
-        )
-        result = InputRequiredResult(input_requests={INPUT_KEY: question}, request_state=state)
-        return NotApproved("input_required", "asked", result)
-
-    def _conclude(self, binding: Binding, path: PathName, outcome: str) -> Decision:
-        self._audit(outcome, binding, path)
-        if outcome == "approved":
-            return Approved(path, binding.fingerprint)
-        if outcome == "caller_gone":
-            why = CALLER_GONE_TEXT
-        elif outcome == "timed_out":
-            why = f"no answer came within {self.settings.dialog_timeout:g} seconds, so the change was abandoned."
-        else:
-            why = ANSWER_TEXT[outcome]
-        text = f"{binding.tool} was not run: {why} {NOTHING_CHANGED}"
-        return NotApproved(path, outcome, refusal(text, {"outcome": outcome, "path": path, "changed": False}))
-
-    def _audit(self, event: str, binding: Binding, path: PathName, reason: str | None = None) -> None:
-        audit(
-            event,
-            server=self.server_name,
-            tool=binding.tool,
-            path=path,
-            fp=binding.fingerprint,
-            reason=reason,
-        )

@@ -24,12 +24,23 @@ family in the same environment:
     (the default). ``every-write``: every tool that changes data asks first,
     the dialog lists the exact requests the call will send, and a client that
     cannot show a form is refused outright, never given a confirm token
-    (seed 004; :mod:`approval_core.every_write.profile`). Anything else is an error
-    naming the two values.
+    (seed 004; :mod:`approval_core.every_write.profile`). ``read-only``: only the
+    tools whose declared effects change nothing are served
+    (:mod:`approval_core.serving.selection`). Anything else is an error naming
+    the three values.
+
+``TOOLS``
+    A comma list of tool names, prefixes ending in ``*``, and either after
+    ``-`` to leave tools out (``list_*,get_*,create_event``): only those tools
+    are served. An entry that matches no tool stops the server when it starts
+    (:class:`~approval_core.presets.ToolSelection`).
 
 ``APPROVAL_STORE_URL``
     Unset: single-use records (confirm tokens, state nonces) live in this
-    process. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
+    process, or, over stdio (``MCP_TRANSPORT`` unset or ``stdio``), in an
+    owner-only file in the user's data folder shared by that user's server
+    processes (:mod:`approval_core.records.file_store`), so a client that
+    starts a process per call can redeem a token. ``redis://[user:pass@]host:port/db`` or ``rediss://...``: they
     live in that Redis, shared by every replica (see
     :mod:`approval_core.records.store`). Requires ``APPROVAL_KEY_FILE``.
 
@@ -51,11 +62,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from approval_core.errors import SettingsError
 from approval_core.page.settings import PageSettings
+from approval_core.presets import TOOLS_ENV, ToolSelection
+from approval_core.records.file_store import default_record_folder
 from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.seconds import seconds_in_range
 
@@ -67,6 +81,7 @@ __all__ = [
     "PROFILE_ENV",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
+    "TOOLS_ENV",
     "UNDO_DAYS_ENV",
     "ApprovalSettings",
 ]
@@ -78,9 +93,9 @@ PROFILE_ENV = "APPROVAL_PROFILE"
 UNDO_DAYS_ENV = "APPROVAL_UNDO_DAYS"
 DEFAULT_UNDO_DAYS = 7
 MAX_UNDO_DAYS = 90
-PROFILES = ("guarded", "every-write")
+PROFILES = ("guarded", "every-write", "read-only")
 """The values of ``APPROVAL_PROFILE``; the first is the default."""
-Profile = Literal["guarded", "every-write"]
+Profile = Literal["guarded", "every-write", "read-only"]
 STORE_SCHEMES = ("redis", "rediss")
 DEFAULT_DIALOG_TIMEOUT = 90.0
 MIN_DIALOG_TIMEOUT = 5.0
@@ -101,8 +116,12 @@ class ApprovalSettings:
             per-process keys.
         page: The approval page's settings (``APPROVAL_PAGE=true``), or None
             for no page (:mod:`approval_core.page.settings`).
-        profile: ``guarded`` (the guard tables decide) or ``every-write``
-            (every tool that changes data asks; seed 004).
+        profile: ``guarded`` (the guard tables decide), ``every-write``
+            (every tool that changes data asks; seed 004) or ``read-only``
+            (only the tools that change nothing are served).
+        record_folder: Where the owner-only file store keeps the records
+            (over stdio without ``store_url``), or None for this process.
+        tools: ``TOOLS``: which tools are served, or None for all of them.
         undo_days: Days the undo journal keeps a guarded change's pre-image; 0: none kept.
     """
 
@@ -112,6 +131,8 @@ class ApprovalSettings:
     key_ring: KeyRing | None = None
     page: PageSettings | None = None
     profile: Profile = "guarded"
+    record_folder: Path | None = None
+    tools: ToolSelection | None = None
     undo_days: int = DEFAULT_UNDO_DAYS
 
     @property
@@ -119,13 +140,19 @@ class ApprovalSettings:
         """True under ``APPROVAL_PROFILE=every-write``."""
         return self.profile == "every-write"
 
+    @property
+    def read_only(self) -> bool:
+        """True under ``APPROVAL_PROFILE=read-only``."""
+        return self.profile == "read-only"
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ApprovalSettings:
         """Read the settings from ``environ`` (default: ``os.environ``).
 
         Raises:
-            SettingsError: ``APPROVAL_PROFILE`` is neither ``guarded`` nor
-                ``every-write``; ``ELICITATION`` is set to anything but ``true`` or
+            SettingsError: ``APPROVAL_PROFILE`` is not ``guarded``,
+                ``every-write`` or ``read-only``; ``TOOLS`` is empty or has an
+                entry that is not a tool name or prefix; ``ELICITATION`` is set to anything but ``true`` or
                 ``false``, or ``ELICITATION_TIMEOUT`` is not a number of
                 seconds in range; ``APPROVAL_STORE_URL`` is not a
                 ``redis://`` or ``rediss://`` URL with a host, or is set
@@ -152,6 +179,10 @@ class ApprovalSettings:
             key_ring=None if key_file is None else read_key_file(key_file),
             page=PageSettings.from_env(env),
             profile=_parse_profile(env.get(PROFILE_ENV)),
+            record_folder=default_record_folder(env)
+            if store_url is None and env.get("MCP_TRANSPORT", "stdio") == "stdio"
+            else None,
+            tools=ToolSelection.parse(env.get(TOOLS_ENV)),
             undo_days=_parse_undo_days(env.get(UNDO_DAYS_ENV)),
         )
 
@@ -185,9 +216,12 @@ def _parse_profile(raw: str | None) -> Profile:
         return "guarded"
     if raw == "every-write":
         return "every-write"
+    if raw == "read-only":
+        return "read-only"
     raise SettingsError(
         f"{PROFILE_ENV}={raw!r} is not a valid value: use exactly 'guarded' (each server's guard table decides "
-        "which tools ask, the default) or 'every-write' (every tool that changes data asks first)"
+        "which tools ask, the default), 'every-write' (every tool that changes data asks first) or 'read-only' "
+        "(only the tools that read are served)"
     )
 
 

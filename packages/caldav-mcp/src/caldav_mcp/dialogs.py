@@ -10,9 +10,12 @@ is meant.
 
 from __future__ import annotations
 
-from typing import Literal, LiteralString
+from typing import TYPE_CHECKING, Literal, LiteralString
 
 from approval_core import CallerValue, Dialog, operation, undoable
+
+if TYPE_CHECKING:
+    from caldav_mcp.rule_change import RuleChange
 
 Count = int | None | Literal["uncountable"]
 """Occurrences of a series: a number, None for a series that never ends, or ``"uncountable"`` for a stored
@@ -20,11 +23,15 @@ rule this server will not expand (an invalid RRULE, or over an expansion bound).
 
 __all__ = [
     "Count",
+    "change_rule",
+    "complete_series",
     "delete_entry",
     "delete_event",
+    "delete_following",
     "move_event",
     "respond_to_event",
     "restore_entry",
+    "update_following",
     "update_series",
     "with_undo",
 ]
@@ -40,7 +47,8 @@ MOVE_KEPT = (
     "Whoever shares the source calendar stops seeing it there; this server notes the move in its own undo "
     "journal (list_restorable shows it)."
 )
-KEPT_FOR: dict[str, LiteralString] = {NO_HISTORY: KEPT, REPLACED: KEPT, MOVED: MOVE_KEPT}
+RULE_LOST = "A CalDAV server keeps no version history: the occurrences that go cannot be restored from it."
+KEPT_FOR: dict[str, LiteralString] = {NO_HISTORY: KEPT, REPLACED: KEPT, RULE_LOST: KEPT, MOVED: MOVE_KEPT}
 """The consequence a dialog says instead where the undo journal keeps what the change removes."""
 RESTORE: LiteralString = "restore_entry"
 """The tool a dialog names where the undo journal keeps what a change removes."""
@@ -198,4 +206,119 @@ def restore_entry(how: str, calendar: str, *, restore_id: str, kept_at: str, und
             CallerValue("Kept at", kept_at),
             CallerValue("Undoes", undoes, identifier=True),
         ],
+    )
+
+
+def complete_series(calendar: str, *, entry_id: str, counts: tuple[int, int] | Literal["uncountable"] | None) -> Dialog:
+    """Marking a whole recurring task done.
+
+    ``counts`` is (occurrences in all, of them still open), None for a series that never ends,
+    ``"uncountable"`` for one whose stored rule this server will not expand.
+    """
+    if counts == "uncountable":
+        op = operation("mark a recurring task done as a whole, although this server cannot expand its stored rule")
+    elif counts is None:
+        op = operation("mark a recurring task that never ends done as a whole, with every occurrence still to come")
+    else:
+        op = operation(
+            "mark a recurring task done as a whole: all {occurrences} of its occurrences, {open} of them still open",
+            occurrences=counts[0],
+            open=counts[1],
+        )
+    return Dialog(
+        op,
+        "Every occurrence still to come leaves the open tasks at once, not only the current one, including "
+        "occurrences nobody has looked at yet; complete_task with completed false and scope series brings them "
+        "back.",
+        [*_calendar(calendar), CallerValue("Task", entry_id, identifier=True)],
+    )
+
+
+def delete_following(calendar: str, *, entry_id: str, kept: int | None, dropped: Count) -> Dialog:
+    """Deleting one occurrence and every later one: ``kept`` before it stay (None: not counted), ``dropped`` go.
+
+    ``dropped`` is None for a series that never ends, ``"uncountable"`` for one this server will not expand.
+    """
+    if kept is None or dropped == "uncountable":
+        op = operation(
+            "delete one occurrence of a recurring event and every later one; the series, whose stored rule this "
+            "server cannot expand, ends before it"
+        )
+    elif dropped is None:
+        op = operation(
+            "delete one occurrence of a recurring event that never ends and every later one; the {kept} before it stay",
+            kept=kept,
+        )
+    else:
+        op = operation(
+            "delete one occurrence of a recurring event and the ones after it: {dropped} occurrences go, "
+            "the {kept} before it stay",
+            dropped=dropped,
+            kept=kept,
+        )
+    return Dialog(op, NO_HISTORY, _event(calendar, entry_id))
+
+
+def change_rule(calendar: str, *, entry_id: str, fields: list[str], rule: str, change: RuleChange) -> Dialog:
+    """Replacing a series' recurrence rule (RRULE): how many occurrences stay, go and are added."""
+    before, after = change.before, change.after
+    if before == "uncountable" or after == "uncountable":
+        op = operation("replace the recurrence rule of an event; this server cannot expand its stored or new rule")
+    elif before is None and after is None:
+        op = operation("replace the recurrence rule of an event that never ends with another that never ends")
+    elif before is None:
+        op = operation(
+            "replace the recurrence rule of an event that never ends with one of {after} occurrence(s); "
+            "every other occurrence goes",
+            after=after if isinstance(after, int) else 0,
+        )
+    elif after is None:
+        op = operation(
+            "replace the recurrence rule of an event of {before} occurrence(s) with one that never ends",
+            before=before,
+        )
+    else:
+        op = operation(
+            "replace the recurrence rule of an event: {kept} of its {before} occurrence(s) stay, {lost} go and "
+            "{added} are added, {after} in all",
+            kept=change.kept or 0,
+            before=before,
+            lost=change.lost or 0,
+            added=change.added or 0,
+            after=after,
+        )
+    return Dialog(
+        op,
+        RULE_LOST,
+        [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields)), CallerValue("New rule", rule)],
+    )
+
+
+def update_following(calendar: str, *, entry_id: str, fields: list[str], kept: int | None, moved: Count) -> Dialog:
+    """Splitting a series at one occurrence: the part from it on becomes a new series with the changes."""
+    if kept is None or moved == "uncountable":
+        op = operation(
+            "change {fields} field(s) of one occurrence of a recurring event and every later one, as a new series; "
+            "this server cannot expand the stored rule to count them",
+            fields=len(fields),
+        )
+    elif moved is None:
+        op = operation(
+            "change {fields} field(s) of one occurrence of a recurring event that never ends and every later one, "
+            "as a new series; the {kept} before it stay as they are",
+            fields=len(fields),
+            kept=kept,
+        )
+    else:
+        op = operation(
+            "change {fields} field(s) of one occurrence of a recurring event and the ones after it: {moved} "
+            "occurrence(s) become a new series with the change, the {kept} before it stay as they are",
+            fields=len(fields),
+            moved=moved,
+            kept=kept,
+        )
+    return Dialog(
+        op,
+        REPLACED,
+        [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))],
     )

@@ -200,10 +200,11 @@ def set_times(
     if new_start is not None and new_end is None and current_start is not None and current_end is not None:
         final_end = new_start + (current_end - current_start)  # keep the duration when only start moves
     if final_start is not None and final_end is not None:
+        field = "due" if end_prop == "DUE" else "end"
         if isinstance(final_start, dt.datetime) != isinstance(final_end, dt.datetime):
-            raise InvalidInput("end: give dates for both start and end (all-day) or date-times for both")
+            raise InvalidInput(f"{field}: give dates for both start and {field} (all-day) or date-times for both")
         if _comparable(final_end) <= _comparable(final_start):
-            raise InvalidInput("end: must be after start")
+            raise InvalidInput(_not_after(field, final_start, final_end))
     for name, value in ((start_prop, final_start), (end_prop, final_end)):
         if value is not None:
             component.pop(name, None)
@@ -220,6 +221,22 @@ def set_times(
                 written.params["TZID"] = home.tzid  # the entry's own TZID, as written before
     if final_end is not None:
         component.pop("DURATION", None)
+
+
+def _not_after(field: str, start: dt.date | dt.datetime, end: dt.date | dt.datetime) -> str:
+    """Why ``end`` (not after ``start``) is refused; for dates, the rule that an all-day end is exclusive."""
+    if isinstance(start, dt.datetime):
+        return f"{field}: must be after start"
+    day = start + dt.timedelta(days=1)
+    if field == "due":
+        return (
+            f"due: must be later than start (RFC 5545 §3.8.2.3); with dates, a task starting {start.isoformat()} "
+            f"is due {day.isoformat()} at the earliest, or give no start"
+        )
+    return (
+        f"end: must be after start; an all-day event's end date is exclusive (the day after its last day, "
+        f"RFC 5545 §3.6.1), so a one-day event on {start.isoformat()} ends {day.isoformat()}"
+    )
 
 
 def _comparable(value: dt.date | dt.datetime) -> Any:

@@ -3,10 +3,12 @@
 Seed 000: the five tools that destroy or send something that cannot be taken
 back always ask; ``update_event`` asks only when the change reaches a whole
 recurring series (the one edit that changes appointments the caller did not
-look at); everything else never asks. ``restore_entry`` (putting back what a
-guarded change removed, from the undo journal) always asks too: it may write
-over the version that change left, and on a scheduling server a restored
-entry with attendees makes the server send iTIP messages again.
+look at); ``complete_task`` likewise only when it marks a whole recurring task
+done (every occurrence still to come leaves the open tasks); everything else
+never asks. ``restore_entry`` (putting back what a guarded change removed,
+from the undo journal) always asks too: it may write over the version that
+change left, and on a scheduling server a restored entry with attendees makes
+the server send iTIP messages again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ __all__ = ["EFFECTS", "GUARDS", "OPEN_WORLD"]
 
 
 def _reaches_a_series(call: GuardedCall) -> bool:
-    return call.arguments.get("scope") == "series" and bool(call.facts.get("recurring"))
+    return call.arguments.get("scope") in ("series", "following") and bool(call.facts.get("recurring"))
+
+
+def _changes_a_series(call: GuardedCall) -> bool:
+    return _reaches_a_series(call) or call.arguments.get("rrule") is not None
+
+
+def _completes_a_series(call: GuardedCall) -> bool:
+    return _reaches_a_series(call) and call.arguments.get("completed") is not False
 
 
 _NEVER = [
@@ -32,7 +42,6 @@ _NEVER = [
     "get_task",
     "create_task",
     "update_task",
-    "complete_task",
     "list_journals",
     "get_journal",
     "create_journal",
@@ -50,7 +59,10 @@ GUARDS = GuardTable(
         "move_event": Guard.always(),
         "respond_to_event": Guard.always(),
         "restore_entry": Guard.always(),
-        "update_event": Guard.when(_reaches_a_series, "only when changing a whole recurring series"),
+        "update_event": Guard.when(
+            _changes_a_series, "only when changing a whole recurring series, or giving a recurrence rule"
+        ),
+        "complete_task": Guard.when(_completes_a_series, "only when completing a whole recurring series"),
     },
     mismatches=[
         Mismatch(
@@ -69,6 +81,12 @@ GUARDS = GuardTable(
             "changes-not-destructive",
             "it replaces a task's STATUS, PERCENT-COMPLETE and COMPLETED, and nothing else; update_task sets the "
             "status back to what it was, so nothing is lost that cannot be restored",
+        ),
+        Mismatch(
+            "complete_task",
+            "guarded-not-destructive",
+            "a whole series marked done can be reopened as it was, but it takes every occurrence still to come, "
+            "occurrences the caller never looked at, out of the person's open tasks at once",
         ),
         Mismatch(
             "update_task",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from webdav_core.reports import DiscoveryOut as SharedDiscoveryOut
 
 __all__ = [
+    "Alarm",
     "Attachment",
     "Attendee",
     "BusyInterval",
@@ -105,6 +106,11 @@ class Occurrence(BaseModel):
     tzid: str | None = None
     floating: bool = False
     recurring: bool = False
+    status: str | None = Field(
+        default=None,
+        description="This occurrence's STATUS (RFC 5545 §3.8.1.11): TENTATIVE, CONFIRMED or CANCELLED; null when "
+        "the entry sets none. A cancelled occurrence is still listed unless include_cancelled is false.",
+    )
 
 
 class EventList(BaseModel):
@@ -131,6 +137,20 @@ class Attendee(BaseModel):
     name: str | None = None
     partstat: str | None = None
     role: str | None = None
+
+
+class Alarm(BaseModel):
+    """A VALARM (RFC 5545 §3.6.6) of an event or task."""
+
+    action: str | None = Field(description="ACTION: DISPLAY, AUDIO, EMAIL or another value.")
+    trigger: str | None = Field(description="The TRIGGER as stored: a duration (-PT15M) or a UTC date-time.")
+    related: str | None = Field(
+        default=None, description="For a duration: START or END (for a task END is its due time); null when absolute."
+    )
+    at: str | None = Field(default=None, description="For an absolute trigger: the instant, ISO 8601.")
+    minutes_before: int | None = Field(
+        default=None, description="For a trigger at or before its start/end in whole minutes: how many."
+    )
 
 
 class EventDetail(BaseModel):
@@ -160,6 +180,7 @@ class EventDetail(BaseModel):
         default=None, description="Occurrences of the series in all; null if it never ends."
     )
     changed_occurrences: int = 0
+    alarms: list[Alarm] = Field(default=[], description="Its VALARMs (the occurrence's own, for an occurrence).")
     unreadable: str | None = Field(
         default=None,
         description="Set when the series' recurrence cannot be expanded (an invalid stored RRULE, or over a bound): "
@@ -178,6 +199,19 @@ class Written(BaseModel):
     note: str | None = Field(
         default=None, description="Set when the server's answer to the write was lost and the result was read back."
     )
+    occurrence: str | None = Field(
+        default=None,
+        description="For a repeating task done or reopened one occurrence at a time: that occurrence's RECURRENCE-ID.",
+    )
+    next_occurrence: str | None = Field(
+        default=None, description="Its next occurrence not yet done (RECURRENCE-ID); null when none is left."
+    )
+    next_due: str | None = Field(default=None, description="When that next occurrence is due.")
+    split_from: str | None = Field(
+        default=None,
+        description="For update_event with scope following: the UID of the series that now ends before this new "
+        "one (the new series names it in RELATED-TO).",
+    )
 
 
 class Deleted(BaseModel):
@@ -185,7 +219,7 @@ class Deleted(BaseModel):
 
     calendar: str
     uid: str
-    scope: Literal["entry", "series", "occurrence"]
+    scope: Literal["entry", "series", "occurrence", "following"]
     recurrence_id: str | None = None
     already_gone: bool = Field(
         default=False,
@@ -260,6 +294,20 @@ class TaskDetail(BaseModel):
         "RELATED-TO;RELTYPE=CHILD.",
     )
     etag: str | None = None
+    recurring: bool = Field(default=False, description="True for a repeating task (RRULE or RDATE).")
+    rrule: str | None = None
+    current_occurrence: str | None = Field(
+        default=None,
+        description="For a repeating task: the RECURRENCE-ID of its first occurrence not yet done (the one "
+        "complete_task completes); null when every occurrence is done.",
+    )
+    next_due: str | None = Field(
+        default=None, description="For a repeating task: when that occurrence is due (its start if it has no due)."
+    )
+    completed_occurrences: int = Field(
+        default=0, description="For a repeating task: occurrences marked done (or cancelled) one at a time."
+    )
+    alarms: list[Alarm] = Field(default=[], description="Its VALARMs.")
 
 
 class TaskList(BaseModel):

@@ -9,6 +9,10 @@
     ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``, which are never echoed. Nor
     may it have a query (``?``) or fragment (``#``). A refused value is
     never echoed either (it may hold a secret).
+``CALDAV_ALLOW_PLAINTEXT``
+    Exactly ``true`` lets ``CALDAV_URL`` be plain ``http://`` to a host that is
+    not this machine; unset or ``false``, such a URL stops the server at start,
+    so the credentials never travel in clear by accident.
 ``CALDAV_USERNAME`` / ``CALDAV_PASSWORD``
     HTTP credentials (Basic or Digest, as the server asks).
 ``CALDAV_CALENDARS``
@@ -43,6 +47,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from approval_core import SettingsError
+from approval_core.serving.backend_url import refuse_plaintext
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "CalDAVSettings"]
 
@@ -107,12 +112,17 @@ class CalDAVSettings:
                 ``CALDAV_CALENDARS`` lists an empty name, ``CALDAV_EMBEDDED``
                 is neither ``true`` nor ``false``, it is ``true`` alongside a
                 server setting, or ``CALDAV_EMBEDDED_DIR`` is relative or set
-                without it.
+                without it; ``CALDAV_URL`` is plain ``http://`` to a host that
+                is not loopback without ``CALDAV_ALLOW_PLAINTEXT=true``
+                (:func:`approval_core.serving.backend_url.refuse_plaintext`).
         """
         env = os.environ if environ is None else environ
         url = env.get("CALDAV_URL") or None
         if url is not None and (reason := _url_refused(url)):
             raise SettingsError(reason)
+        refuse_plaintext(
+            "CALDAV", "CALDAV_ALLOW_PLAINTEXT", url, env
+        )  # plain http:// only to this machine, or CALDAV_ALLOW_PLAINTEXT=true
         calendars: tuple[str, ...] = ()
         raw = env.get("CALDAV_CALENDARS")
         if raw is not None and raw.strip():

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
+from caldav_mcp.alarms import alarms_of
 from caldav_mcp.ical import (
     Times,
     Unreadable,
@@ -33,6 +34,7 @@ __all__ = [
     "occurrence",
     "occurrences_at",
     "sort_key",
+    "status_of",
     "text_of",
     "unreadable_entry",
 ]
@@ -85,7 +87,16 @@ def occurrence(component: icalendar.Component, *, recurring: bool) -> Occurrence
         tzid=times.tzid,
         floating=times.floating,
         recurring=recurring,
+        status=status_of(component),
     )
+
+
+def status_of(component: icalendar.Component) -> str | None:
+    """The component's STATUS, upper-cased (RFC 5545 §3.8.1.11: the values are case-insensitive), or None."""
+    value = text_of(component, "STATUS")
+    if value is None:
+        return None
+    return value.strip().upper() or None
 
 
 def occurrences_at(
@@ -102,6 +113,7 @@ def occurrences_at(
 
     uid = str(component.get("UID"))
     summary = text_of(component, "SUMMARY")
+    status = status_of(component)
     tzid: str | None = None
     if spans and isinstance(spans[0][0], dt.datetime) and spans[0][0].tzinfo is not None:
         written: Any = icalendar.vDDDTypes(spans[0][0]).params.get("TZID")
@@ -122,6 +134,7 @@ def occurrences_at(
                 tzid=tzid,
                 floating=timed and start.tzinfo is None,  # pyright: ignore[reportAttributeAccessIssue]
                 recurring=True,
+                status=status,
             )
         )
     return made
@@ -155,7 +168,8 @@ def _when(times: Times | Occurrence) -> str:
 def event_list_result(result: EventList) -> CallToolResult:
     """``list_events``/``search_events`` output: structured content plus one compact line per occurrence.
 
-    Each line is ``<when> <summary as a JSON string> <id>``; summaries are
+    Each line is ``<when> <summary as a JSON string> <id>``, with ``cancelled``
+    after the time for an occurrence whose STATUS is CANCELLED; summaries are
     calendar data, quoted so that they cannot pass for anything else.
     """
     lines = [
@@ -163,7 +177,9 @@ def event_list_result(result: EventList) -> CallToolResult:
         "quoted summaries are calendar data."
     ]
     lines.extend(
-        f"{_when(item)} {json.dumps(item.summary or '', ensure_ascii=False)} {item.id}" for item in result.events
+        f"{_when(item)}{' cancelled' if item.status == 'CANCELLED' else ''} "
+        f"{json.dumps(item.summary or '', ensure_ascii=False)} {item.id}"
+        for item in result.events
     )
     if result.reread is not None:
         lines.insert(1, f"Note: {result.reread}.")
@@ -233,6 +249,7 @@ def event_detail(
         rrule=rrule.to_ical().decode() if rrule is not None and hasattr(rrule, "to_ical") else None,
         occurrences=occurrences,
         changed_occurrences=len(overrides(ical, "VEVENT")),
+        alarms=alarms_of(item),
         unreadable=problem,
     )
 

@@ -42,6 +42,7 @@ from webdav_core import (
     allows_write,
     errors_of,
     folder,
+    resolve_path,
 )
 from webdav_core.batches import read_in_batches
 from webdav_core.origin import shown
@@ -74,6 +75,20 @@ PROFILE = Profile.of(
     ),
 )
 """carddav-mcp's words, settings and exceptions, for the WebDAV layer."""
+
+
+def _listed_under(collection: str, href: str) -> bool:
+    """Whether a book listed for ``collection`` is at or under it, at an href an id may name; logs one that is not."""
+    try:
+        resolve_path("href", href, "a path under the collection listed", PROFILE.errors, from_server=True)
+    except InvalidInput:
+        log.warning("a listed address book at a path no id may name (a dot segment, ...) was left out")
+        return False
+    if not href.startswith(folder(collection)) and href != collection:
+        log.warning("a listed address book outside the collection that was listed was left out")
+        return False
+    return True
+
 
 MULTIGET_BATCH = 250
 """Hrefs per addressbook-multiget REPORT."""
@@ -174,19 +189,22 @@ class CardDavClient(WebDavClient):
         """Every address book reachable from the configured URL, sorted by path.
 
         The URL may be an address book, a home, a principal or the server root
-        (see :meth:`discover`).
+        (see :meth:`discover`). Only books at or under the collection listed
+        are taken, at an href an id may name (:func:`webdav_core.resolve_path`:
+        no dot segment, encoded slash or control character): a ``/u/../etc/``
+        or a book outside the home a server slipped into its answer is left
+        out and logged.
         """
         found = await self.discover()
         start = norm_href(self.base_url) or "/"
         books: dict[str, BookInfo] = {}
         if found.method != "well-known":  # CARDDAV_URL answers PROPFIND: it may be a book or a home
             ms = await self._multistatus("PROPFIND", start, davxml.propfind(_BOOK_PROPS), "1", "list address books")
-            books = {r.href: _book_info(r) for r in ms.responses if _is_book(r)}
+            books = {r.href: _book_info(r) for r in ms.responses if _is_book(r) and _listed_under(start, r.href)}
         if not books and found.home and found.home != start:
-            ms = await self._multistatus(
-                "PROPFIND", found.home, davxml.propfind(_BOOK_PROPS), "1", "list address books"
-            )
-            books = {r.href: _book_info(r) for r in ms.responses if _is_book(r)}
+            home = found.home
+            ms = await self._multistatus("PROPFIND", home, davxml.propfind(_BOOK_PROPS), "1", "list address books")
+            books = {r.href: _book_info(r) for r in ms.responses if _is_book(r) and _listed_under(home, r.href)}
         return sorted(books.values(), key=lambda b: b.path)
 
     async def book(self, path: str) -> BookInfo | None:

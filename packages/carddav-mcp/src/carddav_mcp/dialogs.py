@@ -48,6 +48,15 @@ def _ids(ids: Sequence[str]) -> str:
     return ", ".join(sorted(set(ids)))
 
 
+_FN_ADDED: dict[str | None, LiteralString] = {
+    None: "",
+    "N": "; the card has no FN, which RFC 6350 requires, so one made from its N is added",
+    "ORG": "; the card has no FN, which RFC 6350 requires, so one made from its ORG is added",
+    "EMAIL": "; the card has no FN, which RFC 6350 requires, so one made from its first EMAIL is added",
+}
+"""What a dialog adds when a write-back adds the FN a card lacked, by the property it is made from
+(:mod:`carddav_mcp.display_names`): a property name, never the name itself."""
+
 _NO_HISTORY = (
     "The old values are overwritten on the server, and a CardDAV server keeps no earlier version to restore them from."
 )
@@ -89,7 +98,7 @@ def with_undo(dialog: Dialog, days: int | None) -> Dialog:
     return Dialog(undoable(dialog.operation, days, RESTORE), kept, dialog.caller_values, dialog.value_limit)
 
 
-def update_fields_dialog(book: str, contact_id: str, actions: dict[str, str]) -> Dialog:
+def update_fields_dialog(book: str, contact_id: str, actions: dict[str, str], fn_added: str | None = None) -> Dialog:
     """update_contact with fields: how many fields are replaced, set or cleared.
 
     Args:
@@ -97,13 +106,15 @@ def update_fields_dialog(book: str, contact_id: str, actions: dict[str, str]) ->
         contact_id: The contact id as the caller gave it.
         actions: Field name (a name from the tool's own schema, never card
             text) → ``"set"`` or ``"cleared"``.
+        fn_added: The property (N, ORG, EMAIL) an FN added to a card without
+            one is made from; None when none is added.
     """
     set_count = sum(1 for action in actions.values() if action == "set")
     cleared_count = len(actions) - set_count
     fields = ", ".join(f"{name} ({action})" for name, action in sorted(actions.items()))
     return Dialog(
         operation(
-            "replace {fields} field(s) of one contact: {set} given new values, {cleared} cleared",
+            "replace {fields} field(s) of one contact: {set} given new values, {cleared} cleared" + _FN_ADDED[fn_added],
             fields=set_count + cleared_count,
             set=set_count,
             cleared=cleared_count,
@@ -117,15 +128,20 @@ def update_fields_dialog(book: str, contact_id: str, actions: dict[str, str]) ->
     )
 
 
-def replace_card_dialog(book: str, contact_id: str, current: int, new: int, dropped: int, photo: bool) -> Dialog:
-    """update_contact with a whole vCard: everything not in the new card goes, the photo named when there is one."""
+def replace_card_dialog(
+    book: str, contact_id: str, current: int, new: int, dropped: int, photo: bool, fn_added: str | None = None
+) -> Dialog:
+    """update_contact with a whole vCard: everything not in the new card goes, the photo named when there is one.
+
+    ``fn_added``: the property (N, ORG, EMAIL) an FN added to a new card without one is made from, or None.
+    """
     values = [CallerValue("Address book", book, identifier=True), CallerValue("Contact", contact_id, identifier=True)]
     consequence = _REPLACED
     if photo:
         return Dialog(
             operation(
                 "replace a whole contact card of {current} propert(ies) with a new card of {new}; "
-                "{dropped} propert(ies) not in the new card go, its photo included",
+                "{dropped} propert(ies) not in the new card go, its photo included" + _FN_ADDED[fn_added],
                 current=current,
                 new=new,
                 dropped=dropped,
@@ -136,7 +152,7 @@ def replace_card_dialog(book: str, contact_id: str, current: int, new: int, drop
     return Dialog(
         operation(
             "replace a whole contact card of {current} propert(ies) with a new card of {new}; "
-            "{dropped} propert(ies) not in the new card go",
+            "{dropped} propert(ies) not in the new card go" + _FN_ADDED[fn_added],
             current=current,
             new=new,
             dropped=dropped,

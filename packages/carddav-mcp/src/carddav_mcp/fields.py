@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from carddav_mcp.display_names import NameSource, derived_fn, with_fn
 from carddav_mcp.errors import InvalidInput
 from carddav_mcp.models import (
     Contact,
@@ -31,6 +32,8 @@ __all__ = [
     "label_of",
     "parse_partial_date",
     "photo_info",
+    "replacement",
+    "stored_form",
     "summary",
     "to_contact",
 ]
@@ -132,13 +135,24 @@ def photo_info(card: Card) -> PhotoInfo | None:
     return PhotoInfo(kind="uri", uri=prop.text().strip())
 
 
+def _fn_fields(card: Card) -> dict[str, Any]:
+    """``fn`` as stored; for a card without FN, the name :func:`derived_fn` makes, marked as derived."""
+    stored = card.text_of("FN")
+    if stored or card.is_group:
+        return {"fn": stored}
+    found = derived_fn(card)
+    if found is None:
+        return {"fn": None}
+    return {"fn": found[0], "fn_derived": True, "fn_source": found[1]}
+
+
 def summary(card_id: str, card: Card) -> ContactSummary:
     """The summary properties a listing shows (partial)."""
     org = card.first("ORG")
     return ContactSummary(
         id=card_id,
         uid=card.uid,
-        fn=card.text_of("FN"),
+        **_fn_fields(card),
         emails=[p.text().strip() for p in card.all("EMAIL")],
         phones=[_typed(p).value for p in card.all("TEL")],
         org=(org.components() or [""])[0] if org else None,
@@ -154,7 +168,7 @@ def to_contact(card_id: str, book: str, etag: str | None, card: Card) -> Contact
         etag=etag,
         uid=card.uid,
         version=card.version,
-        fn=card.text_of("FN"),
+        **_fn_fields(card),
         n=_name(n, card.version) if n else None,
         nickname=[v for p in card.all("NICKNAME") for v in p.values()],
         emails=[_typed(p, card) for p in card.all("EMAIL")],
@@ -250,7 +264,8 @@ _ITEM_PROPERTY = {"emails": "EMAIL", "phones": "TEL", "urls": "URL", "addresses"
 
 def _as_read(card: Card) -> dict[str, Any]:
     """What get_contact returns for each writable field of ``card``, as JSON."""
-    return to_contact("", "", None, card).model_dump(mode="json", include=set(FIELD_PROPERTIES))
+    read = to_contact("", "", None, card).model_dump(mode="json", include=set(FIELD_PROPERTIES))
+    return {**read, "fn": card.text_of("FN")}  # a derived name is not on the card: giving it sets FN
 
 
 def _item_as_read(card: Card, prop: Prop, field: str, version: str) -> Any:
@@ -327,3 +342,38 @@ def _reusing(current: Card, field: str, value: list[Any], given: list[Any], vers
         else:
             lines.extend(_lines_for(field, [item], version))
     return lines
+
+
+def stored_form(card: Card, field: str) -> tuple[Card, NameSource | None]:
+    """``card`` with the FN RFC 6350 §6.2.1 requires added where it has none (:func:`with_fn`), and from what.
+
+    Raises:
+        InvalidInput: naming ``field``: the card has no FN and nothing to make one from.
+    """
+    try:
+        return with_fn(card)
+    except ValueError as exc:
+        raise InvalidInput(field, f"{exc}; give a formatted name (fn)") from None
+
+
+def replacement(current: Card, vcard: str) -> Card:
+    """The card a whole-vCard update writes, checked against the card it replaces.
+
+    Raises:
+        InvalidInput: naming ``vcard`` and the rule it breaks.
+    """
+    try:
+        new = Card.parse(vcard)
+    except ValueError as exc:
+        raise InvalidInput("vcard", f"is not a vCard: {exc}") from None
+    if new.is_group:
+        raise InvalidInput("vcard", "is a group card; the contact tools write contact cards only")
+    if new.version != current.version:
+        raise InvalidInput("vcard", f"must be vCard {current.version}, the version of the card it replaces")
+    if new.uid is None and current.uid:
+        new = new.replaced(set(), [make_line("UID", escape_text(current.uid))])
+    elif new.uid != current.uid:
+        raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
+    if new.version != "4.0" and not new.all("N"):
+        raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
+    return new

@@ -1,8 +1,7 @@
 """Input and output models: the tools' JSON schemas and structured content.
 
-Text fields of contacts and groups are *address-book data*: written by
-whoever edited the card, returned to the model as data, never shown in an
-approval dialog. The output models say so in their descriptions.
+Text fields of contacts and groups are *address-book data*: written by whoever edited the card, returned to the
+model as data, never shown in an approval dialog. The output models say so in their descriptions.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from pydantic import (
 )
 
 from carddav_mcp.book_models import DATA_NOTE, AddressBook, AddressBooks, DiscoveryOut, ServerInfo
+from carddav_mcp.display_names import AddedName, DerivedName
 
 __all__ = [
     "AddressBook",
@@ -214,7 +214,7 @@ class PhotoInfo(BaseModel):
     uri: str | None = Field(default=None, description="for kind=uri: reported only, this server never fetches it")
 
 
-class ContactSummary(BaseModel):
+class ContactSummary(DerivedName):
     """A contact as a listing shows it: summary properties only (partial)."""
 
     id: str = Field(description="the card's path; pass it to get_contact and the write tools")
@@ -226,7 +226,7 @@ class ContactSummary(BaseModel):
     partial: Literal[True] = Field(default=True)
 
 
-class Contact(BaseModel):
+class Contact(DerivedName):
     """A whole contact card, read fresh from the server."""
 
     model_config = ConfigDict(json_schema_extra={"description": DATA_NOTE})
@@ -326,7 +326,7 @@ class Changes(BaseModel):
     full: bool = Field(description="true when no token was given, so every card is listed as changed")
 
 
-class Written(BaseModel):
+class Written(AddedName):
     """A card that was created or updated."""
 
     id: str

@@ -5,6 +5,9 @@ server and the account (the same names the caldav library uses for CalDAV);
 ``CARDDAV_ADDRESSBOOKS`` optionally limits the server to some address books.
 ``CARDDAV_TIMEOUT`` (seconds for one whole request) and
 ``CARDDAV_MAX_RESPONSE_BYTES`` (the largest answer read) bound each request.
+``CARDDAV_URL`` over plain ``http://`` to a host that is not this machine
+stops the server at start unless ``CARDDAV_ALLOW_PLAINTEXT=true``, so the
+credentials never travel in clear by accident.
 All are optional at startup: without them the server starts and lists its
 tools, and a tool that needs the backend says which variable to set.
 
@@ -26,6 +29,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from approval_core import SettingsError
+from approval_core.serving.backend_url import refuse_plaintext
 from carddav_mcp.errors import NotConfigured
 
 __all__ = [
@@ -135,7 +139,9 @@ class CardDavSettings:
                 ``CARDDAV_EMBEDDED_DIR`` is relative or set without it;
                 ``CARDDAV_URL`` cannot be read or carries a user name or
                 password, a query or a fragment;
-                ``CARDDAV_TIMEOUT`` or ``CARDDAV_MAX_RESPONSE_BYTES`` is out of range.
+                ``CARDDAV_TIMEOUT`` or ``CARDDAV_MAX_RESPONSE_BYTES`` is out of range;
+                ``CARDDAV_URL`` is plain ``http://`` to a host that is not loopback without
+                ``CARDDAV_ALLOW_PLAINTEXT=true`` (:func:`approval_core.serving.backend_url.refuse_plaintext`).
                 (Incomplete server settings are reported by :meth:`require`.)
         """
         env = os.environ if environ is None else environ
@@ -150,6 +156,9 @@ class CardDavSettings:
         )
         if settings.url and (reason := _url_refused(settings.url)):
             raise SettingsError(reason)
+        refuse_plaintext(
+            "CARDDAV", "CARDDAV_ALLOW_PLAINTEXT", settings.url, env
+        )  # plain http:// only to this machine, or when allowed
         flag, folder = env.get(EMBEDDED_ENV), env.get(EMBEDDED_DIR_ENV)
         if flag not in (None, "true", "false"):
             raise SettingsError(f"{EMBEDDED_ENV}={flag!r} is not valid: set it to exactly true or false")

@@ -200,7 +200,13 @@ class User(BaseModel):
 
     name: str
     role: str = Field(description="admin, user, or anonymous (the * entry: everyone)")
-    grants: list[Grant]
+    grants: list[Grant] = Field(
+        description="The rules on topics in NTFY_TOPICS, and the patterns that match one of them, as written "
+        "(every rule when NTFY_TOPICS is not set)"
+    )
+    other_rules: int = Field(
+        default=0, description="How many rules, on topics or patterns outside NTFY_TOPICS, are not shown"
+    )
 
 
 class Users(BaseModel):
@@ -259,6 +265,10 @@ class Account(BaseModel):
     token_count: int = Field(
         default=0, description="How many access tokens exist (the tokens themselves are never shown)"
     )
-    reservations: list[dict[str, Any]] = Field(default_factory=lambda: [])
+    reservations: list[dict[str, Any]] = Field(
+        default_factory=lambda: [],
+        description="The topics this account reserved that are in NTFY_TOPICS (all of them when it is not set)",
+    )
+    other_reservations: int = Field(default=0, description="How many reservations outside NTFY_TOPICS are not shown")
     limits: dict[str, Any] = Field(default_factory=lambda: {})
     stats: dict[str, Any] = Field(default_factory=lambda: {})

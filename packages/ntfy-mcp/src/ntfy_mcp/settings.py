@@ -17,6 +17,10 @@
 ``NTFY_TIMEOUT``
     Seconds one HTTP request to ntfy may take, answer read in full, 1 to 120
     (default 15).
+``NTFY_ALLOW_PLAINTEXT``
+    ``true`` lets ``NTFY_URL`` be plain ``http://`` to a host that is not this
+    machine (default ``false``: refused at start, so credentials never travel
+    in clear by accident).
 ``NTFY_MAX_RESPONSE_BYTES``
     The largest answer read from ntfy, in bytes, 65,536 to 1,073,741,824
     (default 16,777,216 = 16 MiB). A longer answer is refused, not read on.
@@ -30,12 +34,17 @@ the same ntfy host.
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from approval_core.errors import SettingsError
+from approval_core.serving.backend_url import refuse_plaintext
 from ntfy_mcp.errors import ConfigError
 
 __all__ = ["TOPIC_PATTERN", "NtfySettings", "refuse_the_approval_topic"]
@@ -87,10 +96,17 @@ class NtfySettings:
                 is given together with a username/password, only one of
                 username and password is given, a topic in ``NTFY_TOPICS`` is
                 not a valid name, or ``NTFY_TIMEOUT`` or ``NTFY_MAX_RESPONSE_BYTES``
-                is out of range. No message repeats the URL (it may hold a password).
+                is out of range, or ``NTFY_URL`` is plain ``http://`` to a host that is
+                not loopback without ``NTFY_ALLOW_PLAINTEXT=true``
+                (:func:`approval_core.serving.backend_url.refuse_plaintext`). No message
+                repeats the URL (it may hold a password).
         """
         env = os.environ if environ is None else environ
         url = _url(env.get("NTFY_URL"))
+        try:  # plain http:// only to this machine, or with NTFY_ALLOW_PLAINTEXT=true
+            refuse_plaintext("NTFY", "NTFY_ALLOW_PLAINTEXT", url, env)
+        except SettingsError as exc:
+            raise ConfigError(str(exc)) from None
         token = env.get("NTFY_TOKEN") or None
         username = env.get("NTFY_USERNAME") or None
         password = env.get("NTFY_PASSWORD") or None
@@ -109,13 +125,76 @@ class NtfySettings:
         )
 
 
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_LOOPBACK = "loopback"
+_NUMERIC_V4 = re.compile(r"^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]+|[0-9]+)){0,3}$")
 
 
 def _host(url: str) -> str:
-    """The host of ``url``, lower case; every loopback name is one host."""
+    """The host of ``url`` as an address, so two spellings of one host compare equal.
+
+    Lower case, without brackets or a trailing dot, internationalised names
+    in their ASCII form (IDNA). An IPv4 address in any form the system's
+    resolver takes (``127.1``, ``0x7f.0.0.1``, ``2130706433``: inet_aton,
+    as httpx's connection reaches it) becomes its dotted quad; an IPv6
+    address its compressed form, an IPv4-mapped one the IPv4 address. Every
+    loopback or unspecified address (``127.0.0.0/8``, ``::1``, ``0.0.0.0``,
+    ``::``) and every ``localhost`` name is one host: this machine. Ports are
+    not part of it (one host may serve ntfy under several).
+    """
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    return "localhost" if host in _LOOPBACK or host.endswith(".localhost") else host
+    if not host.isascii():
+        with contextlib.suppress(UnicodeError):  # a name IDNA cannot encode stays as written
+            host = host.encode("idna").decode("ascii")
+    if host == "localhost" or host.endswith(".localhost"):
+        return _LOOPBACK
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    if _NUMERIC_V4.match(host):
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            address = None
+    else:
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            address = None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address is None:
+        return host
+    if address.is_loopback or address.is_unspecified:
+        return _LOOPBACK
+    return address.compressed
+
+
+def _hosts(url: str) -> set[str]:
+    """The host of ``url`` as :func:`_host` has it and, for a name, every address it resolves to now.
+
+    A name is a spelling too: this machine's host name, ``ip6-localhost`` or a
+    ``*.nip.io`` name reach the same ntfy as the address they resolve to
+    (``getaddrinfo``, /etc/hosts first). A name that does not resolve is
+    compared as written.
+    """
+    host = _host(url)
+    found = {host}
+    if host == _LOOPBACK or _is_address(host):
+        return found
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return found
+    for info in infos:
+        address = str(info[4][0]).split("%", 1)[0]
+        found.add(_host(f"http://[{address}]" if ":" in address else f"http://{address}"))
+    return found
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_topic: str | None) -> None:
@@ -135,8 +214,10 @@ def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_top
         ConfigError: ``NTFY_TOPICS`` lists the push topic (on any server: a
             name shared with another server is still refused), or
             ``NTFY_TOPICS`` is unset (every topic) while the push goes to the
-            same ntfy host (scheme and port are not compared; every loopback
-            name counts as one host).
+            same ntfy host, compared as addresses (:func:`_host`: ``127.1``,
+            ``[::1]`` and ``localhost.`` are all this machine; a name also as
+            the addresses it resolves to, :func:`_hosts`; scheme and port
+            are not compared).
     """
     if push_url is None or push_topic is None:
         return
@@ -146,7 +227,7 @@ def refuse_the_approval_topic(ntfy: NtfySettings, push_url: str | None, push_top
             "must not read or publish the person's approval pushes; take it out of NTFY_TOPICS and deny this "
             f"server's ntfy account that topic (ntfy access <user> {push_topic} deny)"
         )
-    if not ntfy.topics and _host(ntfy.url) == _host(push_url):
+    if not ntfy.topics and _hosts(ntfy.url) & _hosts(push_url):
         raise ConfigError(
             "NTFY_TOPICS is not set, so ntfy-mcp's tools may use every topic of the ntfy server that also carries "
             f"the approval push topic {push_topic!r} (APPROVAL_PUSH_URL): set NTFY_TOPICS to the topics the tools "

@@ -12,7 +12,10 @@ from pydantic import ValidationError
 
 from approval_core.asking.dialog import APPROVE_FIELD, APPROVE_TITLE, Question
 
-__all__ = ["ANSWER_TEXT", "CALLER_GONE_TEXT", "ask_form", "client_can_show_form", "judge_answer"]
+LINK_LABEL = "See what this changes:"
+"""The words before the link to a read-only view of a form question (:mod:`approval_core.page.views`)."""
+
+__all__ = ["ANSWER_TEXT", "CALLER_GONE_TEXT", "LINK_LABEL", "ask_form", "client_can_show_form", "judge_answer"]
 
 ANSWER_TEXT = {
     "declined": "the person declined.",
@@ -65,15 +68,19 @@ def judge_answer(answer: object) -> str:
     return "invalid_answer"
 
 
-async def ask_form(ctx: Context[Any, Any], dialog: Question, wait: float) -> str:
+async def ask_form(ctx: Context[Any, Any], dialog: Question, wait: float, link: str | None = None) -> str:
     """Push ``dialog`` as a form elicitation (MCP 2025-11-25) and judge the answer (:func:`judge_answer`).
+
+    ``link`` (a read-only view of what the change touches, on the approval page) ends the message as its own
+    line, after the dialog's text; it is not part of what the approval binds.
 
     Returns the outcome: ``approved``, one of the refusals of :data:`ANSWER_TEXT`, ``client_error`` (the
     client answered with an error), ``invalid_answer``, or ``timed_out`` after ``wait`` seconds.
     """
     with anyio.move_on_after(wait):
         try:
-            answer = await ctx.session.elicit_form(dialog.render(), dialog.schema(), related_request_id=ctx.request_id)
+            message = dialog.render() if link is None else f"{dialog.render()}\n\n{LINK_LABEL} {link}"
+            answer = await ctx.session.elicit_form(message, dialog.schema(), related_request_id=ctx.request_id)
         except MCPError:
             return "client_error"
         except (ValidationError, ValueError):

@@ -64,9 +64,7 @@ def _shape(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -
     if isinstance(schema.get("enum"), list):
         return "one of " + ", ".join(repr(v) for v in cast(list[Any], schema["enum"]))
     kind = schema.get("type")
-    if isinstance(
-        kind, list
-    ):  # ["string", "null"]: the portable form of an optional value (approval_core.serving.portable)
+    if isinstance(kind, list):  # ["string", "null"]: a type list, as a hand-written schema may have it
         kinds = [str(k) for k in cast(list[Any], kind)]
         shapes = [_shape({**schema, "type": k}, defs, depth) for k in kinds if k != "null"]
         return " or ".join(dict.fromkeys([*shapes, *(["nothing (null)"] if "null" in kinds else [])]))

@@ -26,14 +26,17 @@ every non-ASCII character escaped, so a look-alike stays visible. So a value
 cannot draw extra lines or headings into the dialog, reorder what it shows,
 pose as another name, or carry text a person reading it cannot see.
 A value longer than ``value_limit`` characters is cut, and the dialog says how
-many characters were left out (seed 004 shows 4,000).
+many characters were left out (seed 004 shows 4,000). The whole message stays
+within :data:`MESSAGE_BOUND` bytes of UTF-8 (:func:`fit_message`): gateways cap
+an elicitation message at 4,096 bytes and put the server's name before it, so
+long caller values are cut further, each with the count of what is not shown.
 """
 
 from __future__ import annotations
 
 import string
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, LiteralString, Protocol
 
@@ -45,17 +48,25 @@ __all__ = [
     "BLANK_FILLERS",
     "CALLER_VALUES_HEADING",
     "DEFAULT_VALUE_LIMIT",
+    "GATEWAY_MESSAGE_BYTES",
+    "MESSAGE_BOUND",
     "OVERLAY_MARKS",
     "CallerValue",
     "Dialog",
     "Operation",
     "Question",
+    "fit_message",
     "operation",
     "shown_value",
 ]
 
 CALLER_VALUES_HEADING = "Values below are supplied by the caller, not by this server:"
 DEFAULT_VALUE_LIMIT = 4000
+GATEWAY_MESSAGE_BYTES = 4096
+"""The largest elicitation message, in bytes of UTF-8, that gateways pass whole (mcp-hub cuts at 4,096)."""
+MESSAGE_BOUND = GATEWAY_MESSAGE_BYTES - 160
+"""The most bytes of UTF-8 a dialog's rendered message takes: :data:`GATEWAY_MESSAGE_BYTES` less room for the
+server's name that a gateway puts before it."""
 APPROVE_FIELD = "approve"
 APPROVE_TITLE = "Make this change"
 _APPROVE_DESCRIPTION = "Tick to let this change go ahead. Nothing changes unless it is ticked and confirmed."
@@ -224,6 +235,36 @@ def _shown(value: str, limit: int, identifier: bool = False) -> str:
     return f"{_escape(value[:limit], identifier)}… ({hidden:,} more characters not shown)"
 
 
+def _fits(text: str, bound: int) -> bool:
+    return len(text.encode("utf-8")) <= bound
+
+
+def fit_message(render: Callable[[int], str], limit: int, bound: int = MESSAGE_BOUND) -> str:
+    """``render(n)`` with the largest per-value limit ``n <= limit`` whose text is at most ``bound`` bytes of UTF-8.
+
+    ``render(n)`` draws the whole message with each caller value cut after ``n`` characters (and the count of
+    those left out), so values shorter than ``n`` stay whole and only the long ones are cut further. Should
+    even ``render(1)`` be too long (the server's own text alone), its end is cut at a character boundary and
+    the number of bytes left out is said.
+    """
+    text = render(limit)
+    if _fits(text, bound):
+        return text
+    low, high, best = 1, limit - 1, ""
+    while low <= high:  # the largest n that fits: render(n) grows with n
+        middle = (low + high) // 2
+        candidate = render(middle)
+        if _fits(candidate, bound):
+            best, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    if best:
+        return best
+    whole = render(1).encode("utf-8")
+    kept = whole[: bound - 64].decode("utf-8", errors="ignore")
+    return f"{kept}… ({len(whole) - len(kept.encode('utf-8')):,} more bytes not shown)"
+
+
 class Question(Protocol):
     """What every path of the gate asks.
 
@@ -293,18 +334,26 @@ class Dialog:
 
     def shown_values(self) -> tuple[tuple[str, str], ...]:
         """The caller's values as the dialog shows them: ``(label, value escaped and cut)`` pairs."""
-        return tuple((cv.label, _shown(cv.value, self.value_limit, cv.identifier)) for cv in self.caller_values)
+        return self._values(self.value_limit)
+
+    def _values(self, limit: int) -> tuple[tuple[str, str], ...]:
+        return tuple((cv.label, _shown(cv.value, limit, cv.identifier)) for cv in self.caller_values)
 
     def render(self) -> str:
         """The dialog's text: operation, consequence, then the caller's values.
 
         The operation's first letter is capitalised; the caller-values block
-        is present only when there are values.
+        is present only when there are values. The whole stays within
+        :data:`MESSAGE_BOUND` bytes of UTF-8: long values are cut further when it would not
+        (:func:`fit_message`).
         """
+        return fit_message(self._render, self.value_limit)
+
+    def _render(self, limit: int) -> str:
         parts = [self.headline(), self.consequence]
         if self.caller_values:
             lines = [CALLER_VALUES_HEADING]
-            lines.extend(f"  {label}: {shown}" for label, shown in self.shown_values())
+            lines.extend(f"  {label}: {shown}" for label, shown in self._values(limit))
             parts.append("\n".join(lines))
         return "\n\n".join(parts)
 

@@ -79,7 +79,10 @@ class Fallback:
         self._audit("refused", binding, "strict", reason)
         text = (
             f"{binding.tool} was not run. {self.why_nobody_asked(reason)} {self.server_name} makes this change "
-            f"only after a person confirms it in a dialog, so it refuses where none can be shown. {NOTHING_CHANGED}"
+            "only after a person confirms it, in a dialog or on its approval page, so it refuses where neither can "
+            "be shown. The way out: whoever runs the server sets up the approval page (APPROVAL_PAGE=true) and "
+            "pairs a passkey with it (python -m approval_core pair), so the person approves there from any "
+            f"client; or use a client that can show a form dialog. {NOTHING_CHANGED}"
         )
         data = {"outcome": "refused", "path": "strict", "reason": reason, "changed": False}
         return NotApproved("strict", "refused", refusal(text, data))

@@ -111,6 +111,11 @@ class StateSealer:
         self._ttl = ttl
         self._unspent: RecordStore = MemoryStore(capacity=capacity, clock=clock) if store is None else store
 
+    @property
+    def ttl(self) -> float:
+        """Seconds a state it seals stays valid."""
+        return self._ttl
+
     def _tag(self, message: bytes) -> bytes:
         mac = hmac.HMAC(self._key, hashes.SHA256())
         mac.update(message)

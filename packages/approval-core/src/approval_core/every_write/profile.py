@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, Protocol, cast
 
@@ -49,8 +50,10 @@ from approval_core.asking.decisions import Decision, NotApproved
 from approval_core.asking.dialog import CallerValue
 from approval_core.asking.results import refusal
 from approval_core.asking.sealing import StateSealer
+from approval_core.errors import BindingError
 from approval_core.every_write.requests import RequestLine, WriteDialog
 from approval_core.every_write.scope import RERUNS, Rerun, WriteCall, WriteStop, enter, leave
+from approval_core.page.stored import SentBody, StoredView, unbound_etags
 from approval_core.policy import CHANGES, Effect
 from approval_core.records.store import RecordStore
 from approval_core.settings import ApprovalSettings
@@ -88,6 +91,7 @@ class Asker(Protocol):
         *,
         version: str | None,
         preapproved: str | None = None,
+        stored: StoredView | None = None,
     ) -> Decision:
         """Ask for one call's requests (:meth:`ApprovalGate.decide_write`)."""
         ...
@@ -103,8 +107,31 @@ def _bound_arguments(call: WriteCall) -> dict[str, Any]:
 
 
 def _first_sentence(text: str) -> str:
+    """A tool description's first sentence, less its asides in parentheses (they speak to the model)."""
     first = " ".join(text.split()).split(". ")[0].rstrip(".")
+    first = " ".join(re.sub(r"\s*\([^()]*\)", "", first).split())
     return first[:200] or "change data"
+
+
+def _stored(call: WriteCall, plan: Sequence[RequestLine]) -> StoredView:
+    """What the page shows of ``plan``: the tool's stored view, and the exact body of each request.
+
+    Raises:
+        BindingError: the view names an ETag that neither a request (If-Match) nor the guarded version binds.
+    """
+    if call.stored is not None:
+        bound = {"requests": [line.bound() for line in plan], "guarded": call.guarded and call.guarded[1]}
+        loose = unbound_etags(call.stored, bound, None if call.guarded is None else call.guarded[2])
+        if loose:
+            raise BindingError(f"{call.tool}: the stored view names ETag(s) {loose} that the approval does not bind")
+    hidden = [value for name, value in call.arguments.items() if _hidden(name) and isinstance(value, str)]
+    bodies = [
+        SentBody.of(f"{line.method} {line.url}", call.bodies.get(line.body_digest, b""), line.header("content-type"),
+                    hidden)
+        for line in plan
+        if line.body_bytes
+    ]  # fmt: skip
+    return (call.stored or StoredView()).with_bodies(bodies)
 
 
 class EveryWrite:
@@ -146,7 +173,8 @@ class EveryWrite:
             raise WriteStop(self._unlisted(call, line))
         version = None if call.guarded is None else call.guarded[2]
         decision = await self.gate.decide_write(call.ctx, call.tool, self._target(call, plan), self._dialog(call, plan),
-                                                version=version, preapproved=call.preapproved)  # fmt: skip
+                                                version=version, preapproved=call.preapproved,
+                                                stored=_stored(call, plan))  # fmt: skip
         if isinstance(decision, NotApproved):
             if decision.path == "page" and call.memo:  # the repeated call must build the same requests
                 await self.gate.store.write(

@@ -12,7 +12,7 @@ seed 004 names, and nothing read from the backend:
 * a heading naming the configured backend by its origin;
 * the operation in the server's own words;
 * every request line the call will send;
-* ``Runs as <account>, with its own permissions.``;
+* ``Runs as the account '<account>' on <origin>, with its own permissions.``;
 * what the bodies carry: a conditional write (``If-Match``) sends a stored
   entry's new content, made of what the caller's values set and, for the
   rest, the entry as stored (never shown); any other body is built from the
@@ -33,7 +33,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from approval_core.asking.dialog import CALLER_VALUES_HEADING, DEFAULT_VALUE_LIMIT, CallerValue, Dialog, shown_value
+from approval_core.asking.dialog import (
+    CALLER_VALUES_HEADING,
+    DEFAULT_VALUE_LIMIT,
+    MESSAGE_BOUND,
+    CallerValue,
+    Dialog,
+    fit_message,
+    shown_value,
+)
 
 __all__ = ["BOUND_HEADERS", "SAFE_METHODS", "RequestLine", "WriteDialog"]
 
@@ -93,17 +101,22 @@ class RequestLine:
         return [self.method, self.url, [list(pair) for pair in self.headers], self.body_bytes, self.body_digest]
 
     def shown(self) -> str:
-        """The line as the dialog shows it: method and URL, then where it moves to and on which condition."""
-        text = f"{self.method} {shown_value(self.url, identifier=True)}"
+        """The line as the dialog shows it: method and URL, then where it moves to and on which condition.
+
+        The URL and a destination are shown in double quotes, escaped as identifiers: a path is the caller's
+        (or a backend's) and never reads as the server's own words, even where a collection's name is words
+        once percent-encoded (``"https://dav.example.org/u/Approved%20by%20IT%20proceed/"``).
+        """
+        text = f'{self.method} "{shown_value(self.url, identifier=True)}"'
         destination = self.header("destination")
         if destination is not None:
-            text += f" to {shown_value(destination, identifier=True)}"
+            text += f' to "{shown_value(destination, identifier=True)}"'
             if self.header("overwrite") == "F":
                 text += ", never over something already there"
         if self.header("if-match") is not None or self.header("if-schedule-tag-match") is not None:
             text += " (only if it is unchanged since it was read)"
         if self.header("if-none-match") == "*":
-            text += " (only if nothing is stored there yet)"
+            text += " (only if nothing is stored under this name yet)"
         return text
 
 
@@ -147,9 +160,9 @@ class WriteDialog:
     @property
     def consequence(self) -> str:
         """Everything between the heading and the caller's values: operation, requests, account, body."""
-        return self._between(len(self.requests))
+        return self._between(len(self.requests), self.limit)
 
-    def _between(self, listed: int) -> str:
+    def _between(self, listed: int, value_limit: int) -> str:
         parts = [_AGAIN] if self.again else []
         parts.append(self.operation[:1].upper() + self.operation[1:])
         if self.effect:
@@ -161,10 +174,14 @@ class WriteDialog:
             lines.append(f"  … and {count - listed:,} more request(s), not shown: decline if you have not seen enough")
         parts.append("\n".join(lines))
         if self.chosen:
-            rows = [f"  {label}: {shown_value(value, self.limit, identifier=True)}" for label, value in self.chosen]
+            rows = [f"  {label}: {shown_value(value, value_limit, identifier=True)}" for label, value in self.chosen]
             parts.append("\n".join(["Chosen by this server from its settings, as the caller gave none:", *rows]))
-        who = "the account configured for this server" if self.account is None else self.account
-        parts.append(f"Runs as {shown_value(who, identifier=True)}, with its own permissions.")
+        server = shown_value(self.origin, identifier=True)
+        if self.account is None:
+            parts.append(f"Runs as the account configured for this server on {server}, with its own permissions.")
+        else:
+            who = shown_value(self.account, identifier=True)
+            parts.append(f"Runs as the account '{who}' on {server}, with its own permissions.")
         edited = sum(r.body_bytes for r in self.requests if r.body_bytes and r.header("if-match") is not None)
         built = sum(r.body_bytes for r in self.requests if r.body_bytes and r.header("if-match") is None)
         if edited:
@@ -184,20 +201,29 @@ class WriteDialog:
         """The whole text, at most :attr:`limit` characters and the counts of what is not shown.
 
         When many requests would push the account and the caller's values past the limit, the request list
-        is shortened first (saying how many are not shown), so those stay in view.
+        is shortened first (saying how many are not shown), so those stay in view. The whole stays within
+        :data:`~approval_core.asking.dialog.MESSAGE_BOUND` bytes of UTF-8: long values are cut further
+        when it would not (:func:`~approval_core.asking.dialog.fit_message`).
         """
+        return fit_message(self._render, self.limit)
+
+    def _render(self, value_limit: int) -> str:
         block = ""
         if self.caller_values:
-            rows = [CALLER_VALUES_HEADING, *(f"  {label}: {value}" for label, value in self.shown_values())]
+            shown = ((cv.label, shown_value(cv.value, value_limit, cv.identifier)) for cv in self.caller_values)
+            rows = [CALLER_VALUES_HEADING, *(f"  {label}: {value}" for label, value in shown)]
             block = "\n\n" + "\n".join(rows)
         listed = len(self.requests)
-        text = f"{self.headline()}\n\n{self._between(listed)}{block}"
-        while len(text) > self.limit and listed > 1:
-            listed = max(1, listed - max(1, (len(text) - self.limit) // 60))
-            text = f"{self.headline()}\n\n{self._between(listed)}{block}"
-        if len(text) > self.limit:
-            hidden = len(text) - self.limit
-            text = f"{text[: self.limit]}… ({hidden:,} more characters not shown: decline if you have not seen enough)"
+        room = MESSAGE_BOUND - 200  # bytes left for the text before the closing line and a cut's note
+        text = f"{self.headline()}\n\n{self._between(listed, value_limit)}{block}"
+        while (len(text) > self.limit or len(text.encode()) > room) and listed > 1:
+            over = max(len(text) - self.limit, len(text.encode()) - room)
+            listed = max(1, listed - max(1, over // 60))
+            text = f"{self.headline()}\n\n{self._between(listed, value_limit)}{block}"
+        if len(text) > self.limit or len(text.encode()) > room:
+            kept = text[: self.limit].encode()[:room].decode(errors="ignore")
+            hidden = len(text) - len(kept)
+            text = f"{kept}… ({hidden:,} more characters not shown: decline if you have not seen enough)"
         return f"{text}\n\n{_CLOSING}"
 
     @staticmethod

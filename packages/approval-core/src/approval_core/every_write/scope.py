@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 
 from approval_core.asking.dialog import Dialog
 from approval_core.every_write.requests import SAFE_METHODS, RequestLine
+from approval_core.page.stored import StoredView
 
 __all__ = [
     "MEMO_LIMIT",
@@ -36,6 +37,7 @@ __all__ = [
     "leave",
     "origin_text",
     "plan_writes",
+    "show_stored",
     "stable",
 ]
 
@@ -94,6 +96,9 @@ class WriteCall:
         chosen: What the server chose from its settings where the caller gave nothing (:func:`chosen_by_server`).
         memo: Values the call made up (:func:`stable`), sealed into an ``input_required`` state and read back
             on the retry, so the retry builds the same requests.
+        stored: What the guarded tool's :meth:`ApprovalGate.check` gave as ``stored=`` (for the page only).
+        bodies: The exact body of each changing request, by its digest, for the page only (never bound,
+            never in the dialog).
     """
 
     owner: Owner
@@ -108,6 +113,8 @@ class WriteCall:
     memo: dict[str, str] = field(default_factory=lambda: {})
     preapproved: str | None = None
     chosen: list[tuple[str, str]] = field(default_factory=lambda: [])
+    stored: StoredView | None = None
+    bodies: dict[str, bytes] = field(default_factory=lambda: {})
 
 
 def chosen_by_server(label: str, value: str) -> None:
@@ -119,6 +126,20 @@ def chosen_by_server(label: str, value: str) -> None:
     call = _CALL.get()
     if call is not None and (label, value) not in call.chosen:
         call.chosen.append((label, value))
+
+
+def show_stored(view: StoredView) -> None:
+    """Give the approval page what this call's changes touch, as stored, under the every-write profile.
+
+    For a tool that does not ask under ``guarded`` (an edit of one task) but asks under every-write: the page
+    then shows ``view`` beside the exact bodies. A guarded tool passes its view to
+    :meth:`~approval_core.ApprovalGate.check` (``stored=``) instead. A no-op outside the profile. Every ETag
+    the view names must be one of the call's requests' If-Match values (or the guarded ``version``);
+    otherwise asking raises :class:`~approval_core.errors.BindingError`.
+    """
+    call = _CALL.get()
+    if call is not None:
+        call.stored = view
 
 
 def enter(call: WriteCall) -> Token[WriteCall | None]:
@@ -154,6 +175,8 @@ async def before_send(method: str, url: str, body: bytes | str | None, headers: 
     if call is None:
         return
     line = RequestLine.of(method, url, body, headers, call.owner.key)
+    if line.body_bytes:
+        call.bodies[line.body_digest] = body.encode("utf-8") if isinstance(body, str) else bytes(body or b"")
     if call.planning:
         call.planned = [*(call.planned or []), line]
         raise _Planned

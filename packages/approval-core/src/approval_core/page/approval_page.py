@@ -9,6 +9,8 @@ endpoint's own origin. Routes, all under :data:`PREFIX`:
 ``GET  /approval/a/<id>``            the dialog as the form dialog would show it, the code, the time left
 ``POST /approval/a/<id>/options``    WebAuthn request options (a fresh single-use challenge, 2 minutes)
 ``POST /approval/a/<id>/decide``     ``{"choice": "approve", "credential": ...}`` or ``{"choice": "deny"}``
+``GET  /approval/v/<id>``            a form dialog's read-only view: the dialog and what it changes, as
+                                     stored; no passkey, no buttons; gone once the question is answered
 ``GET  /approval/pair/<secret>``     the pairing page of a one-time link from ``python -m approval_core pair``
 ``POST /approval/pair/<secret>/options``, ``.../vouch``, ``.../finish``   once a passkey is paired, its yes
                                      (``vouch``) first; then the new passkey's registration
@@ -39,7 +41,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from approval_core.page.core import CHALLENGE_TTL, MAX_POST_BYTES, PREFIX, SECURITY_HEADERS, Refused
-from approval_core.page.markup import approval_html
+from approval_core.page.markup import approval_html, message_html, view_html
 from approval_core.page.pairing_routes import PairingRoutes
 from approval_core.page.passkeys import CeremonyFailed
 from approval_core.page.pending import PendingApproval
@@ -60,6 +62,7 @@ class ApprovalPage(PairingRoutes):
             Route(PREFIX + "/a/{pid}", self._wrap(self._show), methods=["GET"]),
             Route(PREFIX + "/a/{pid}/options", self._wrap(self._options), methods=["POST"]),
             Route(PREFIX + "/a/{pid}/decide", self._wrap(self._decide), methods=["POST"]),
+            Route(PREFIX + "/v/{vid}", self._wrap(self._view), methods=["GET"]),
             Route(PREFIX + "/pair/{secret}", self._wrap(self._pair_page), methods=["GET"]),
             Route(PREFIX + "/pair/{secret}/options", self._wrap(self._pair_options), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}/vouch", self._wrap(self._pair_vouch), methods=["POST"]),
@@ -85,6 +88,13 @@ class ApprovalPage(PairingRoutes):
         paired = self.pairing_command() if not self.paired() else None
         html = approval_html(record, self.csrf(f"a:{record.id}"), left, decided, paired)
         return HTMLResponse(html)
+
+    async def _view(self, request: Request) -> Response:
+        record = await self.views.get(request.path_params["vid"])
+        if record is None:
+            text = "This view has closed: its question was answered, asked again or expired. It shows nothing more."
+            return HTMLResponse(message_html("Closed", text), status_code=410)
+        return HTMLResponse(view_html(record, record.seconds_left(self._clock())))
 
     async def _open_for_decision(self, request: Request) -> tuple[PendingApproval, dict[str, Any]]:
         record = await self._record(request)

@@ -25,11 +25,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from approval_core.errors import SettingsError
+from approval_core.page.chain import FirstKeyRecord
 from approval_core.page.markup import message_html
 from approval_core.page.passkeys import PasskeyFile, RelyingParty, b64url, unb64url
 from approval_core.page.pending import PendingApproval, PendingBook
 from approval_core.page.push import Push
 from approval_core.page.settings import PageSettings
+from approval_core.page.views import ReadOnlyViews
 from approval_core.records.store import RecordStore, StoreUnavailable
 
 __all__ = ["CHALLENGE_TTL", "MAX_POST_BYTES", "PREFIX", "SECURITY_HEADERS", "PageCore", "Refused", "challenge_of"]
@@ -112,6 +114,7 @@ class PageCore:
         self.settings = settings
         self.store = store
         self.book = PendingBook(store, server_name, ttl=settings.ttl, clock=clock)
+        self.views = ReadOnlyViews(store, server_name, clock=clock)
         self.passkeys = PasskeyFile(settings.passkeys_file)
         self.push = Push(settings.push_url, settings.push_token_file) if settings.push_url else None
         self._key = key if key is not None else secrets.token_bytes(32)
@@ -153,6 +156,14 @@ class PageCore:
         """The page URL of ``record`` (it carries only the opaque id)."""
         return f"{self._party().origin}{PREFIX}/a/{record.id}"
 
+    def view_url(self, record: PendingApproval) -> str:
+        """The URL of a read-only view (:mod:`approval_core.page.views`); it carries only the view's id."""
+        return f"{self._party().origin}{PREFIX}/v/{record.id}"
+
+    def serving(self) -> bool:
+        """Whether the page is served already (its origin bound), so a link to it can be given."""
+        return self.party is not None
+
     def pairing_url(self, secret: str) -> str:
         """The URL of the pairing page for a one-time ``secret``."""
         return f"{self._party().origin}{PREFIX}/pair/{secret}"
@@ -176,6 +187,33 @@ class PageCore:
             return f"approval page at {where} — a passkey is paired"
         return f"approval page at {where} — NO passkey paired yet (run: {self.pairing_command()})"
 
+    async def announce_passkeys(self) -> None:
+        """Push a warning for passkey entries left out of the chain (each once per process), and for a new root.
+
+        The entries were logged on stderr when read. The chain's first
+        passkey is compared with the one recorded beside the file
+        (:class:`~approval_core.page.chain.FirstKeyRecord`); a different one
+        (the file replaced or reordered) is logged and announced once. Runs
+        when the page starts and after each of its requests. A file that
+        cannot be read is left to the page's own refusals.
+        """
+        if self.party is None:
+            return
+        rp_id = self.party.rp_id
+        try:
+            chain = self.passkeys.chain(rp_id)
+            new_root = FirstKeyRecord(self.passkeys.path).changed(rp_id, chain[0] if chain else None)
+        except (SettingsError, OSError) as exc:
+            _logger.warning("the passkey file could not be checked: %s", exc)
+            return
+        left_out = self.passkeys.take_unannounced()
+        if new_root:
+            _logger.warning("the first passkey in %s is new to this machine", self.passkeys.path)
+        if self.push is not None and left_out:
+            await self.push.left_out(self.server_name, len(left_out), self.passkeys.path)
+        if self.push is not None and new_root:
+            await self.push.first_changed(self.server_name, self.passkeys.path)
+
     def _party(self) -> RelyingParty:
         if self.party is None:
             raise SettingsError("the approval page is not served yet (no origin bound)")
@@ -193,6 +231,7 @@ class PageCore:
                 if request.headers.get("host", "") not in self.allowed_hosts:
                     raise Refused(421, "this page answers only under its own host name")
                 response = await handler(request)
+                await self.announce_passkeys()
             except Refused as refused:
                 response = self._refusal(request, refused.status, refused.message)
             except (StoreUnavailable, SettingsError) as exc:

@@ -1,12 +1,18 @@
-"""The approval page's HTML: every value escaped, no inline script or style, nothing from a backend.
+"""The approval page's HTML: every value escaped, no inline script or style.
 
 Each page is built from a :class:`~approval_core.page.pending.PendingApproval`
 (the server's own words, its counts, and the caller's values as the form
-dialog shows them, under the caller heading) or from fixed text. Every value
-goes through :func:`html.escape` in its own element, so a caller's value
-cannot pose as another row, a heading or a button. The script and the style
-sheet are separate files of the page (``approval.js``, ``approval.css``), so
-the Content-Security-Policy allows no inline code at all.
+dialog shows them, under the caller heading) or from fixed text. The
+dialog's words keep their lines: the operation is the heading, each paragraph
+of the consequence a paragraph, each of its lines a line. Every value goes
+through :func:`html.escape` in its own element, so a caller's value cannot
+pose as another row, a heading or a button. What the change touches as the
+backend stores it comes last, in its own section headed as stored data
+(:mod:`approval_core.page.stored_markup`); the same record also makes the
+read-only view a form dialog links to (:func:`view_html`: no code, no
+buttons). The script and the style sheet are separate files of the page
+(``approval.js``, ``approval.css``), so the Content-Security-Policy allows no
+inline code at all.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from html import escape
 
 from approval_core.asking.dialog import CALLER_VALUES_HEADING
 from approval_core.page.pending import PendingApproval
+from approval_core.page.stored_markup import stored_html
 
-__all__ = ["approval_html", "message_html", "pairing_html"]
+__all__ = ["approval_html", "message_html", "pairing_html", "view_html"]
 
 
 def _document(title: str, body: str) -> str:
@@ -36,6 +43,25 @@ def _minutes(seconds: float) -> str:
     return f"{whole // 60} min {whole % 60:02d} s"
 
 
+def _dialog(record: PendingApproval) -> str:
+    """The dialog's words as the form dialog has them, line by line, then the caller's values."""
+    rows = "".join(
+        f'<tr><th scope="row">{escape(label)}</th><td><code>{escape(value)}</code></td></tr>'
+        for label, value in record.caller_values
+    )
+    values = (
+        f'<section class="caller"><h2>{escape(CALLER_VALUES_HEADING)}</h2><table>{rows}</table></section>'
+        if rows
+        else ""
+    )
+    paragraphs = "".join(
+        '<p class="consequence">' + "<br>".join(escape(line) for line in paragraph.split("\n")) + "</p>"
+        for paragraph in record.consequence.split("\n\n")
+        if paragraph.strip()
+    )
+    return f'<section class="dialog"><h2 class="operation">{escape(record.headline)}</h2>{paragraphs}{values}</section>'
+
+
 def approval_html(
     record: PendingApproval, csrf: str, seconds_left: float, decided: str | None, pair_with: str | None
 ) -> str:
@@ -48,15 +74,6 @@ def approval_html(
         decided: ``approve`` / ``deny`` once decided (the buttons are then absent), else None.
         pair_with: None when a passkey is paired; else the pairing command the page names (it cannot approve).
     """
-    rows = "".join(
-        f'<tr><th scope="row">{escape(label)}</th><td><code>{escape(value)}</code></td></tr>'
-        for label, value in record.caller_values
-    )
-    values = (
-        f'<section class="caller"><h2>{escape(CALLER_VALUES_HEADING)}</h2><table>{rows}</table></section>'
-        if rows
-        else ""
-    )
     if decided is not None:
         state = f'<p class="state" id="state">Decided: {"approved" if decided == "approve" else "denied"}.</p>'
         actions = ""
@@ -81,8 +98,7 @@ def approval_html(
         f"<h1>{escape(record.server)} asks for your approval</h1>"
         f'<p class="code">Code <strong id="code">{escape(record.code)}</strong>: check that it matches the code '
         "your assistant or your phone shows.</p>"
-        f'<section class="dialog"><p class="operation">{escape(record.headline)}</p>'
-        f'<p class="consequence">{escape(record.consequence)}</p>{values}</section>'
+        f"{_dialog(record)}{stored_html(record.view()) if actions else ''}"
         f"{state}{actions}"
         '<p class="help">Approving needs your passkey. Denying, or doing nothing, changes nothing.</p>'
         "</main>"
@@ -90,10 +106,24 @@ def approval_html(
     return _document(f"{record.server}: approve or deny", body)
 
 
+def view_html(record: PendingApproval, seconds_left: float) -> str:
+    """The read-only view a form dialog links to: the dialog's words and what the change touches, no buttons."""
+    body = (
+        f'<main id="view" data-kind="view"><h1>{escape(record.server)} asks in your assistant\'s dialog</h1>'
+        '<p class="help">This page only shows what the question in the dialog would change. It needs no '
+        "passkey and changes nothing: answer in the dialog.</p>"
+        f"{_dialog(record)}{stored_html(record.view())}"
+        f'<p class="state" id="state">This view closes when the question is answered, or in '
+        f"{escape(_minutes(seconds_left))}.</p></main>"
+    )
+    return _document(f"{record.server}: what this changes", body)
+
+
 def pairing_html(csrf: str, secret: str, vouch: bool) -> str:
-    """The pairing page: adds a passkey; ``vouch`` says an already paired passkey must agree first."""
+    """The pairing page: adds a passkey; ``vouch`` says an already paired passkey must then agree."""
     step = (
-        "<p>A passkey is paired already: press the button once to have it agree, then again to make the new one.</p>"
+        "<p>A passkey is paired already: press the button once to make the new passkey, then again to have "
+        "the paired one agree to it.</p>"
         if vouch
         else ""
     )

@@ -9,7 +9,9 @@ the link alone pairs nothing, so a link seen by anyone else (in a browser's
 tab list, a process's command line) is of no use to them.
 
 * by default it serves the pairing page itself on ``http://localhost:<port>``
-  (``--port``, default a free one), opens the link in the browser (unless
+  (``--port``, default one free on both loopbacks; exit 1 when the port is
+  taken on ``127.0.0.1`` or ``::1``, since a program there could read the
+  code typed into the page), opens the link in the browser (unless
   ``--no-browser``), and waits until a passkey is paired (exit 0) or the link
   expires (exit 1). The passkey's rp id is ``localhost``, so it approves on
   the page of every server of the family on this machine;
@@ -34,7 +36,7 @@ import anyio
 
 from approval_core.errors import SettingsError
 from approval_core.page.approval_page import ApprovalPage
-from approval_core.page.loopback import running_page
+from approval_core.page.loopback import LoopbackTaken, running_page
 from approval_core.page.passkeys import PAIRING_TTL, PasskeyFile, default_passkeys_path
 from approval_core.page.settings import PASSKEYS_FILE_ENV, PUSH_TOKEN_FILE_ENV, PUSH_URL_ENV, PageSettings
 from approval_core.records.store import MemoryStore
@@ -56,7 +58,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    """Run the command; return its exit code (0 paired or link printed, 1 expired, 2 bad use)."""
+    """Run the command; return its exit code.
+
+    0 paired or link printed; 1 the link expired, or the port is taken on a loopback; 2 bad use.
+    """
     args = _parser().parse_args(argv)
     named = os.environ.get(PASSKEYS_FILE_ENV)
     path: Path = args.file or (Path(named) if named else default_passkeys_path())
@@ -76,7 +81,11 @@ def main(argv: list[str]) -> int:
     settings = PageSettings(
         passkeys_file=path, push_url=push_url, push_token_file=Path(token_file) if token_file else None
     )
-    return anyio.run(_serve, ApprovalPage("approval-core", settings, MemoryStore()), secret, code, args)
+    try:
+        return anyio.run(_serve, ApprovalPage("approval-core", settings, MemoryStore()), secret, code, args)
+    except LoopbackTaken as exc:
+        print(f"{_NAME}: {exc.strerror}; nothing was paired", file=sys.stderr)
+        return 1
 
 
 def _code_line(code: str) -> str:

@@ -1,50 +1,31 @@
-"""The paired passkeys, kept in an owner-only file, and the WebAuthn ceremonies that use them.
+"""Pairing a passkey: the terminal's code, the new passkey's registration and, after the first, a paired one's vouch.
 
-Only a passkey with user verification (W3C WebAuthn Level 3 §6.2.3: a PIN,
-a fingerprint, a face) approves on the approval page, so neither a model
-driving a browser nor a page script can approve without the person's
-gesture. The ceremonies are run by the ``webauthn`` library (py_webauthn);
-this module keeps the file and says which rp id and origin are expected.
-
-The file (``APPROVAL_PASSKEYS_FILE``, default
-``<user data folder>/mcp-approval-family/passkeys.json``) holds JSON::
-
-    {"version": 1, "user_id": "<b64url>",
-     "credentials": [{"id": "<b64url>", "public_key": "<b64url COSE>", "rp_id": "localhost",
-                      "added": "2026-12-01T22:50:00Z"}],
-     "pairing": {"digest": "<sha256 hex of the link's secret>", "code": "<sha256 hex of the terminal code>",
-                 "expires": 1800000000.0, "wrong": 0}}
-
-It holds public keys and the digests of a pairing's secret and terminal
-code: nothing in it approves or pairs by itself. It is written with mode
-0600, and refused when it is a symbolic link, belongs to another user, is
-open to group or others, or lies in a folder that is someone else's or that
-group or others may write to. A passkey is bound to its relying party
-id (a domain; ``localhost`` for the loopback page), so the file may hold
-passkeys of several deployments; each page uses those of its own rp id.
+The first passkey of an rp id is kept as made. Every later one is first
+made (registered), then kept only with the vouch of a passkey already in the
+chain: an assertion over the statement that names the new key, the file and
+the chain's last entry (:mod:`approval_core.page.chain`). The file itself is
+:mod:`approval_core.page.passkey_file`; the page's routes are
+:mod:`approval_core.page.pairing_routes`.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import datetime as dt
-import fcntl
 import hashlib
-import json
-import os
 import secrets
-import stat
-import tempfile
-from collections.abc import Generator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from approval_core.errors import SettingsError
-
-if TYPE_CHECKING:
-    from webauthn.helpers.structs import PublicKeyCredentialDescriptor
+from approval_core.page.chain import FirstKeyRecord, head_digest, new_nonce, vouch_challenge, walk
+from approval_core.page.passkey_file import (
+    CEREMONY_TIMEOUT_MS,
+    CeremonyFailed,
+    Passkey,
+    RelyingParty,
+    StoredPasskeys,
+    b64url,
+    default_passkeys_path,
+    unb64url,
+)
 
 __all__ = [
     "PAIRING_TTL",
@@ -52,7 +33,9 @@ __all__ = [
     "Passkey",
     "PasskeyFile",
     "RelyingParty",
+    "b64url",
     "default_passkeys_path",
+    "unb64url",
 ]
 
 PAIRING_TTL = 600.0
@@ -60,167 +43,14 @@ PAIRING_TTL = 600.0
 PAIRING_TRIES = 5
 """Wrong terminal codes after which a pairing is closed."""
 _PAIRING_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY34679"
-CEREMONY_TIMEOUT_MS = 120_000
-"""What a browser is told a passkey prompt may take, in milliseconds."""
-
-
-class CeremonyFailed(Exception):
-    """A WebAuthn response did not verify (wrong passkey, no user verification, foreign origin, stale challenge)."""
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def b64url(data: bytes) -> str:
-    """Base64url without padding (RFC 4648 §5), as WebAuthn's JSON forms use."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def unb64url(text: str) -> bytes:
-    """The bytes of base64url ``text`` (padding optional). Raises ``ValueError`` on bad input."""
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def default_passkeys_path() -> Path:
-    """``<user data folder>/mcp-approval-family/passkeys.json``, shared by every server of the family."""
-    import platformdirs
-
-    return platformdirs.user_data_path("mcp-approval-family", appauthor=False) / "passkeys.json"
-
-
-@dataclass(frozen=True, slots=True)
-class Passkey:
-    """One paired passkey: credential id and COSE public key (bytes), rp id, when added (ISO 8601, UTC)."""
-
-    credential_id: bytes
-    public_key: bytes
-    rp_id: str
-    added: str
-
-
-@dataclass(frozen=True, slots=True)
-class RelyingParty:
-    """Who the passkeys are for: the rp id (a domain, never an IP address) and the page's exact origin."""
-
-    rp_id: str
-    origin: str
-    name: str = "MCP approval page"
-
-
-@dataclass(slots=True)
-class _Contents:
-    user_id: str
-    credentials: list[dict[str, Any]] = field(default_factory=lambda: [])
-    pairing: dict[str, Any] | None = None
-
-
-class PasskeyFile:
-    """The passkey file at ``path``: read on every use, so a new pairing counts without a restart.
-
-    Raises (from every method that reads): :class:`~approval_core.errors.SettingsError`
-    when the file is open to group or others, or is not the JSON described
-    in the module docstring.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _load(self) -> _Contents:
-        try:
-            handle = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            self._check_folder()
-            return _Contents(user_id=b64url(secrets.token_bytes(16)))
-        except OSError as exc:
-            raise SettingsError(
-                f"the passkey file {self.path} cannot be opened ({exc.strerror}; no symbolic links)"
-            ) from None
-        with os.fdopen(handle, encoding="utf-8") as opened:
-            info = os.fstat(opened.fileno())
-            if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
-                raise SettingsError(
-                    f"the passkey file {self.path} must belong to this user and be owner-only (chmod 600)"
-                )
-            self._check_folder()
-            try:
-                text = opened.read()
-            except OSError as exc:
-                raise SettingsError(f"the passkey file {self.path} cannot be read ({exc.strerror})") from None
-        try:
-            data = json.loads(text)
-            return _Contents(
-                user_id=str(data["user_id"]),
-                credentials=[dict(c) for c in data.get("credentials", [])],
-                pairing=data.get("pairing"),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SettingsError(f"the passkey file {self.path} is not valid ({type(exc).__name__})") from None
-
-    def _check_folder(self) -> None:
-        """Refuse a folder others may write to (they could swap the file) or that belongs to someone else."""
-        try:
-            link = os.lstat(self.path.parent)
-            info = self.path.parent.stat()
-        except FileNotFoundError:
-            return
-        if stat.S_ISLNK(link.st_mode) and link.st_uid != os.geteuid():
-            raise SettingsError(f"the passkey file's folder {self.path.parent} is a link made by another user")
-        if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise SettingsError(
-                f"the passkey file's folder {self.path.parent} must belong to this user and not be writable by "
-                "group or others (chmod 700)"
-            )
-
-    def _save(self, contents: _Contents) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        body = {
-            "version": 1,
-            "user_id": contents.user_id,
-            "credentials": contents.credentials,
-            "pairing": contents.pairing,
-        }
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".passkeys-")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(body, out, indent=1)
-            os.chmod(temporary, 0o600)
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-
-    def passkeys(self, rp_id: str) -> list[Passkey]:
-        """The passkeys paired for ``rp_id``."""
-        found: list[Passkey] = []
-        for entry in self._load().credentials:
-            if entry.get("rp_id") == rp_id:
-                found.append(
-                    Passkey(unb64url(entry["id"]), unb64url(entry["public_key"]), rp_id, str(entry.get("added", "")))
-                )
-        return found
-
-    def _descriptors(self, rp_id: str) -> list[PublicKeyCredentialDescriptor]:
-        from webauthn.helpers.structs import PublicKeyCredentialDescriptor
-
-        return [PublicKeyCredentialDescriptor(id=p.credential_id) for p in self.passkeys(rp_id)]
-
-    # ------------------------------------------------------------------ pairing
-
-    @contextlib.contextmanager
-    def _locked(self) -> Generator[None]:
-        """Hold an exclusive lock (``flock`` on ``<file>.lock``) around one read-change-write of the file.
-
-        Replicas sharing the file would otherwise lose each other's writes: a wrong code counted on one could
-        drop a passkey another was adding, or reopen a spent pairing.
-        """
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(handle)
+class PasskeyFile(StoredPasskeys):
+    """The passkey file with its pairing steps (see :class:`~approval_core.page.passkey_file.StoredPasskeys`)."""
 
     def start_pairing(self, now: float, ttl: float = PAIRING_TTL) -> tuple[str, str]:
         """Begin a pairing; return ``(secret, code)``.
@@ -289,8 +119,13 @@ class PasskeyFile:
         )
         return options_to_json(options)
 
-    def finish_pairing(self, secret: str, party: RelyingParty, challenge: bytes, response: object, now: float) -> None:
-        """Verify a registration response and keep its passkey; the pairing secret is then spent.
+    def new_passkey(
+        self, secret: str, party: RelyingParty, challenge: bytes, response: object, now: float
+    ) -> dict[str, Any]:
+        """Verify a registration response; return the new passkey's entry (not kept yet).
+
+        The entry is ``{"id", "public_key", "rp_id", "added"}``; keep it with
+        :meth:`keep_first` (no passkey paired yet) or :meth:`keep_vouched`.
 
         Raises:
             CeremonyFailed: the secret is not open, or the response does not verify
@@ -311,73 +146,87 @@ class PasskeyFile:
             )
         except (InvalidRegistrationResponse, ValueError, TypeError, KeyError) as exc:
             raise CeremonyFailed(f"the new passkey did not verify: {exc}") from None
-        with self._locked():
-            self._keep(secret, party, verified.credential_id, verified.credential_public_key, now)
+        return {
+            "id": b64url(verified.credential_id),
+            "public_key": b64url(verified.credential_public_key),
+            "rp_id": party.rp_id,
+            "added": dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
 
-    def _keep(self, secret: str, party: RelyingParty, credential_id: bytes, public_key: bytes, now: float) -> None:
-        if not self.pairing_open(secret, now):
-            raise CeremonyFailed("this pairing link is not valid any more; start a new one")
-        contents = self._load()
-        contents.credentials.append(
-            {
-                "id": b64url(credential_id),
-                "public_key": b64url(public_key),
-                "rp_id": party.rp_id,
-                "added": dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-        )
-        contents.pairing = None
-        self._save(contents)
-
-    # ------------------------------------------------------------------ assertions
-
-    def authentication_options(self, party: RelyingParty, challenge: bytes) -> str:
-        """The JSON ``PublicKeyCredentialRequestOptions`` asking one of the paired passkeys, with user verification."""
-        from webauthn import generate_authentication_options, options_to_json
-        from webauthn.helpers.structs import UserVerificationRequirement
-
-        options = generate_authentication_options(
-            rp_id=party.rp_id,
-            challenge=challenge,
-            timeout=CEREMONY_TIMEOUT_MS,
-            allow_credentials=self._descriptors(party.rp_id),
-            user_verification=UserVerificationRequirement.REQUIRED,
-        )
-        return options_to_json(options)
-
-    def verify_assertion(self, party: RelyingParty, challenge: bytes, response: object) -> Passkey:
-        """The paired passkey that signed ``response`` for ``challenge``, with the person verified.
-
-        The signature counter is not tracked: synced passkeys report 0, and
-        replicas sharing one file would race to update it.
+    def keep_first(self, secret: str, party: RelyingParty, entry: dict[str, Any], now: float) -> None:
+        """Keep ``entry`` as the rp id's first passkey (the root of its chain); the pairing is then spent.
 
         Raises:
-            CeremonyFailed: unknown credential, bad signature, foreign origin or
-                rp id, stale challenge, or no user verification.
+            CeremonyFailed: the secret is not open any more, or a passkey is paired already (it must vouch).
         """
-        from webauthn import verify_authentication_response
-        from webauthn.helpers.exceptions import InvalidAuthenticationResponse
+        with self._locked():
+            if not self.pairing_open(secret, now):
+                raise CeremonyFailed("this pairing link is not valid any more; start a new one")
+            if self.chain(party.rp_id):
+                raise CeremonyFailed("a passkey is paired already: it must agree to the new one")
+            contents = self._load()
+            contents.credentials.append(entry)
+            contents.pairing = None
+            self._save(contents)
+            FirstKeyRecord(self.path).remember(party.rp_id, entry)
 
-        if not isinstance(response, dict):
-            raise CeremonyFailed("the passkey answer is not a WebAuthn credential")
-        answer = cast("dict[str, object]", response)
-        try:
-            credential_id = unb64url(str(answer.get("rawId") or answer.get("id")))
-        except ValueError:
-            raise CeremonyFailed("the passkey answer names no valid credential") from None
-        match = [p for p in self.passkeys(party.rp_id) if secrets.compare_digest(p.credential_id, credential_id)]
-        if not match:
-            raise CeremonyFailed("the passkey used is not one paired with this approval page")
-        try:
-            verify_authentication_response(
-                credential=response,  # pyright: ignore[reportUnknownArgumentType]
-                expected_challenge=challenge,
-                expected_rp_id=party.rp_id,
-                expected_origin=party.origin,
-                credential_public_key=match[0].public_key,
-                credential_current_sign_count=0,
-                require_user_verification=True,
-            )
-        except (InvalidAuthenticationResponse, ValueError, TypeError, KeyError) as exc:
-            raise CeremonyFailed(f"the passkey answer did not verify: {exc}") from None
-        return match[0]
+    def vouch_statement(self, party: RelyingParty, entry: dict[str, Any]) -> tuple[str, str, bytes]:
+        """What a paired passkey signs to vouch for ``entry``: ``(previous, nonce, challenge)``.
+
+        ``previous`` is the digest of the chain's last entry now and ``nonce``
+        a fresh one; both go to :meth:`keep_vouched` with the assertion.
+        """
+        previous = head_digest(self.chain(party.rp_id))
+        nonce = new_nonce()
+        return previous, nonce, vouch_challenge(self._load().user_id, previous, entry, nonce)
+
+    def keep_vouched(
+        self,
+        secret: str,
+        party: RelyingParty,
+        entry: dict[str, Any],
+        statement: tuple[str, str],
+        response: object,
+        now: float,
+    ) -> None:
+        """Keep ``entry`` with its vouch: ``response``, a paired passkey's assertion over :meth:`vouch_statement`.
+
+        Args:
+            secret: The pairing link's secret (open, else nothing is kept).
+            party: The page's relying party (the assertion's rp id and origin).
+            entry: The new passkey's entry, from :meth:`new_passkey`.
+            statement: ``(previous, nonce)`` as :meth:`vouch_statement` gave them.
+            response: The paired passkey's assertion (WebAuthn JSON), with user verification.
+            now: Wall-clock seconds.
+
+        Raises:
+            CeremonyFailed: the secret is not open any more; the chain changed since the statement
+                (another passkey was paired meanwhile); the assertion is not a paired passkey's,
+                with user verification, over that statement.
+        """
+        previous, nonce = statement
+        with self._locked():
+            if not self.pairing_open(secret, now):
+                raise CeremonyFailed("this pairing link is not valid any more; start a new one")
+            contents = self._load()
+            if head_digest(self.chain(party.rp_id)) != previous:
+                raise CeremonyFailed("the passkey file changed meanwhile; start the pairing again")
+            challenge = vouch_challenge(contents.user_id, previous, entry, nonce)
+            signer = self.verify_assertion(party, challenge, response)
+            try:
+                answer = cast("dict[str, object]", cast("dict[str, object]", response)["response"])
+                vouch = {
+                    "by": b64url(signer.credential_id),
+                    "nonce": nonce,
+                    "client_data": b64url(unb64url(str(answer["clientDataJSON"]))),
+                    "authenticator_data": b64url(unb64url(str(answer["authenticatorData"]))),
+                    "signature": b64url(unb64url(str(answer["signature"]))),
+                }
+            except (KeyError, TypeError, ValueError):
+                raise CeremonyFailed("the paired passkey's answer is not a WebAuthn assertion") from None
+            credentials = [*contents.credentials, {**entry, "vouch": vouch}]
+            if entry["id"] not in {kept["id"] for kept in walk(contents.user_id, credentials, party.rp_id)[0]}:
+                raise CeremonyFailed("the paired passkey's vouch does not chain the new passkey; nothing was added")
+            contents.credentials = credentials
+            contents.pairing = None
+            self._save(contents)

@@ -44,6 +44,7 @@ from approval_core.asking.results import refusal
 from approval_core.asking.sealing import StateSealer
 from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.pending import PendingApproval
+from approval_core.page.stored import StoredView
 from approval_core.records.audit import audit
 
 __all__ = ["POLL_SECONDS", "URL_INPUT_KEY", "PagePath"]
@@ -78,8 +79,17 @@ class PagePath:
         self.sealer = sealer
         self.dialog_timeout = dialog_timeout
 
-    async def decide(self, ctx: Context[Any, Any], binding: Binding, dialog: Question, reason: Reason) -> Decision:
+    async def decide(
+        self,
+        ctx: Context[Any, Any],
+        binding: Binding,
+        dialog: Question,
+        reason: Reason,
+        stored: StoredView | None = None,
+    ) -> Decision:
         """Approve from a standing decision, or ask through the page; see the module docstring.
+
+        ``stored`` (what the change touches, as stored) is kept with a newly opened approval for the page.
 
         Raises:
             StoreUnavailable: the record store cannot be asked (the gate refuses then).
@@ -94,7 +104,7 @@ class PagePath:
                 return settled
         fresh = record is None
         if record is None:
-            record = await self._open(binding, dialog)
+            record = await self._open(binding, dialog, stored)
         url_ok = reason != "switched_off" and _declares_url(ctx)
         if url_ok and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._input_required(ctx, binding, record, fresh)
@@ -102,8 +112,8 @@ class PagePath:
             return await self._push_url(ctx, binding, record)
         return self._pending(binding, record, fresh)
 
-    async def _open(self, binding: Binding, dialog: Question) -> PendingApproval:
-        record = await self.page.book.open(binding, dialog)
+    async def _open(self, binding: Binding, dialog: Question, stored: StoredView | None) -> PendingApproval:
+        record = await self.page.book.open(binding, dialog, stored)
         self._audit("page_opened", binding, record.code)
         if self.page.push is not None:
             await self.page.push.pending(self.server_name, record.headline, record.code, self.page.url_of(record))
@@ -208,6 +218,7 @@ class PagePath:
             "path": "page",
             "approval_url": url,
             "code": record.code,
+            "operation": record.headline,
             "expires_in_seconds": round(left),
             "changed": False,
         }
@@ -232,6 +243,7 @@ class PagePath:
             "path": "page",
             "approval_url": self.page.url_of(record),
             "code": record.code,
+            "operation": record.headline,
             "changed": False,
         }
         return NotApproved("page", outcome, refusal(text, data))

@@ -13,6 +13,9 @@ person to the approval page (:mod:`approval_core.page.approval_page`). A record 
 * the dialog as the form dialog would show it (the server's operation text,
   its consequence, and the caller's values already escaped and cut), never
   text read from a backend;
+* what the change touches as the backend stores it, when the server gave it
+  (:class:`~approval_core.page.stored.StoredView`, JSON): for the page only,
+  drawn there as stored data, never sent anywhere else;
 * its expiry (wall-clock seconds, :data:`DEFAULT_PENDING_TTL` after it was
   opened).
 
@@ -32,6 +35,7 @@ from typing import Literal
 
 from approval_core.asking.binding import Binding
 from approval_core.asking.dialog import Question
+from approval_core.page.stored import StoredView
 from approval_core.records.store import RecordStore
 
 __all__ = [
@@ -70,6 +74,7 @@ class PendingApproval:
         consequence: The server's sentence on why it cannot be undone.
         caller_values: ``(label, value)`` pairs, values escaped and cut as in the form dialog.
         created, expires: Wall-clock seconds (UTC epoch).
+        stored: The :class:`~approval_core.page.stored.StoredView` as JSON, or None (see :meth:`view`).
     """
 
     id: str
@@ -82,6 +87,11 @@ class PendingApproval:
     caller_values: tuple[tuple[str, str], ...]
     created: float
     expires: float
+    stored: str | None = None
+
+    def view(self) -> StoredView | None:
+        """What the change touches as stored (for the page only), or None when the server gave nothing."""
+        return None if self.stored is None else StoredView.from_json(self.stored)
 
     def to_json(self) -> str:
         """The record as compact JSON (what the store keeps)."""
@@ -151,8 +161,11 @@ class PendingBook:
         """The book's wall-clock seconds."""
         return self._clock()
 
-    async def open(self, binding: Binding, dialog: Question) -> PendingApproval:
-        """Record a new pending approval for ``binding`` and make it the one the next identical call finds."""
+    async def open(self, binding: Binding, dialog: Question, stored: StoredView | None = None) -> PendingApproval:
+        """Record a new pending approval for ``binding`` and make it the one the next identical call finds.
+
+        ``stored`` (what the change touches, as stored) is kept in the record for the page alone.
+        """
         now = self._clock()
         record = PendingApproval(
             id=secrets.token_urlsafe(16),
@@ -165,6 +178,7 @@ class PendingBook:
             caller_values=dialog.shown_values(),
             created=now,
             expires=now + self.ttl,
+            stored=None if stored is None else stored.to_json(),
         )
         keep = self.ttl + KEEP_AFTER_EXPIRY
         await self.store.write("pending", record.id, record.to_json(), keep, only_new=True)

@@ -84,3 +84,21 @@ class Push:
             f"Paired through {server}. If this was not you, remove it from the passkey file.",
             None,
         )
+
+    async def left_out(self, server: str, count: int, path: Path) -> bool:
+        """Warn that ``count`` entries of the passkey file at ``path`` approve nothing (no valid vouch)."""
+        return await self.send(
+            "A passkey in your approval page's file approves nothing",
+            f"{server} ignores {count} passkey(s) in {path}: not added by pairing, or their vouch does not verify. "
+            "If you did not change that file, something on this machine wrote to it.",
+            None,
+        )
+
+    async def first_changed(self, server: str, path: Path) -> bool:
+        """Announce that the first passkey in ``path`` (the one every other must chain from) is new to this machine."""
+        return await self.send(
+            "Your approval page has a new first passkey",
+            f"{server} found a first passkey in {path} it had not seen there before. If you did not pair it "
+            "or replace that file, something on this machine did: delete the file and pair again.",
+            None,
+        )

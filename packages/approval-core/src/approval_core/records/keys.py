@@ -5,7 +5,9 @@
 first key is the *current* one: it seals. Every later key is a *previous* key,
 still accepted when opening, so a rotation never breaks a question already
 out. Blank lines and lines starting with ``#`` are ignored. The file must not
-be readable or writable by group or others (mode ``0600`` or stricter).
+be readable or writable by group or others (mode ``0600`` or stricter). A key
+that cannot have come from a random source (:func:`degenerate`: all zero, one
+byte repeated, a short pattern repeated, a counting sequence) is refused.
 
 No key is used as it stands: each purpose gets its own 32-byte key derived
 with HKDF-SHA256 (RFC 5869) under a purpose label, so the key that seals
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import itertools
 import os
 import secrets
 import stat
@@ -105,6 +108,23 @@ def _decode_key(text: str) -> bytes | None:
         return None
 
 
+MIN_DISTINCT_BYTES = 16
+"""The fewest different byte values a key may hold: 32 random bytes hold about 30, and fewer than 16 happens
+by chance with a probability far below 2**-100."""
+
+
+def degenerate(key: bytes) -> bool:
+    """Whether ``key`` is plainly not random.
+
+    That is: fewer than :data:`MIN_DISTINCT_BYTES` different byte values (all zero, one byte repeated, a short
+    pattern repeated), or a counting sequence (each byte the last plus a constant, modulo 256).
+    """
+    if len(set(key)) < MIN_DISTINCT_BYTES:
+        return True
+    steps = {(b - a) % 256 for a, b in itertools.pairwise(key)}
+    return len(steps) == 1
+
+
 def read_key_file(path: str | os.PathLike[str]) -> KeyRing:
     """Read and check a key file (see the module docstring).
 
@@ -144,6 +164,11 @@ def read_key_file(path: str | os.PathLike[str]) -> KeyRing:
         if len(key) < MIN_KEY_BYTES:
             raise SettingsError(
                 f"{where}: line {number} holds {len(key)} bytes; a key must be at least {MIN_KEY_BYTES} random bytes"
+            )
+        if degenerate(key):
+            raise SettingsError(
+                f"{where}: line {number} is not a random key (all zero, a repeated pattern or a counting sequence): "
+                "make one with: python -m approval_core keys new FILE"
             )
         keys.append(key)
     if not keys:

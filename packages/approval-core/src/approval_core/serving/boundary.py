@@ -17,7 +17,11 @@ translator for library exceptions it knows. Then:
 
 * arguments that break the tool's input schema are refused in the server's
   words: each field's path, the value sent and what the field allows
-  (:func:`approval_core.asking.arguments.explain`), instead of pydantic's dump.
+  (:func:`approval_core.asking.arguments.explain`), instead of pydantic's dump;
+* an argument the tool does not take is refused before the tool runs, naming
+  it and the arguments the tool takes (:func:`unknown_arguments`): the SDK
+  would drop it silently, so ``calendar`` sent for ``calendars`` would search
+  every calendar, and a misspelt field of an edit would be left out of it.
 
 ``MCPError`` (a protocol-level error) passes through unchanged.
 """
@@ -36,7 +40,7 @@ from pydantic import ValidationError
 from approval_core.asking.arguments import explain
 from approval_core.serving.progress import bind_call, unbind_call
 
-__all__ = ["Translator", "install_error_boundary"]
+__all__ = ["Translator", "install_error_boundary", "unknown_arguments"]
 
 logger = logging.getLogger("approval_core.boundary")
 
@@ -51,6 +55,28 @@ def _unexpected(tool: str, exc: BaseException) -> ToolError:
         f"{tool} stopped on an unexpected internal error ({type(exc).__name__}); the server's log has the "
         "details. Whether anything was changed is not known: read the entry again before retrying."
     )
+
+
+def unknown_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """The refusal of a call that sends an argument ``tool`` does not take, or None when it sends none.
+
+    Args:
+        tool: The tool's name.
+        arguments: The call's arguments, as the client sent them.
+        schema: The tool's input schema (its top-level ``properties`` are the arguments it takes).
+
+    Returns:
+        ``<tool> was not run: it takes no argument named 'x' ...``, naming each unknown argument and every
+        argument the tool takes, or None.
+    """
+    taken = list(schema.get("properties") or {})
+    unknown = [name for name in arguments if name not in taken]
+    if not unknown:
+        return None
+    names = ", ".join(repr(name) for name in unknown)
+    takes = f"its arguments are {', '.join(taken)}" if taken else "it takes no arguments"
+    plural = "argument" if len(unknown) == 1 else "arguments"
+    return f"{tool} was not run: it takes no {plural} named {names}; {takes}. Nothing was sent to the backend."
 
 
 def install_error_boundary(
@@ -77,6 +103,11 @@ def install_error_boundary(
     async def call_tool(
         name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if not schemas:
+            schemas.update({tool.name: dict(tool.input_schema) for tool in await server.list_tools()})
+        if name in schemas and (refusal := unknown_arguments(name, arguments or {}, schemas[name])):
+            logger.info("%s refused an unknown argument", name)
+            raise ToolError(refusal)
         bound = bind_call(context)  # for report_progress, anywhere below the tool
         try:
             return await original(name, arguments, context)
@@ -94,8 +125,6 @@ def install_error_boundary(
             raise _unexpected(name, cause) from cause
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                if not schemas:
-                    schemas.update({tool.name: dict(tool.input_schema) for tool in await server.list_tools()})
                 logger.info("%s refused its arguments", name)
                 raise ToolError(explain(name, exc.__cause__, schemas.get(name, {}))) from exc.__cause__
             # The SDK puts "Error executing tool <name>: " before a ToolError's own text; the message is

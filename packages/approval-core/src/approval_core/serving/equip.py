@@ -4,8 +4,10 @@
 (:func:`~approval_core.install_error_boundary`), the portable input schemas
 (:func:`~approval_core.serving.portable.install_portable_schemas`) and the every-write profile
 (:func:`~approval_core.every_write.profile.install_every_write`, which does nothing under ``guarded``), in the order
-they must wrap the server. A server then says only what is its own: its guard table, its errors, its
-declared effects and where its backend is.
+they must wrap the server, chooses which tools are registered (``TOOLS``, ``APPROVAL_PROFILE=read-only``:
+:func:`~approval_core.serving.selection.install_tool_selection`), and, where the approval page is set up, adds
+the MCP Apps approval card (:func:`~approval_core.serving.apps_card.install_approval_card`). A server then says
+only what is its own: its guard table, its errors, its declared effects and where its backend is.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from approval_core.console import exit_on_bad_setting
 from approval_core.errors import SettingsError
 from approval_core.every_write.profile import install_every_write
 from approval_core.gate import ApprovalGate
-from approval_core.policy import Effect, GuardTable
+from approval_core.policy import CHANGES, Effect, GuardTable
+from approval_core.serving.apps_card import install_approval_card
 from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.portable import install_portable_schemas
+from approval_core.serving.selection import install_tool_selection
+from approval_core.serving.stored_text import install_stored_text
 from approval_core.settings import ApprovalSettings
 
 __all__ = ["equip", "run"]
@@ -40,8 +45,12 @@ def equip(
     effects: Mapping[str, frozenset[Effect]],
     backend: Callable[[], tuple[str, str | None]],
     translate: Translator | None = None,
+    stored_text: frozenset[str] = frozenset(),
 ) -> ApprovalGate:
     """Put the gate, the error boundary, portable schemas and the every-write profile on ``server``.
+
+    Call it before registering the tools: a tool that ``TOOLS`` or ``APPROVAL_PROFILE=read-only`` leaves out
+    is then never registered (:func:`~approval_core.serving.selection.install_tool_selection`).
 
     Args:
         server: The family server being built.
@@ -53,6 +62,9 @@ def equip(
         backend: Gives ``(origin, account)`` when an every-write dialog is built: the configured backend's
             origin and the user name the server acts as (None when it has none).
         translate: Optional: turns a library exception into one of its own errors.
+        stored_text: The keys of its results whose values are text stored on the backend: marked in
+            ``structuredContent`` and fenced in the text
+            (:func:`~approval_core.serving.stored_text.install_stored_text`).
 
     Returns:
         The gate the tools call (:meth:`ApprovalGate.check`).
@@ -63,6 +75,13 @@ def equip(
     install_error_boundary(server, own_errors, translate)
     install_portable_schemas(server)  # input schemas every model SDK accepts
     install_every_write(server, gate, backend=backend, effects=effects)
+    if settings.page is not None:  # the MCP Apps card links the page: only where there is one
+        asking = {tool for tool, guard in guards.items() if guard.may_ask}
+        if settings.every_write:
+            asking |= {tool for tool, declared in effects.items() if declared & CHANGES}
+        install_approval_card(server, asking)
+    install_tool_selection(server, settings.tools, settings.read_only, effects)
+    install_stored_text(server, stored_text)
     return gate
 
 

@@ -10,8 +10,11 @@ model (issue 23 §2):
 * google-genai's MCP conversion (``mcp_to_gemini_tool``) stops on any boolean
   ``additionalProperties`` (googleapis/python-genai#2393), for the server's
   whole tool list at once; Gemini function declarations take no ``$defs`` /
-  ``$ref``, ``oneOf`` or ``const``, nor a ``{"type": "null"}`` branch of an
-  ``anyOf`` (a ``type`` list with ``"null"`` becomes ``nullable``);
+  ``$ref``, ``oneOf`` or ``const``; and a declaration built from the schema
+  as it stands (``FunctionDeclaration(parameters=schema)``, google-genai's
+  ``Schema`` model) takes one ``type`` per schema, never a list such as
+  ``["string", "null"]`` (an optional value stays ``anyOf [X, {"type":
+  "null"}]``, which both google-genai paths read as ``nullable``);
 * the OpenAI Agents SDK in strict mode (``agents.strict_schema.
   ensure_strict_json_schema``, used by ``convert_schemas_to_strict``) refuses
   an object that allows undeclared fields (a ``dict[str, X]``), and makes
@@ -24,9 +27,9 @@ same values allowed or fewer (never more):
   ``description`` kept), and ``$defs`` is dropped;
 * ``oneOf`` becomes ``anyOf`` (the family's unions are tagged, so at most one
   branch ever matches) and ``const: v`` becomes ``enum: [v]``;
-* ``anyOf [X, {"type": "null"}]`` becomes X with ``"null"`` added to its
-  ``type`` (and ``None`` to its ``enum``); a union with a null branch adds
-  ``"null"`` to its first branch instead;
+* an optional value keeps pydantic's ``anyOf [X, {"type": "null"}]``: the
+  Agents SDK's strict mode, google-genai's MCP conversion (which folds it into
+  ``nullable``) and its ``FunctionDeclaration`` all take it;
 * ``additionalProperties: false`` is left out of an object that declares its
   fields. **Moved to the server:** an unknown field is refused by the tool's
   pydantic model (``extra="forbid"``), as it was before, naming the field;
@@ -45,8 +48,8 @@ ordinary (non-strict) mode; having no arguments, it loses nothing.
 portable input schema (``tools/list``); the arguments are still validated by
 the tool's own pydantic model, so every rule the server checked is still
 checked. It lists each output schema with its ``$ref`` inlined, ``oneOf`` as
-``anyOf``, ``const`` as ``enum`` and nullable ``anyOf`` folded in the same way
-(:func:`output_schema`): the same results validate, and a client checking
+``anyOf``, ``const`` as ``enum`` and a nullable ``anyOf`` folded into a
+``type`` list with ``"null"`` (:func:`output_schema`): the same results validate, and a client checking
 every result (the Python SDK's jsonschema) does about a third less work per
 item, as it no longer resolves a reference per listed entry. An output schema
 keeps its ``additionalProperties`` and its maps as they are (a result is data
@@ -165,7 +168,7 @@ def _convert(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...], output: 
             out[key] = _convert(value, defs, seen, output)
     if not output and isinstance(out.get("additionalProperties"), dict) and "properties" not in out:
         return _pairs(out)
-    if isinstance(out.get("anyOf"), list):
+    if output and isinstance(out.get("anyOf"), list):
         return _fold_null(out)
     return out
 

@@ -73,6 +73,7 @@ from approval_core.serving.bearer import (
     read_token_file,
 )
 from approval_core.serving.http_settings import HttpSettings
+from approval_core.serving.selection import check_tool_selection
 from approval_core.serving.static_token import StaticTokenChallenge, static_token_routes
 from approval_core.serving.workers import serve_workers
 
@@ -104,10 +105,18 @@ def _metadata_routes(settings: HttpSettings) -> list[BaseRoute]:
     longer equals the issuer identifier a client compares, RFC 8414 §3.3; and
     it needs an authorization server, which a static token has none of:
     RFC 9728 §2 makes ``authorization_servers`` optional.)
+
+    With JWT authentication it names the issuer in ``authorization_servers``, as the MCP authorization spec
+    requires; with a static token it names none and says so in ``resource_name`` (RFC 9728 §2), so a person
+    reading the document learns that the token comes from the operator, not from a sign-in.
     """
     body: dict[str, Any] = {"resource": settings.public_url}
     if settings.issuer is not None:
         body["authorization_servers"] = [settings.issuer]
+    elif settings.token_file is not None:
+        body["resource_name"] = (
+            "MCP server with a static bearer token: there is no authorization server; ask the operator for the token"
+        )
     if settings.required_scopes:
         body["scopes_supported"] = list(settings.required_scopes)
     body["bearer_methods_supported"] = ["header"]
@@ -245,10 +254,14 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         SystemExit: code 1 after ``<server-name>: <problem>`` on stderr, for a
             setting :meth:`HttpSettings.from_env` or :func:`read_token_file`
             refuses, or that the approval page cannot be served with over HTTP
-            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``).
+            (an IP address in ``MCP_PUBLIC_URL``, an ``APPROVAL_PAGE_PORT``),
+            over stdio when the page's port is taken on either loopback
+            (``127.0.0.1``, ``::1``), or a ``TOOLS`` entry that names no tool
+            of the server (:func:`~approval_core.serving.selection.check_tool_selection`).
             Nothing is served then.
     """
     try:
+        check_tool_selection(server)
         settings = HttpSettings.from_env(environ)
         verifier = verifier_for(settings) if settings.transport == "streamable-http" else None
     except SettingsError as exc:
@@ -258,10 +271,12 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
         if page is None:
             server.run("stdio")
         else:
-            from approval_core.page.loopback import serve_stdio_with_page
+            from approval_core.page.loopback import LoopbackTaken, serve_stdio_with_page
 
-            port = page.settings.port
-            anyio.run(serve_stdio_with_page, server, server_name, page, port)
+            try:
+                anyio.run(serve_stdio_with_page, server, server_name, page, page.settings.port)
+            except LoopbackTaken as exc:
+                exit_on_bad_setting(server_name, exc.strerror)
         return
     try:
         if page is not None and page.settings.port:
@@ -275,6 +290,7 @@ def serve(server: MCPServer[Any], server_name: str, environ: Mapping[str, str] |
     say(server_name, describe(settings))
     if page is not None and page.party is not None:
         say(server_name, page.status_line())
+        anyio.run(page.announce_passkeys)
     if settings.workers == 1:
         http.run()
     else:

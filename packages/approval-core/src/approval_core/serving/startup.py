@@ -13,7 +13,7 @@ from typing import TextIO, TypeVar
 
 from approval_core.console import exit_on_bad_setting, say
 from approval_core.errors import SettingsError
-from approval_core.settings import ApprovalSettings
+from approval_core.settings import PROFILE_ENV, TOOLS_ENV, ApprovalSettings
 
 __all__ = [
     "announce",
@@ -31,12 +31,28 @@ T = TypeVar("T")
 def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
     """The one line a server prints at startup about approval, or None.
 
-    Under the default profile only a server started with ``ELICITATION=false`` has something to say:
-    ``<server-name>: ELICITATION=false — guarded tools fall back to the two-call token``, or, with the
-    approval page set up (``APPROVAL_PAGE=true``), ``... — guarded tools ask on the approval page``.
-    Under ``APPROVAL_PROFILE=every-write`` the line always names the profile and where a person is asked
-    (``<server-name>: APPROVAL_PROFILE=every-write — every tool that changes data asks first, ...``).
+    Under the default profile with every tool served, only a server started with ``ELICITATION=false`` has
+    something to say: ``<server-name>: ELICITATION=false — guarded tools fall back to the two-call token``,
+    or, with the approval page set up (``APPROVAL_PAGE=true``), ``... — guarded tools ask on the approval
+    page``. Under ``APPROVAL_PROFILE=every-write`` the line always names the profile and where a person is
+    asked (``<server-name>: APPROVAL_PROFILE=every-write — every tool that changes data asks first, ...``);
+    under ``APPROVAL_PROFILE=read-only`` it names the profile and says that only reads are served. With
+    ``TOOLS`` set, the line names the profile and ends with the preset as given (``; TOOLS=list_*,get_* —
+    only these tools are served``).
     """
+    line = _approval_line(server_name, settings)
+    if settings.tools is None:
+        return line
+    if line is None:
+        line = f"{server_name}: {PROFILE_ENV}={settings.profile}"
+    elif PROFILE_ENV not in line:
+        line = f"{line}; {PROFILE_ENV}={settings.profile}"
+    return f"{line}; {TOOLS_ENV}={settings.tools.text} — only these tools are served"
+
+
+def _approval_line(server_name: str, settings: ApprovalSettings) -> str | None:
+    if settings.read_only:
+        return f"{server_name}: {PROFILE_ENV}=read-only — only the tools that read are served, nothing can be changed"
     if settings.every_write:
         head = f"{server_name}: APPROVAL_PROFILE=every-write — every tool that changes data asks first"
         if settings.page is not None:

@@ -8,21 +8,21 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
-from approval_core import NotApproved, structured
-from caldav_mcp import dialogs
+from approval_core import NotApproved, show_stored, structured
+from caldav_mcp import dialogs, stored, task_series
+from caldav_mcp.alarms import set_alarms
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, now_utc, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import calendar_of, master, parse_when
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
 from caldav_mcp.models import Unreadable as UnreadableOut
-from caldav_mcp.tools import undo
+from caldav_mcp.tools import task_completion, undo
 from caldav_mcp.tools.common import (
     ADD,
     CHANGE,
     DELETE,
     READ,
-    TOGGLE,
     App,
     decode_cursor,
     encode_cursor,
@@ -30,12 +30,13 @@ from caldav_mcp.tools.common import (
 )
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.entry_details import journal_detail, related, task_detail
+from caldav_mcp.tools.event_args import AlarmsArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.events_read import CalendarArg
-from caldav_mcp.tools.events_write import TextArg, TimeArg, TokenArg, TzidArg, version_of, write_back
+from caldav_mcp.tools.events_write import version_of, write_back
 from caldav_mcp.views import unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
-    pass
+    import icalendar
 
 __all__ = ["register"]
 
@@ -62,7 +63,13 @@ async def _calendar_for(app: App, calendar: str, kind: Component) -> CalendarInf
 
 
 def _task_sort(task: TaskDetail) -> list[str]:
-    return ["0" if task.due else "1", task.due or "", (task.summary or "").casefold(), task.uid]
+    due = task.next_due or task.due
+    return ["0" if due else "1", due or "", (task.summary or "").casefold(), task.uid]
+
+
+def _described(task: TaskDetail, ical: icalendar.Calendar) -> TaskDetail:
+    """``task`` with what it says as a series (:func:`caldav_mcp.task_series.describe`): repeats, next due."""
+    return task.model_copy(update=task_series.describe(ical))
 
 
 def register(server: MCPServer[Any], app: App) -> None:
@@ -80,6 +87,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.delete_entry(cal.path, kind, entry_id=uid),
             version=version_of(resource, "uid"),
             confirm_token=token,
+            stored=stored.single(cal, resource, master(calendar_of(resource), kind), kind),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -101,7 +109,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         unreadable: list[UnreadableOut] = []
         for resource in await app.client.query(cal, "VTODO"):
             try:
-                tasks.append(task_detail(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, []))
+                ical = calendar_of(resource)
+                tasks.append(_described(task_detail(cal.path, master(ical, "VTODO"), resource.etag, []), ical))
             except _UNREADABLE as exc:
                 unreadable.append(unreadable_entry(resource.href, resource.data, _why(exc)))
         children: dict[str, list[str]] = {}
@@ -128,9 +137,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         """One task with everything stored about it."""
         cal = await _calendar_for(app, calendar, "VTODO")
         resource = await app.client.find(cal, "VTODO", uid)
-        return structured(
-            task_detail(cal.path, master(calendar_of(resource), "VTODO"), resource.etag, await _children(cal, uid))
-        )
+        ical = calendar_of(resource)
+        detail = task_detail(cal.path, master(ical, "VTODO"), resource.etag, await _children(cal, uid))
+        return structured(_described(detail, ical))
 
     async def _children(cal: CalendarInfo, uid: str) -> list[str]:
         """UIDs of the tasks in ``cal`` whose parent (RELATED-TO, RELTYPE=PARENT or none) is ``uid``."""
@@ -161,6 +170,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         description: TextArg = None,
         parent: Annotated[str | None, Field(description="UID of a parent task (RELATED-TO).")] = None,
         uid: NewUidArg = None,
+        alarms: AlarmsArg = None,
     ) -> Annotated[CallToolResult, Written]:
         """Create a task (VTODO), dated or not. Give a uid to make the call safe to repeat."""
         cal = await _calendar_for(app, calendar, "VTODO")
@@ -176,6 +186,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         if parent is not None:
             await app.client.find(cal, "VTODO", parent, field="parent")
             todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
+        if alarms:
+            set_alarms(todo, alarms)
         return await create_entry(app, cal, todo, given=uid is not None)
 
     @server.tool(annotations=CHANGE)
@@ -198,6 +210,9 @@ def register(server: MCPServer[Any], app: App) -> None:
         resource = await app.client.find(cal, "VTODO", uid)
         ical = calendar_of(resource)
         todo = master(ical, "VTODO")
+        new = {"summary": summary, "description": description, "status": status, "start": start, "due": due,
+               "priority": priority, "percent_complete": percent_complete}  # fmt: skip
+        show_stored(stored.single(cal, resource, todo, "VTODO", changes=stored.changes_of(todo, new, tzid)))
         apply_text(todo, {"SUMMARY": summary, "DESCRIPTION": description, "STATUS": status})
         if start is not None or due is not None:
             set_times(todo, start=start, end=due, tzid=tzid, end_prop="DUE")
@@ -209,29 +224,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         written, note = await write_back(app, cal, uid, resource, ical, "VTODO")
         return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action="updated", note=note))
 
-    @server.tool(annotations=TOGGLE)
-    async def complete_task(
-        calendar: CalendarArg,
-        uid: UidArg,
-        completed: Annotated[bool, Field(description="True: mark done. False: reopen it.")] = True,
-    ) -> Annotated[CallToolResult, Written]:
-        """Mark a task done (STATUS, COMPLETED, PERCENT-COMPLETE 100) or reopen it."""
-        cal = await _calendar_for(app, calendar, "VTODO")
-        resource = await app.client.find(cal, "VTODO", uid)
-        ical = calendar_of(resource)
-        todo = master(ical, "VTODO")
-        for name in ("STATUS", "COMPLETED", "PERCENT-COMPLETE"):
-            todo.pop(name, None)
-        if completed:
-            todo.add("STATUS", "COMPLETED")
-            todo.add("COMPLETED", now_utc())  # the same instant when the call runs again for an approval
-            todo.add("PERCENT-COMPLETE", 100)
-        else:
-            todo.add("STATUS", "NEEDS-ACTION")
-        bump(todo)
-        written, note = await write_back(app, cal, uid, resource, ical, "VTODO")
-        action: Literal["completed", "reopened"] = "completed" if completed else "reopened"
-        return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action=action, note=note))
+    task_completion.register(server, app, _calendar_for)
 
     @server.tool(annotations=DELETE)
     async def delete_task(
@@ -318,6 +311,8 @@ def register(server: MCPServer[Any], app: App) -> None:
         resource = await app.client.find(cal, "VJOURNAL", uid)
         ical = calendar_of(resource)
         journal = master(ical, "VJOURNAL")
+        new = {"summary": summary, "description": description, "date": date}
+        show_stored(stored.single(cal, resource, journal, "VJOURNAL", changes=stored.changes_of(journal, new, None)))
         apply_text(journal, {"SUMMARY": summary, "DESCRIPTION": description})
         if date is not None:
             journal.pop("DTSTART", None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
+from caldav_mcp.alarms import alarms_of
 from caldav_mcp.ical import times_of
 from caldav_mcp.models import Attachment, JournalDetail, TaskDetail
 from caldav_mcp.views import categories, text_of
@@ -51,6 +52,7 @@ def task_detail(calendar: str, component: icalendar.Component, etag: str | None,
         parent=parent,
         children=children,
         etag=etag,
+        alarms=alarms_of(component),
     )
 
 

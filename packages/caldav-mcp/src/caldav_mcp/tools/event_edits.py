@@ -20,6 +20,7 @@ from caldav_mcp.ical import (
 from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
 from caldav_mcp.recurrence_ids import governing_anchor
 from caldav_mcp.rid_forms import key_of, key_of_text, keyer, written
+from caldav_mcp.rrule import until_problem
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -29,7 +30,9 @@ __all__ = [
     "ALL_DAY",
     "Scope",
     "all_day_intent",
+    "check_until",
     "count_of",
+    "my_attendance",
     "override_of",
     "reach_of",
     "remove_occurrence",
@@ -207,3 +210,28 @@ def count_of(ical: icalendar.Calendar) -> dialogs.Count:
         return count_occurrences(ical, "VEVENT")
     except Unreadable:
         return "uncountable"
+
+
+def check_until(series: icalendar.Component) -> None:
+    """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
+
+    Raises:
+        InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
+    """
+    raw: Any = series.get("RRULE")
+    begin: Any = value_of(series, "DTSTART")
+    for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+        problem = until_problem(rule.to_ical().decode(), begin)
+        if problem is not None:
+            raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
+
+
+def my_attendance(ical: icalendar.Calendar, addresses: set[str]) -> list[tuple[icalendar.Component, Any]]:
+    """Every ``(VEVENT, ATTENDEE)`` of ``ical`` whose address is one of ``addresses`` (lower-case ``mailto:``)."""
+    found: list[tuple[icalendar.Component, Any]] = []
+    for component in ical.walk("VEVENT"):
+        raw = component.get("ATTENDEE")
+        for attendee in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]
+            if str(attendee).lower() in addresses:  # pyright: ignore[reportUnknownArgumentType]
+                found.append((component, attendee))
+    return found

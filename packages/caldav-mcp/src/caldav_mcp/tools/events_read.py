@@ -48,6 +48,18 @@ CalendarArg = Annotated[
 StartArg = Annotated[str, Field(description="Window start: ISO 8601 date or date-time with offset (e.g. 2026-12-01).")]
 EndArg = Annotated[str, Field(description="Window end (exclusive), at most 366 days after start.")]
 LimitArg = Annotated[int, Field(description="Most occurrences to return.", ge=1, le=1000)]
+CancelledArg = Annotated[
+    bool,
+    Field(
+        description="False leaves out occurrences whose STATUS is CANCELLED (a cancelled series, or one cancelled "
+        "occurrence of it). Default true: they are listed, with status CANCELLED."
+    ),
+]
+
+
+def _shown(item: Occurrence) -> bool:
+    """Whether an occurrence is kept when cancelled ones are left out."""
+    return item.status != "CANCELLED"
 
 
 def expand(
@@ -125,10 +137,14 @@ def _expanded(
     ]
 
 
-def page(listing: Listing, limit: int, after: Any, query: Any) -> tuple[list[Occurrence], str | None]:
+def page(
+    listing: Listing, limit: int, after: Any, query: Any, keep: Callable[[Occurrence], bool] | None = None
+) -> tuple[list[Occurrence], str | None]:
     """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last).
 
     The place is found by bisection over the listing's sort keys, so a page costs the same wherever it lies.
+    ``keep``, when given, chooses the occurrences a page holds (the others are passed over, also when deciding
+    whether more follow).
 
     Raises:
         InvalidInput: ``after`` is not a key this server writes into a cursor.
@@ -138,11 +154,23 @@ def page(listing: Listing, limit: int, after: Any, query: Any) -> tuple[list[Occ
         if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
             raise InvalidInput("cursor: not a cursor this server returned")
         start = bisect.bisect_right(listing.keys, (after[0], after[1]))
-    chosen = list(listing.items[start : start + limit])
-    more = start + limit < len(listing.items)
+    if keep is None:
+        chosen = list(listing.items[start : start + limit])
+        last = start + limit - 1
+        more = start + limit < len(listing.items)
+    else:
+        chosen, last, more = [], start - 1, False
+        for index in range(start, len(listing.items)):
+            if not keep(listing.items[index]):
+                continue
+            if len(chosen) == limit:
+                more = True
+                break
+            chosen.append(listing.items[index])
+            last = index
     if not (more and chosen):
         return chosen, None
-    return chosen, encode_cursor(list(listing.keys[start + limit - 1]), query, listing.version or None)
+    return chosen, encode_cursor(list(listing.keys[last]), query, listing.version or None)
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
@@ -195,16 +223,24 @@ def register(server: MCPServer[Any], app: App) -> None:
 
     @server.tool(annotations=READ)
     async def list_events(
-        calendar: CalendarArg, start: StartArg, end: EndArg, limit: LimitArg = 200, cursor: str | None = None
+        calendar: CalendarArg,
+        start: StartArg,
+        end: EndArg,
+        limit: LimitArg = 200,
+        cursor: str | None = None,
+        include_cancelled: CancelledArg = True,
     ) -> Annotated[CallToolResult, EventList]:
         """Events in a window, recurring series expanded into their occurrences (overrides and EXDATEs applied).
 
-        Each occurrence has its own id (UID#RECURRENCE-ID for a series). Times are ISO 8601 with offset plus
-        the original TZID; all-day events are dates with an exclusive end; floating times have no offset.
+        Each occurrence has its own id (UID#RECURRENCE-ID for a series) and its STATUS; a cancelled one says
+        so in the text. Times are ISO 8601 with offset plus the original TZID; all-day events are dates with
+        an exclusive end; floating times have no offset.
         """
         cal = await app.client.calendar(calendar)
         lo, hi = window(start, end)
-        query = ["list", cal.path, start, end]
+        query: list[Any] = ["list", cal.path, start, end]
+        if not include_cancelled:
+            query.append("without-cancelled")
         after = decode_cursor(cursor, query)
         found = await listing_of(
             app,
@@ -220,7 +256,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         listing = found.listing
         if found.restarted:
             after = None
-        items, next_cursor = page(listing, limit, after, query)
+        items, next_cursor = page(listing, limit, after, query, None if include_cancelled else _shown)
         return event_list_result(
             EventList(
                 calendar=cal.path,
@@ -258,6 +294,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         end: EndArg,
         calendars: Annotated[list[str] | None, Field(description="Calendar ids; default: every calendar.")] = None,
         limit: LimitArg = 100,
+        include_cancelled: CancelledArg = True,
     ) -> Annotated[CallToolResult, EventList]:
         """Occurrences in a window with the text in summary, description, location, categories, attendees or organizer.
 
@@ -283,6 +320,8 @@ def register(server: MCPServer[Any], app: App) -> None:
             found.extend(
                 expand(resources, lo, hi, keep=lambda component: matches(component, needle), unreadable=unreadable)
             )
+        if not include_cancelled:
+            found = [item for item in found if _shown(item)]
         found.sort(key=sort_key)
         label = ", ".join(c.path for c in chosen)
         return event_list_result(

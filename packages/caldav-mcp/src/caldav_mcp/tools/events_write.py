@@ -19,7 +19,8 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import NotApproved, annotations, structured
-from caldav_mcp import dialogs
+from caldav_mcp import dialogs, stored
+from caldav_mcp.alarms import set_alarms
 from caldav_mcp.editing import apply_text, bump, new_entry, set_times, validate_rrule
 from caldav_mcp.errors import Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
@@ -31,17 +32,17 @@ from caldav_mcp.ical import (
     value_of,
 )
 from caldav_mcp.models import Deleted, Moved, Responded, Written
-from caldav_mcp.rrule import first_occurrence_problem, until_problem
-from caldav_mcp.tools import undo
-from caldav_mcp.tools.common import ADD, CHANGE, DELETE, MOVE, App, split_id
+from caldav_mcp.rrule import first_occurrence_problem
+from caldav_mcp.splitting import Split, end_before
+from caldav_mcp.tools import event_update, undo
+from caldav_mcp.tools.common import ADD, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
+from caldav_mcp.tools.event_args import AlarmsArg, DeleteScopeArg, IdArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.event_edits import (
     ALL_DAY,
-    Scope,
     all_day_intent,
     count_of,
-    override_of,
-    reach_of,
+    my_attendance,
     remove_occurrence,
     scope_of,
     version_of,
@@ -53,27 +54,10 @@ from caldav_mcp.tools.write_back import (
 )
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
-    import icalendar
+    pass
 
 __all__ = ["register", "remove", "version_of", "write_back"]
 
-IdArg = Annotated[str, Field(description="Event id from list_events: a UID, or UID#RECURRENCE-ID.", min_length=1)]
-ScopeArg = Annotated[
-    Scope | None,
-    Field(
-        description="For a recurring event: 'occurrence' (the one in the id) or 'series' (all of them). Required then."
-    ),
-]
-TokenArg = Annotated[
-    str | None, Field(description="Only where a dialog cannot be shown: the token from the first call.")
-]
-TextArg = Annotated[
-    str | None, Field(description="New value; an empty string removes it; omit to keep.", max_length=20_000)
-]
-TimeArg = Annotated[
-    str | None, Field(description="ISO 8601: a date (all-day) or a date-time with offset or with tzid.")
-]
-TzidArg = Annotated[str | None, Field(description="IANA zone for date-times given without offset, e.g. Europe/Berlin.")]
 RESPOND = annotations(read_only=False, destructive=False, idempotent=True, open_world=True)
 
 
@@ -93,6 +77,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         transparent: Annotated[bool, Field(description="True: does not block time (TRANSP:TRANSPARENT).")] = False,
         uid: NewUidArg = None,
         all_day: Annotated[bool | None, Field(description=ALL_DAY)] = None,
+        alarms: AlarmsArg = None,
     ) -> Annotated[CallToolResult, Written]:
         """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise.
 
@@ -127,123 +112,63 @@ def register(server: MCPServer[Any], app: App) -> None:
                 raise InvalidInput(f"rrule: {never}")
         if transparent:
             event.add("TRANSP", "TRANSPARENT")
+        if alarms:
+            set_alarms(event, alarms)
         return await create_entry(app, cal, event, given=uid is not None)
 
-    @server.tool(annotations=CHANGE)
-    async def update_event(
-        calendar: CalendarArg,
-        id: IdArg,
-        ctx: Context,
-        scope: ScopeArg = None,
-        summary: TextArg = None,
-        description: TextArg = None,
-        location: TextArg = None,
-        start: TimeArg = None,
-        end: TimeArg = None,
-        tzid: TzidArg = None,
-        confirm_token: TokenArg = None,
-    ) -> Annotated[CallToolResult, Written] | InputRequiredResult:
-        """Change an event, one occurrence of a series, or a whole series (If-Match on the ETag read).
+    event_update.register(server, app)
 
-        Only changing a whole recurring series asks a person first. Fields not given are kept, as is every
-        property this tool does not know (X- properties, alarms, attendees).
+    @server.tool(annotations=DELETE)
+    async def delete_event(
+        calendar: CalendarArg, id: IdArg, ctx: Context, scope: DeleteScopeArg = None, confirm_token: TokenArg = None
+    ) -> Annotated[CallToolResult, Deleted] | InputRequiredResult:
+        """Delete an event, one occurrence of a series (an EXDATE), or a whole series. Always asks first.
+
+        scope following deletes the occurrence in the id and every later one: the series ends before it (UNTIL).
         """
         cal = await app.client.calendar(calendar)
         uid, rid = split_id(id)
-        changes = {
-            key: value
-            for key, value in (
-                ("summary", summary),
-                ("description", description),
-                ("location", location),
-                ("start", start),
-                ("end", end),
-            )
-            if value is not None
-        }
-        if not changes:
-            raise InvalidInput("give at least one of summary, description, location, start, end")
         resource = await app.client.find(cal, "VEVENT", uid, field="id")
         ical = calendar_of(resource)
         series = master(ical, "VEVENT")
         recurring = is_recurring(series) or bool(overrides(ical, "VEVENT"))
-        effective = scope_of(recurring, scope, rid)
-        moves_series = effective == "series" and ("start" in changes or "end" in changes)
-        if moves_series and (overrides(ical, "VEVENT") or "EXDATE" in series):
-            raise InvalidInput(
-                "start: this series has changed or removed occurrences that are tied to its current times; "
-                "change those occurrences one by one instead"
-            )
-        target_component = override_of(ical, series, rid) if effective == "occurrence" and rid else series
-        fields = sorted(changes)
-        asks = effective == "series" and recurring
-        count, own = reach_of(ical) if asks else (1, 0)
-        if asks:
-            await app.client.require_write(cal.path)  # no dialog for what the account may not do
-        decision = await undo.gate(app, resource).check(
-            ctx,
-            tool="update_event",
-            target={
-                "calendar": cal.path,
-                "uid": uid,
-                "recurrence_id": rid if effective == "occurrence" else None,
-                "scope": effective,
-                "changes": changes,
-                "tzid": tzid,
-                "occurrences": count,
-                "own_changes": own,
-                "fields": len(fields),
-            },
-            dialog=dialogs.update_series(cal.path, entry_id=id, fields=fields, occurrences=count, own_changes=own),
-            arguments={"scope": effective},
-            facts={"recurring": recurring},
-            version=version_of(resource) if asks else resource.etag,
-            confirm_token=confirm_token,
-        )
-        if isinstance(decision, NotApproved):
-            return decision.result
-        apply_text(target_component, {"SUMMARY": summary, "DESCRIPTION": description, "LOCATION": location})
-        if start is not None or end is not None:
-            set_times(target_component, start=start, end=end, tzid=tzid)
-            if target_component is series:
-                _check_until(series)
-        bump(target_component)
-        written, note = await undo.write_back(app, decision, "update_event", cal, uid, resource, ical)
-        out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
-        return structured(
-            Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated", note=note)
-        )
-
-    @server.tool(annotations=DELETE)
-    async def delete_event(
-        calendar: CalendarArg, id: IdArg, ctx: Context, scope: ScopeArg = None, confirm_token: TokenArg = None
-    ) -> Annotated[CallToolResult, Deleted] | InputRequiredResult:
-        """Delete an event, one occurrence of a series (an EXDATE), or a whole series. Always asks first."""
-        cal = await app.client.calendar(calendar)
-        uid, rid = split_id(id)
-        resource = await app.client.find(cal, "VEVENT", uid, field="id")
-        ical = calendar_of(resource)
-        series = master(ical, "VEVENT")
-        effective = scope_of(is_recurring(series) or bool(overrides(ical, "VEVENT")), scope, rid)
+        following = scope == "following"
+        if following and not is_recurring(series):
+            raise InvalidInput("scope: 'following' needs a recurring event (an RRULE or RDATE)")
+        effective = scope_of(recurring, "occurrence" if following else scope, rid)
         occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
+        split = Split(ical, occurrence) if following and occurrence is not None else None
         count = count_of(ical) if effective == "series" else 1
         await app.client.require_write(cal.path)
+        target = {
+            "calendar": cal.path,
+            "uid": uid,
+            "scope": "following" if split is not None else effective,
+            "recurrence_id": rid if effective == "occurrence" else None,
+            "occurrences": count if split is None else [split.kept, split.dropped],
+        }
+        dialog = (
+            dialogs.delete_following(cal.path, entry_id=id, kept=split.kept, dropped=split.dropped)
+            if split is not None
+            else dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count)
+        )
         decision = await undo.gate(app, resource).check(
             ctx,
             tool="delete_event",
-            target={
-                "calendar": cal.path,
-                "uid": uid,
-                "scope": effective,
-                "recurrence_id": rid if effective == "occurrence" else None,
-                "occurrences": count,
-            },
-            dialog=dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count),
+            target=target,
+            dialog=dialog,
             version=version_of(resource),
             confirm_token=confirm_token,
+            # a split shows the first occurrence it removes; the dialog counts the rest
+            stored=stored.delete_view(cal, resource, ical, series, occurrence, count),
         )
         if isinstance(decision, NotApproved):
             return decision.result
+        if split is not None:
+            end_before(ical, split.original)
+            bump(series)
+            _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
+            return structured(Deleted(calendar=cal.path, uid=uid, scope="following", recurrence_id=rid, note=note))
         if effective == "occurrence" and occurrence is not None and rid is not None:
             remove_occurrence(ical, series, rid, occurrence_start(occurrence))
             _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
@@ -300,6 +225,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.move_event(cal.path, target.path, entry_id=id, occurrences=count),
             version=version_of(resource),
             confirm_token=confirm_token,
+            stored=stored.single(cal, resource, master(ical, "VEVENT"), "VEVENT", count=count, moved_to=target),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -338,7 +264,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             if published and chosen not in published:
                 raise InvalidInput("attendee: that address is not one of this account's calendar user addresses")
             addresses = {chosen}
-        mine = _my_attendance(ical, addresses)
+        mine = my_attendance(ical, addresses)
         if not mine:
             raise InvalidInput(
                 "id: this account is not among the event's attendees, so there is nothing to answer "
@@ -359,6 +285,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             dialog=dialogs.respond_to_event(cal.path, partstat, entry_id=id, scheduling=scheduling),
             version=version_of(resource),
             confirm_token=confirm_token,
+            stored=stored.answer_view(cal, resource, master(ical, "VEVENT"), mine, partstat),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -371,27 +298,3 @@ def register(server: MCPServer[Any], app: App) -> None:
         return structured(
             Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling, note=note)
         )
-
-
-def _check_until(series: icalendar.Component) -> None:
-    """A series' UNTIL must keep fitting its DTSTART after the start moved (RFC 5545 §3.3.10).
-
-    Raises:
-        InvalidInput: the new start has another value type (date / date-time, zoned / floating) than UNTIL.
-    """
-    raw: Any = series.get("RRULE")
-    begin: Any = value_of(series, "DTSTART")
-    for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
-        problem = until_problem(rule.to_ical().decode(), begin)
-        if problem is not None:
-            raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
-
-
-def _my_attendance(ical: icalendar.Calendar, addresses: set[str]) -> list[tuple[icalendar.Component, Any]]:
-    found: list[tuple[icalendar.Component, Any]] = []
-    for component in ical.walk("VEVENT"):
-        raw = component.get("ATTENDEE")
-        for attendee in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]
-            if str(attendee).lower() in addresses:  # pyright: ignore[reportUnknownArgumentType]
-                found.append((component, attendee))
-    return found

@@ -34,7 +34,7 @@ from approval_core import (
 )
 from approval_core.records.journal import Kind
 from approval_core.records.restorable import utc_text
-from caldav_mcp import dialogs
+from caldav_mcp import dialogs, stored
 from caldav_mcp.client import CalendarInfo, Component, Resource
 from caldav_mcp.dav import CONTENT_TYPE
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound, OutOfScope
@@ -229,6 +229,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             ),
             version=plan.version or "absent",
             confirm_token=confirm_token,
+            stored=stored.restore_view(cal, entry.href, entry.data, entry.tool),
         )
         if isinstance(decision, NotApproved):
             return decision.result

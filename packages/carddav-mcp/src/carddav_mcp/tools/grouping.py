@@ -4,11 +4,11 @@ Groups come in three conventions (see :mod:`carddav_mcp.groups`). For a
 CATEGORIES group the writes land on the member cards themselves (the label
 is added or removed), each with its own If-Match.
 
-update_group and delete_group bind the version of what their dialog was built from (the group card's ETag,
-or for a CATEGORIES group a digest of the ETags of every card it touches), the member set and the counts the
-dialog states. After a pushed dialog the group is read again and must still be as described. A CATEGORIES
-change checks every touched card's ETag first, writes each with If-Match, and on a failure part-way names the
-cards changed and not changed (:func:`carddav_mcp.writes.write_each`).
+update_group and delete_group bind the version their dialog was built from (the group card's ETag, or for a
+CATEGORIES group a digest of the ETags of every card it touches), the member set and the dialog's counts, and
+hand the approval page the group as stored (:mod:`carddav_mcp.stored`). After a pushed dialog the group is read
+again and must still be as described. A CATEGORIES change checks every touched card's ETag first, writes each
+with If-Match, and on a failure part-way names the cards changed and not (:func:`carddav_mcp.writes.write_each`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, Approved, Dialog, NotApproved, annotations, stable, structured
-from carddav_mcp import dialogs
+from approval_core import ApprovalGate, Approved, Change, Dialog, NotApproved, annotations, stable, structured
+from carddav_mcp import dialogs, stored
 from carddav_mcp import writes as cards
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.errors import Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
@@ -94,6 +94,7 @@ class _Plan:
         etags: Path → ETag of every card the write touches (the group card, or the CATEGORIES members).
         relabels: For a CATEGORIES group, the label change of each touched card.
         card: For a group card, the card to write.
+        edits: For update_group, what the page shows it changes (:func:`carddav_mcp.stored.group_changes`).
     """
 
     group: GroupView
@@ -102,6 +103,7 @@ class _Plan:
     etags: dict[str, str | None]
     relabels: list[Relabel] = field(default_factory=lambda: [])
     card: Card | None = None
+    edits: list[Change] = field(default_factory=lambda: [])
 
 
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
@@ -332,13 +334,14 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             target = {"group": group.id, "members": frozenset(result), "unresolved": frozenset(group.unresolved),
                       "name": name if renamed else None, "counts": counts}  # fmt: skip
             by_href = {e.data.href: e for e in entries}
+            edits = stored.group_changes(group, result, by_href, name if renamed else None)
             if group.entry is None:
                 new_label = name if renamed and name else group.name
                 relabels: list[Relabel] = [(by_href[h], group.name, None) for h in sorted(before - result)]
                 relabels += [(by_href[h], group.name, new_label) for h in sorted(result) if h not in before or renamed]
                 etags = {entry.data.href: entry.data.etag for entry, _, _ in relabels}
                 target["touched"] = frozenset(etags)
-                return _Plan(group, dialog, target, etags, relabels=relabels)
+                return _Plan(group, dialog, target, etags, relabels=relabels, edits=edits)
             prop = _MEMBER_NAMES[group.convention]
             refs = sorted({member_ref(by_href[h].card.uid or "") for h in result} | set(group.unresolved))
             card = group.entry.card.replaced(
@@ -348,14 +351,14 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 card = card.replaced({"FN"}, [make_line("FN", escape_text(name))])
                 if group.convention == "apple":
                     card = card.replaced({"N"}, [f"N:{escape_text(name)};;;;"])
-            return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=card)
+            return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=card, edits=edits)
 
         plan = await prepare()
         group = plan.group
-        await backend.writable_book("group_id", group.book)
-        version = version_of("group_id", plan.etags)
-        decision = await gate.check(ctx, tool="update_group", target=plan.target, dialog=plan.dialog, version=version,
-                                    confirm_token=confirm_token)  # fmt: skip
+        info = await backend.writable_book("group_id", group.book)
+        decision = await gate.check(ctx, tool="update_group", target=plan.target, dialog=plan.dialog,
+                                    version=version_of("group_id", plan.etags), confirm_token=confirm_token,
+                                    stored=stored.group(info, group, plan.edits))  # fmt: skip
         if isinstance(decision, NotApproved):
             return decision.result
         await act("update_group", plan, prepare, decision)
@@ -383,10 +386,10 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=group.entry.card)
 
         plan = await prepare()
-        await backend.writable_book("group_id", plan.group.book)
+        info = await backend.writable_book("group_id", plan.group.book)
         version = version_of("group_id", plan.etags)
         decision = await gate.check(ctx, tool="delete_group", target=plan.target, dialog=plan.dialog, version=version,
-                                    confirm_token=confirm_token)  # fmt: skip
+                                    confirm_token=confirm_token, stored=stored.group(info, plan.group))  # fmt: skip
         if isinstance(decision, NotApproved):
             return decision.result
         if not await act("delete_group", plan, prepare, decision):

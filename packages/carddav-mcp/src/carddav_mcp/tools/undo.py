@@ -36,7 +36,7 @@ from approval_core import (
 )
 from approval_core.records.journal import Kind
 from approval_core.records.restorable import utc_text
-from carddav_mcp import dialogs
+from carddav_mcp import dialogs, stored
 from carddav_mcp.backend import Backend
 from carddav_mcp.client import CardData, CardDavClient
 from carddav_mcp.errors import BackendError, InvalidInput, NotAllowed, NotFound, Unreachable
@@ -157,7 +157,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         version it is written over exactly that version (If-Match); a moved card is moved back. A card
         changed since is not overwritten: the call refuses and says so.
         """
-        book = (await backend.writable_book("address_book", address_book)).path
+        info = await backend.writable_book("address_book", address_book)
+        book = info.path
         journal = gate.journal
         if journal is None:
             raise NotFound("id: this server keeps no undo journal (APPROVAL_UNDO_DAYS=0); nothing can be restored")
@@ -192,6 +193,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             ),
             version=plan.version or "absent",
             confirm_token=confirm_token,
+            stored=stored.restore_view(info, entry.href, entry.data, entry.tool),
         )
         if isinstance(decision, NotApproved):
             return decision.result

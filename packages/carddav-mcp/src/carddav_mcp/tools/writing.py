@@ -2,7 +2,8 @@
 
 update_contact, delete_contact and move_contact: each guarded tool reads the cards fresh, validates everything,
 and asks with the ETag(s) it read bound into the approval (``gate.check(version=...)``) together with the counts
-its dialog states. The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
+its dialog states, and hands the approval page the cards as stored (:mod:`carddav_mcp.stored`: the page alone shows
+them). The write then carries that ETag (If-Match), so a card changed meanwhile is reported (412),
 never overwritten. After a pushed dialog the cards are read again first, and a count that changed meanwhile
 stops the call; a delete of several cards checks every ETag before the first DELETE; a MOVE, whose If-Match
 Radicale and Xandikos ignore, is preceded by a read of the card's ETag.
@@ -21,12 +22,12 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, Dialog, NotApproved, annotations, stable, structured
-from carddav_mcp import dialogs
+from approval_core import ApprovalGate, Dialog, NotApproved, StoredView, annotations, stable, structured
+from carddav_mcp import dialogs, stored
 from carddav_mcp.backend import Backend, Entry
 from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
-from carddav_mcp.fields import changed_lines
+from carddav_mcp.fields import changed_lines, replacement, stored_form
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
 from carddav_mcp.tools import undo
@@ -123,7 +124,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if changes is not None and not changes.model_fields_set:
             raise InvalidInput("changes", "name at least one field to change")
         href, book = await backend.card_id("contact_id", contact_id)
-        await backend.writable_book("contact_id", book)
+        info = await backend.writable_book("contact_id", book)
 
         async def prepare() -> tuple[Entry, Card, list[str], Dialog, dict[str, Any]]:
             entry = contact_entry(await backend.fresh("contact_id", href), "contact_id")
@@ -131,19 +132,24 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             target: dict[str, Any] = {"contact": href}
             if changes is not None:
                 actions, names, lines = changed_lines(changes, current.version, creating=False, current=current)
-                new = current.replaced(names, lines)
+                new, added = stored_form(current.replaced(names, lines), "changes.fn")
                 target["changes"] = changes.model_dump(mode="json", exclude_unset=True)
                 target["actions"] = actions
+                target["fn_added"] = added
                 set_count = sum(1 for action in actions.values() if action == "set")
                 target["counts"] = {"fields": len(actions), "set": set_count, "cleared": len(actions) - set_count}
-                return entry, new, sorted(actions), dialogs.update_fields_dialog(book, contact_id, actions), target
+                dialog = dialogs.update_fields_dialog(book, contact_id, actions, added)
+                return entry, new, sorted(actions), dialog, target
             assert vcard is not None
-            new = _replacement(current, vcard)
+            new, added = stored_form(replacement(current, vcard), "vcard")
+            target["fn_added"] = added
             kept = {_same(p) for p in new.props}
             dropped = sum(1 for p in current.props if p.name != "VERSION" and _same(p) not in kept)
             photo = bool(current.all("PHOTO")) and not new.all("PHOTO")
             counts = {"current": _property_count(current), "new": _property_count(new), "dropped": dropped}
-            dialog = dialogs.replace_card_dialog(book, contact_id, counts["current"], counts["new"], dropped, photo)
+            dialog = dialogs.replace_card_dialog(
+                book, contact_id, counts["current"], counts["new"], dropped, photo, added
+            )
             target["vcard"] = vcard
             target["counts"] = {**counts, "photo_goes": photo}
             old_lines, new_lines = {p.line for p in current.props}, {p.line for p in new.props}
@@ -154,8 +160,20 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         entry, new, changed, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
+        if changes is not None:
+            edits = stored.field_changes(entry.card, new, changed)
+        else:
+            edits = stored.property_changes(entry.card, new, changed)
+        photo = "is removed by this change" if entry.card.all("PHOTO") and not new.all("PHOTO") else "stays"
+        view = StoredView(entries=(stored.contact(info, entry, photo=photo, changes=edits),))
         decision = await undo.gate(gate, [entry.data]).check(
-            ctx, tool="update_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+            ctx,
+            tool="update_contact",
+            target=target,
+            dialog=dialog,
+            version=version,
+            confirm_token=confirm_token,
+            stored=view,
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -171,7 +189,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         ) as kept:
             await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
             kept.left(written[0])
-        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed))
+        added = target["fn_added"]
+        return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed, fn_added=added))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=False))
     async def delete_contact(
@@ -185,22 +204,26 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             href, book = await backend.card_id(f"contact_ids[{index}]", value)
             hrefs[href] = book
         books = sorted(set(hrefs.values()))
-        for book in books:
-            await backend.writable_book("contact_ids", book)
+        infos = {book: await backend.writable_book("contact_ids", book) for book in books}
 
-        async def prepare() -> tuple[dict[str, str | None], Dialog, dict[str, Any]]:
-            entries = [contact_entry(await backend.fresh("contact_ids", h), "contact_ids") for h in sorted(hrefs)]
-            photos = sum(1 for e in entries if e.card.all("PHOTO"))
-            dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
-            target = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
-            read.update({e.data.href: e.data for e in entries})
-            return {e.data.href: e.data.etag for e in entries}, dialog, target
-
-        read: dict[str, CardData] = {}
-        etags, dialog, target = await prepare()
+        entries = [contact_entry(await backend.fresh("contact_ids", h), "contact_ids") for h in sorted(hrefs)]
+        photos = sum(1 for e in entries if e.card.all("PHOTO"))
+        dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
+        etags = {e.data.href: e.data.etag for e in entries}
+        read: dict[str, CardData] = {e.data.href: e.data for e in entries}
         version = version_of("contact_ids", etags)
+        target: dict[str, Any] = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
+        if len(etags) > 1:
+            target["etags"] = stored.etags_bound(etags)  # each card's ETag, as the page shows it
+        view = stored.delete_view([(infos[hrefs[h]], e) for h, e in zip(sorted(hrefs), entries, strict=True)])
         decision = await undo.gate(gate, list(read.values())).check(
-            ctx, tool="delete_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+            ctx,
+            tool="delete_contact",
+            target=target,
+            dialog=dialog,
+            version=version,
+            confirm_token=confirm_token,
+            stored=view,
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -240,7 +263,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     ) -> Annotated[mt.CallToolResult, Moved] | mt.InputRequiredResult:
         """Move a contact to another address book (WebDAV MOVE). The destination is checked first. Always asks."""
         href, book = await backend.card_id("contact_id", contact_id)
-        await backend.writable_book("contact_id", book)
+        source = await backend.writable_book("contact_id", book)
         dest = await backend.writable_book("destination", destination)
         if dest.path == book:
             raise InvalidInput("destination", "is the address book the contact is already in")
@@ -264,8 +287,15 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         entry, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
+        view = StoredView(entries=(stored.contact(source, entry, photo="moves with the card", moved_to=dest),))
         decision = await undo.gate(gate, [entry.data]).check(
-            ctx, tool="move_contact", target=target, dialog=dialog, version=version, confirm_token=confirm_token
+            ctx,
+            tool="move_contact",
+            target=target,
+            dialog=dialog,
+            version=version,
+            confirm_token=confirm_token,
+            stored=view,
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -345,28 +375,3 @@ async def _still_there(backend: Backend, href: str, new_href: str) -> Entry:
             "destination, so the move has already been done. Nothing was changed.",
             404,
         ) from None
-
-
-def _replacement(current: Card, vcard: str) -> Card:
-    """The card a whole-vCard update writes, checked against the card it replaces.
-
-    Raises:
-        InvalidInput: naming ``vcard`` and the rule it breaks.
-    """
-    try:
-        new = Card.parse(vcard)
-    except ValueError as exc:
-        raise InvalidInput("vcard", f"is not a vCard: {exc}") from None
-    if new.is_group:
-        raise InvalidInput("vcard", "is a group card; the contact tools write contact cards only")
-    if new.version != current.version:
-        raise InvalidInput("vcard", f"must be vCard {current.version}, the version of the card it replaces")
-    if new.uid is None and current.uid:
-        new = new.replaced(set(), [make_line("UID", escape_text(current.uid))])
-    elif new.uid != current.uid:
-        raise InvalidInput("vcard", "must keep the UID of the card it replaces (or leave UID out)")
-    if not new.text_of("FN"):
-        raise InvalidInput("vcard", "must have FN (RFC 6350 §6.2.1)")
-    if new.version != "4.0" and not new.all("N"):
-        raise InvalidInput("vcard", f"must have N: it is required in vCard {new.version} (RFC 2426 §5)")
-    return new

@@ -2,7 +2,8 @@
 
 These need an admin account (ntfy's ``/v1/users`` API). Each guarded tool
 reads the user list first, so a call that would fail (the user exists, does
-not exist, is an admin) fails before anybody is asked.
+not exist, is an admin) fails before anybody is asked. The account as read (its
+role and access rules) goes to the approval page alone (:mod:`ntfy_mcp.stored`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import NotApproved, annotations, structured
+from approval_core import NotApproved, StoredView, annotations, structured
+from ntfy_mcp import stored
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
 from ntfy_mcp.errors import ChangedMeanwhile, InputError, OutsideAllowedTopics
@@ -39,6 +41,31 @@ def _user(raw: dict[str, Any]) -> User:
     listed: list[dict[str, Any]] = list(raw.get("grants") or [])
     grants = [Grant(topic=str(g.get("topic")), permission=str(g.get("permission"))) for g in listed]
     return User(name=str(raw.get("username")), role=str(raw.get("role")), grants=grants)
+
+
+def within(pattern: str, topics: tuple[str, ...]) -> bool:
+    """Whether an access rule on ``pattern`` may be shown while ``NTFY_TOPICS`` is ``topics``.
+
+    A topic name is shown when it is listed; a pattern (``*`` matches any run of characters, as ntfy reads
+    it) when it matches a listed topic, so every letter it shows is part of a listed name. With no list
+    (every topic allowed), everything is shown.
+    """
+    if not topics:
+        return True
+    if "*" not in pattern:
+        return pattern in topics
+    rule = re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+    return any(rule.fullmatch(topic) for topic in topics)
+
+
+def restated(user: User, topics: tuple[str, ...]) -> User:
+    """``user`` with only the rules :func:`within` ``topics``; the others counted in ``other_rules``.
+
+    On ntfy a topic's name is often all that protects it, so a rule on a topic outside ``NTFY_TOPICS``
+    must not hand its name to the model (list_users).
+    """
+    shown = [g for g in user.grants if within(g.topic, topics)]
+    return user.model_copy(update={"grants": shown, "other_rules": len(user.grants) - len(shown)})
 
 
 def _standing(user: User) -> str:
@@ -78,9 +105,12 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def list_users() -> Annotated[mt.CallToolResult, Users]:
-        """The instance's users with role and access rules (admin credentials). No hashes, no tokens."""
+        """The instance's users with role and access rules (admin credentials). No hashes, no tokens.
+
+        While NTFY_TOPICS is set, a user's rules on other topics are counted (other_rules), not named.
+        """
         found = await users()
-        return structured(Users(users=list(found.values())))
+        return structured(Users(users=[restated(user, app.settings.topics) for user in found.values()]))
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=False, open_world=True))
     async def create_user(
@@ -105,6 +135,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             exclude=["password"],
             dialog=create_user_dialog(username),
             confirm_token=confirm_token,
+            stored=StoredView(entries=(stored.account(app.settings.url, username, None),)),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -131,6 +162,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             target={"username": username},
             dialog=delete_user_dialog(username, len(found.grants)),
             confirm_token=confirm_token,
+            stored=StoredView(entries=(stored.account(app.settings.url, username, found),)),
         )
         if isinstance(decision, NotApproved):
             return decision.result
@@ -167,6 +199,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         existing = sum(g.topic == topic for g in found.grants)
         if permission == "remove" and not existing:
             raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
+        change = stored.access_change(found, topic, permission)
         decision = await app.gate.check(
             ctx,
             tool="manage_user_access",
@@ -174,6 +207,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             target={"rule": (username, topic, permission)},
             dialog=access_dialog(username, topic, permission, existing),
             confirm_token=confirm_token,
+            stored=StoredView(entries=(stored.account(app.settings.url, username, found, changes=[change]),)),
         )
         if isinstance(decision, NotApproved):
             return decision.result

@@ -55,11 +55,16 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
 
     @server.tool(annotations=annotations(read_only=True, destructive=False, idempotent=True, open_world=True))
     async def get_account() -> Annotated[mt.CallToolResult, Account]:
-        """The account behind these credentials: name, role, tier, limits, usage. Never its access tokens."""
+        """The account behind these credentials: name, role, tier, limits, usage. Never its access tokens.
+
+        While NTFY_TOPICS is set, reserved topics outside it are counted (other_reservations), not named.
+        """
         raw = await app.client.account()
         tier: dict[str, Any] | None = raw.get("tier") if isinstance(raw.get("tier"), dict) else None
         held: list[dict[str, Any]] = list(raw.get("reservations") or [])
-        reservations = [{"topic": r.get("topic"), "everyone": r.get("everyone")} for r in held]
+        topics = app.settings.topics
+        shown = [r for r in held if not topics or r.get("topic") in topics]
+        reservations = [{"topic": r.get("topic"), "everyone": r.get("everyone")} for r in shown]
         return structured(
             Account(
                 username=str(raw.get("username", "*")),
@@ -67,6 +72,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 tier=str(tier.get("name") or tier.get("code")) if tier is not None else None,
                 token_count=len(raw.get("tokens") or []),
                 reservations=reservations,
+                other_reservations=len(held) - len(shown),
                 limits=dict(raw.get("limits") or {}),
                 stats=dict(raw.get("stats") or {}),
             )

@@ -3,7 +3,8 @@
 Both read the topic first, check the server can do this by sequence id (an
 older ntfy would publish a second notification instead), refuse ids that are
 not on the topic, and only then ask. The dialog names the topic, the counts
-and the sequence ids: never a notification's text.
+and the sequence ids: never a notification's text. The notifications as read
+go to the approval page alone (:mod:`ntfy_mcp.stored`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import NotApproved, annotations, plan_writes, structured
+from approval_core import NotApproved, StoredView, annotations, plan_writes, structured
+from ntfy_mcp import stored
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import delete_messages_dialog, update_dialog
 from ntfy_mcp.errors import BackendError, ChangedMeanwhile, InputError
@@ -155,6 +157,8 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         fields = content.set_fields()
         http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
         version = _revision(current)
+        edits = stored.content_changes(current, content.model_dump())
+        shown = StoredView(entries=(stored.message(app.settings.url, topic, current, changes=edits),))
         decision = await app.gate.check(
             ctx,
             tool="update_message",
@@ -166,12 +170,13 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             },
             dialog=update_dialog(topic, sid, fields, _dropped(current, fields), http_buttons),
             confirm_token=confirm_token,
+            stored=shown,
         )
         if isinstance(decision, NotApproved):
             return decision.result
         await _unchanged(app, topic, {sid: version})
-        stored = await app.client.publish(topic, body, sequence_id=sid)
-        sent = message_from_ntfy(stored, time.time(), shorten=True)
+        revised = await app.client.publish(topic, body, sequence_id=sid)
+        sent = message_from_ntfy(revised, time.time(), shorten=True)
         return structured(PublishResult(topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time))
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
@@ -207,6 +212,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             target={"topic": topic, "sequence_ids": frozenset(ids), "count": len(ids), "scheduled": scheduled},
             dialog=delete_messages_dialog(topic, ids, scheduled),
             confirm_token=confirm_token,
+            stored=stored.messages(app.settings.url, topic, [known[sid] for sid in ids]),
         )
         if isinstance(decision, NotApproved):
             return decision.result

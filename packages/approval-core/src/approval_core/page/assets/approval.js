@@ -104,11 +104,11 @@ async function pair(main) {
   try {
     const options = await post(base + "/options", csrf, { code: code });
     if (options.authentication) {
-      say("First, your paired passkey must agree...");
+      say("Now a passkey paired before must agree to the new one...");
       const vouch = await navigator.credentials.get({ publicKey: requestOptions(options.authentication) });
       const agreed = await post(base + "/vouch", csrf, { code: code, credential: credentialJSON(vouch) });
       say(agreed.message || "Done.");
-      unlock();
+      if (!agreed.final) unlock();
       return;
     }
     if (!options.registration) { say(options.message || "This pairing link cannot be used."); return; }
@@ -151,7 +151,20 @@ function attentive() {
   return settledSince !== null && lastInput - settledSince >= SETTLE_MS && quietBeforePress >= QUIET_MS;
 }
 
+// A stored time is drawn in the entry's own zone by the server; its instant (UTC, in the time element's
+// datetime attribute) is written here in the browser's zone, as text (never as markup).
+function localTimes() {
+  for (const element of document.querySelectorAll("time[datetime]")) {
+    const instant = new Date(element.getAttribute("datetime"));
+    if (Number.isNaN(instant.getTime())) continue;
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+    element.textContent = instant.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) +
+      (zone ? " " + zone : "");
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  localTimes();
   const main = document.querySelector("main[data-kind]");
   if (!main) return;
   watchAttention();
