@@ -144,7 +144,7 @@ async def test_admin_changes_show_the_account_as_stored(ntfy: NtfyServer, tmp_pa
 async def test_an_every_write_publish_shows_the_exact_body(ntfy: NtfyServer, tmp_path: Path) -> None:
     server = on_real(ntfy, tmp_path, profile="every-write")
     page = server.approval_gate.page
-    arguments = {"topic": TOPIC, "title": "Deploy done", "message": "All green\nsee the log"}
+    arguments = {"topics": [TOPIC], "title": "Deploy done", "message": "All green\nsee the log"}
     async with running_page(page), browser(1) as (person,):
         await paired(page, person)
         async with connect(server, revision="2026-07-28") as client:
