@@ -15,11 +15,14 @@ it, never skip.
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from playwright.async_api import BrowserContext, CDPSession, Page, async_playwright
+
+from approval_core.testing import approval_of
 
 __all__ = ["CHROMIUM", "PAIRING_ENDS", "Browser", "BrowserUnavailable", "browser", "pair_on"]
 
@@ -192,3 +195,32 @@ async def pair_on(page: Any, person: Browser) -> str:
     await person.open(page.pairing_url(secret))
     await person.type_into("code", code)
     return await person.click_and_wait("pair", PAIRING_ENDS)
+
+
+async def paired(page: Any, person: Browser) -> None:
+    """Pair ``person``'s passkey with ``page`` (an ``ApprovalPage``), asserting it worked."""
+    said = await pair_on(page, person)
+    assert said.startswith("Paired"), said
+
+
+async def page_of(client: Any, person: Browser, tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
+    """Call ``tool`` from the formless client, open the page it links to; its visible text and the result."""
+    result = await client.call_tool(tool, arguments)
+    pending = approval_of(result)
+    assert pending["outcome"] == "approval_pending", pending
+    return await person.open(pending["approval_url"]), result
+
+
+async def stored_part(person: Browser) -> tuple[str, str]:
+    """The visible text of the page's stored-data section, and of everything else on the page."""
+    inside = await person.page.inner_text("#stored")
+    outside: str = await person.page.evaluate(
+        "() => { const c = document.body.cloneNode(true); c.querySelectorAll('#stored').forEach((s) => s.remove());"
+        " return c.innerText; }"
+    )
+    return inside, outside
+
+
+def model_sees(*results: Any) -> str:
+    """Everything the model reads of these results: text, structuredContent and _meta."""
+    return json.dumps([r.model_dump(mode="json", by_alias=True) for r in results], ensure_ascii=False)

@@ -24,13 +24,12 @@ from typing import Any
 
 import mcp_types as mt
 import pytest
-from browser import Browser, browser, pair_on
+from browser import browser, model_sees, page_of, paired, stored_part
 from carddav_conftest import Dav, vcard
 from ntfy_server import NtfyServer
 from page_push import push_settings, pushed, real_ntfy
 
 from approval_core import ApprovalSettings
-from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.loopback import running_page
 from approval_core.page.stored_markup import STORED_HEADING
 from approval_core.testing import DialogLog, approval_of, connect, decline
@@ -77,34 +76,6 @@ def etag_of(dav: Dav, href: str) -> str:
     response = dav.http.get(href)
     assert response.status_code == 200, href
     return response.headers["etag"]
-
-
-async def paired(page: ApprovalPage, person: Browser) -> None:
-    said = await pair_on(page, person)
-    assert said.startswith("Paired"), said
-
-
-async def page_of(client: Any, person: Browser, tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
-    """Call ``tool`` from the formless client, open the page it links to; its visible text and the result."""
-    result = await client.call_tool(tool, arguments)
-    pending = approval_of(result)
-    assert pending["outcome"] == "approval_pending", pending
-    return await person.open(pending["approval_url"]), result
-
-
-async def stored_part(person: Browser) -> tuple[str, str]:
-    """The visible text of the page's stored-data section, and of everything else on the page."""
-    inside = await person.page.inner_text("#stored")
-    outside: str = await person.page.evaluate(
-        "() => { const c = document.body.cloneNode(true); c.querySelectorAll('#stored').forEach((s) => s.remove());"
-        " return c.innerText; }"
-    )
-    return inside, outside
-
-
-def model_sees(*results: Any) -> str:
-    """Everything the model reads of these results: text, structuredContent and _meta."""
-    return json.dumps([r.model_dump(mode="json", by_alias=True) for r in results], ensure_ascii=False)
 
 
 async def test_a_hostile_contact_is_drawn_as_data_and_only_on_the_page(

@@ -28,12 +28,11 @@ from typing import Any
 import httpx2
 import mcp_types as mt
 import pytest
-from browser import Browser, browser, pair_on
+from browser import Browser, browser, model_sees, page_of, paired, stored_part
 from ntfy_server import NtfyServer
 from page_push import push_settings, pushed
 
 from approval_core import ApprovalSettings
-from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.loopback import running_page
 from approval_core.page.stored_markup import STORED_HEADING
 from approval_core.settings import Profile
@@ -69,40 +68,12 @@ def on_standin(standin: NtfyStandIn, ntfy: NtfyServer, tmp_path: Path) -> Any:
     return build_server(approval, settings, transport=standin.transport)
 
 
-async def paired(page: ApprovalPage, person: Browser) -> None:
-    said = await pair_on(page, person)
-    assert said.startswith("Paired"), said
-
-
-async def page_of(client: Any, person: Browser, tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
-    """Call ``tool`` from the formless client, open the page it links to; its visible text and the result."""
-    result = await client.call_tool(tool, arguments)
-    pending = approval_of(result)
-    assert pending["outcome"] == "approval_pending", pending
-    return await person.open(pending["approval_url"]), result
-
-
 async def approve_and_repeat(client: Any, person: Browser, tool: str, arguments: dict[str, Any]) -> Any:
     said = await person.click_and_wait("approve", SETTLED)
     assert said.startswith("Approved"), said
     done = await client.call_tool(tool, arguments)
     assert not done.is_error, done
     return done
-
-
-async def stored_part(person: Browser) -> tuple[str, str]:
-    """The visible text of the page's stored-data section, and of everything else on the page."""
-    inside = await person.page.inner_text("#stored")
-    outside: str = await person.page.evaluate(
-        "() => { const c = document.body.cloneNode(true); c.querySelectorAll('#stored').forEach((s) => s.remove());"
-        " return c.innerText; }"
-    )
-    return inside, outside
-
-
-def model_sees(*results: Any) -> str:
-    """Everything the model reads of these results: text, structuredContent and _meta."""
-    return json.dumps([r.model_dump(mode="json", by_alias=True) for r in results], ensure_ascii=False)
 
 
 def users(ntfy: NtfyServer) -> dict[str, Any]:
