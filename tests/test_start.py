@@ -200,3 +200,44 @@ async def test_server_info_says_who_the_server_is_and_the_tool_list_may_be_kept(
     async with connect(build(name), revision="2026-07-28") as modern:
         listed = await modern.list_tools()
     assert listed.ttl_ms == TOOL_LIST_TTL_MS
+
+
+@pytest.mark.parametrize("name", SERVERS)
+async def test_server_info_names_a_website_only_where_the_package_declares_one(name: str) -> None:
+    """``websiteUrl`` comes from the package's own ``Project-URL``; with none declared it is absent, never invented."""
+    from approval_core.serving.identity import identity
+
+    declared = identity(name, "title", "")["website_url"]
+    async with Client(build(name), mode="legacy") as client:
+        info = client.server_info
+    assert info is not None
+    assert info.website_url == declared
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (["Homepage, https://example.org/family"], "https://example.org/family"),
+        (
+            ["Funding, https://example.org/give", "Documentation, https://docs.example.org/"],
+            "https://docs.example.org/",
+        ),
+        (["Homepage, http://example.org/plain"], None),
+        (["Funding, https://example.org/give"], None),
+        ([], None),
+    ],
+)
+def test_the_website_is_a_declared_https_home_documentation_or_repository_url(
+    monkeypatch: pytest.MonkeyPatch, entries: list[str], expected: str | None
+) -> None:
+    import email.message
+
+    from approval_core.serving import identity as module
+
+    metadata = email.message.Message()
+    metadata["Version"] = "1.2.3"
+    metadata["Summary"] = "A server"
+    for entry in entries:
+        metadata["Project-URL"] = entry
+    monkeypatch.setattr(module.importlib.metadata, "metadata", lambda distribution: metadata)
+    assert module.identity("some-server", "title", "")["website_url"] == expected
