@@ -40,7 +40,7 @@ class Hold:
 async def cancel_while_held(
     client: Any, tool: str, arguments: dict[str, Any], hold: Hold, recorded: Callable[[], int]
 ) -> tuple[int, int]:
-    """Call ``tool``, cancel it while ``hold`` holds its request, release it, and wait a second.
+    """Call ``tool``, cancel it while ``hold`` holds its request, release it, and wait a second after it is recorded.
 
     Returns:
         How many requests the proxy had recorded when the held one was released, and a second later
@@ -56,5 +56,8 @@ async def cancel_while_held(
     await client.list_tools()
     before = recorded()
     hold.released.set()
+    with anyio.fail_after(30):  # the held request is recorded once the proxy has passed it on
+        while recorded() == before:  # noqa: ASYNC110 - a proxy thread appends to the record
+            await anyio.sleep(0.05)
     await anyio.sleep(1.0)  # long enough for the next request to be sent, had the work gone on
     return before, recorded()
