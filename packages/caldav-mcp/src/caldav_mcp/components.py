@@ -193,14 +193,26 @@ def _iso(value: dt.date | dt.datetime) -> str:
     return value.isoformat()
 
 
+def _readable(prop: Any) -> Any:
+    """``prop``, or None when it is absent or its value does not parse (icalendar's ``vBroken``)."""
+    import icalendar
+
+    return None if prop is None or isinstance(prop, icalendar.vBroken) else prop
+
+
 def times_of(component: icalendar.Component, start_prop: str = "DTSTART", end_prop: str = "DTEND") -> Times:
-    """Start and end of an event, task (DTSTART/DUE) or journal, as :class:`Times`."""
-    start_p: Any = component.get(start_prop)
-    end_p: Any = component.get(end_prop)
+    """Start and end of an event, task (DTSTART/DUE) or journal, as :class:`Times`.
+
+    A stored time that does not parse (RFC 5545 §3.3) is given as absent; the
+    reads say why beside it (:func:`caldav_mcp.ical.stored_rule_problem`).
+    """
+    start_p: Any = _readable(component.get(start_prop))
+    end_p: Any = _readable(component.get(end_prop))
     start = start_p.dt if start_p is not None else None
     end = end_p.dt if end_p is not None else None
-    if end is None and start is not None and "DURATION" in component:
-        end = start + value_of(component, "DURATION")
+    duration: Any = _readable(component.get("DURATION"))
+    if end is None and start is not None and duration is not None:
+        end = start + duration.dt
     if end is None and isinstance(start, dt.date) and not isinstance(start, dt.datetime) and start_prop == "DTSTART":
         end = start + dt.timedelta(days=1)
     anchor = start if start is not None else end

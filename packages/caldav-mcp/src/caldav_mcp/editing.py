@@ -125,11 +125,33 @@ class _Home:
     tzid: str | None = None
 
 
+_UNREADABLE: Any = object()
+"""A stored date, date-time or duration that does not parse as RFC 5545 §3.3.4-§3.3.6 says."""
+
+
+def _stored(component: icalendar.Component, name: str) -> Any:
+    """The value of ``name`` as stored: None when absent, :data:`_UNREADABLE` when it does not parse."""
+    if component.get(name) is None:
+        return None
+    try:
+        return value_of(component, name)
+    except (ValueError, AttributeError):  # icalendar's BrokenCalendarProperty is a ValueError
+        return _UNREADABLE
+
+
+def _unreadable(field: str, prop: str) -> str:
+    """The refusal for a change that needs a stored time that cannot be read (never quoting it)."""
+    return (
+        f"{field}: the entry's stored {prop} is not a date, date-time or duration as RFC 5545 §3.3 writes them, "
+        f"so it cannot be kept or moved; give {field} as well to replace it. Nothing was written"
+    )
+
+
 def _home(component: icalendar.Component, names: tuple[str, ...]) -> _Home | None:
     """The form of the first of ``names`` the entry has as a DATE-TIME; None when none (or only dates)."""
     for name in names:
         prop: Any = component.get(name)
-        value = prop.dt if prop is not None else None
+        value = _stored(component, name) if prop is not None else None
         if not isinstance(value, dt.datetime):
             continue
         if value.tzinfo is None:
@@ -191,16 +213,25 @@ def set_times(
     homes = {start_prop: _home(component, (start_prop, end_prop)), end_prop: _home(component, (end_prop, start_prop))}
     new_start = _in_home(start, "start", tzid, homes[start_prop]) if start is not None else None
     new_end = _in_home(end, "end", tzid, homes[end_prop]) if end is not None else None
-    current_start = component.get(start_prop).dt if component.get(start_prop) is not None else None
-    current_end = component.get(end_prop).dt if component.get(end_prop) is not None else None
-    if current_end is None and current_start is not None and "DURATION" in component:
-        current_end = current_start + value_of(component, "DURATION")
+    current_start = _stored(component, start_prop)
+    current_end = _stored(component, end_prop)
+    if current_end is None and isinstance(current_start, dt.date) and "DURATION" in component:
+        duration = _stored(component, "DURATION")
+        current_end = current_start + duration if isinstance(duration, dt.timedelta) else _UNREADABLE
+    field = "due" if end_prop == "DUE" else "end"
+    if new_start is None and current_start is _UNREADABLE:
+        raise InvalidInput(_unreadable("start", start_prop))
+    if new_end is None and current_end is _UNREADABLE and new_start is not None:
+        raise InvalidInput(_unreadable(field, end_prop))
+    if current_start is _UNREADABLE:
+        current_start = None
+    if current_end is _UNREADABLE:
+        current_end = None
     final_start = new_start if new_start is not None else current_start
     final_end = new_end if new_end is not None else current_end
     if new_start is not None and new_end is None and current_start is not None and current_end is not None:
         final_end = new_start + (current_end - current_start)  # keep the duration when only start moves
     if final_start is not None and final_end is not None:
-        field = "due" if end_prop == "DUE" else "end"
         if isinstance(final_start, dt.datetime) != isinstance(final_end, dt.datetime):
             raise InvalidInput(f"{field}: give dates for both start and {field} (all-day) or date-times for both")
         if _comparable(final_end) <= _comparable(final_start):

@@ -133,13 +133,25 @@ class Unreadable(Exception):
         self.reason = reason
 
 
+_TIMES = ("DTSTART", "DTEND", "DUE", "DURATION", "RECURRENCE-ID", "EXDATE", "RDATE")
+"""The properties whose values the expansion reads as dates, date-times, durations or periods (RFC 5545 §3.3)."""
+
+
 def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
-    """Why a stored entry's RRULE cannot be expanded safely (RFC 5545 §3.3.10), or None.
+    """Why a stored entry cannot be expanded safely, or None.
 
     Used before expanding data another client stored: a rule such as
-    ``INTERVAL=0`` would make the expansion loop for ever.
+    ``INTERVAL=0`` (RFC 5545 §3.3.10) would make the expansion loop for ever,
+    and a DTSTART, DTEND, DUE, DURATION, RECURRENCE-ID, EXDATE or RDATE whose
+    value is not a date, date-time, duration or period (§3.3.4-§3.3.9) cannot
+    be placed in time at all. The reason names the property, never its value.
     """
+    import icalendar
+
     for component in cal.walk(kind):
+        for name in _TIMES:
+            if any(isinstance(value, icalendar.vBroken) for value in _values(component, name)):
+                return f"its {name} is not a value RFC 5545 §3.3 can read"
         raw: Any = component.get("RRULE")
         for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
             text = rule.to_ical().decode() if hasattr(rule, "to_ical") else str(rule)
@@ -285,13 +297,13 @@ def occurrences(cal: icalendar.Calendar, kind: str, start: dt.datetime, end: dt.
     Raises:
         Unreadable: the entry breaks one of these bounds (the message says which).
     """
+    problem = stored_rule_problem(cal, kind)
+    if problem is not None:
+        raise Unreadable(problem)
     single = single_zoned(cal, kind)
     if single is not None:
         began, ended = single
         return [_of_kind(cal, kind)[0]] if began < end and ended > start else []
-    problem = stored_rule_problem(cal, kind)
-    if problem is not None:
-        raise Unreadable(problem)
     import recurring_ical_events
 
     formed, stored = in_series_forms(cal, kind)

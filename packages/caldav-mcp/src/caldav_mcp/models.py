@@ -183,8 +183,9 @@ class EventDetail(BaseModel):
     alarms: list[Alarm] = Field(default=[], description="Its VALARMs (the occurrence's own, for an occurrence).")
     unreadable: str | None = Field(
         default=None,
-        description="Set when the series' recurrence cannot be expanded (an invalid stored RRULE, or over a bound): "
-        "why. Its occurrences are then not counted or listed.",
+        description="Set when the series' recurrence cannot be expanded (an invalid stored RRULE, a stored time "
+        "that does not parse, or over a bound): why. Its occurrences are then not counted or listed, and a time "
+        "that does not parse is given as null.",
     )
 
 

@@ -19,6 +19,7 @@ from caldav_mcp.ical import (
     occurrence_start,
     overrides,
     rid_text,
+    stored_rule_problem,
     times_of,
     utc_bound,
 )
@@ -220,8 +221,8 @@ def event_detail(
             )
         )
     occurrences: int | None = None
-    problem: str | None = None
-    if recurring and component is None:
+    problem = stored_rule_problem(ical, "VEVENT")
+    if recurring and component is None and problem is None:
         try:
             occurrences = count_occurrences(ical, "VEVENT")
         except Unreadable as exc:
