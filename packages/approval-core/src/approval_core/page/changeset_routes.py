@@ -156,7 +156,14 @@ class ChangesetRoutes(PageCore):
         except SetRefused as refusal:
             raise _refused(refusal) from None
         for record in records:
-            audit("set_approved", server=self.server_name, tool=record.tool, path="page", fp=record.fingerprint)
+            audit(
+                "set_approved",
+                server=self.server_name,
+                tool=record.tool,
+                path="page",
+                fp=record.fingerprint,
+                reason=record.code,
+            )
         message = (
             f"Approved {len(records)} call(s) (code {_codes(records)}). Each runs once, when your assistant makes "
             "the same call again."
