@@ -270,6 +270,20 @@ async def test_an_expired_item_refuses_the_set(tmp_path: Path) -> None:
         assert [await person.decision(r) for r in newer] == [None, None]
 
 
+async def test_an_item_asked_again_since_refuses_the_set(person: Person) -> None:
+    async with connect(person.example.server, revision="2026-07-28") as client:
+        first, second = await _ask(person, client, USERS[:2])
+    items = [first.id, second.id]
+    credential = person.sign(await person.options(first.id, items))
+    # Its call now finds another pending approval (as when a replica opened a new one for the same call).
+    await person.page.store.write("pending-of", second.fingerprint, "another-approval", 300, only_new=False)
+    refused = await person.decide(first.id, {"choice": "approve", "items": items, "credential": credential})
+    assert refused.status_code == 409, refused.text
+    assert second.code in refused.json()["message"]
+    assert "asked again" in refused.json()["message"]
+    assert [await person.decision(r) for r in (first, second)] == [None, None]
+
+
 async def test_a_call_of_another_caller_is_never_part_of_the_set(person: Person) -> None:
     async with connect(person.example.server, revision="2026-07-28") as client:
         first, _ = await _ask(person, client, USERS[:2])
