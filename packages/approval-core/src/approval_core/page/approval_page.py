@@ -9,6 +9,8 @@ endpoint's own origin. Routes, all under :data:`PREFIX`:
 ``GET  /approval/a/<id>``            the dialog as the form dialog would show it, the code, the time left
 ``POST /approval/a/<id>/options``    WebAuthn request options (a fresh single-use challenge, 2 minutes)
 ``POST /approval/a/<id>/decide``     ``{"choice": "approve", "credential": ...}`` or ``{"choice": "deny"}``
+``GET  /approval/s/<id>``, ``POST .../options``, ``.../decide``   the caller's pending calls together, approved
+                                     with one passkey yes for the exact set (:mod:`approval_core.page.changeset_routes`)
 ``GET  /approval/v/<id>``            a form dialog's read-only view: the dialog and what it changes, as
                                      stored; no passkey, no buttons; gone once the question is answered
 ``GET  /approval/pair/<secret>``     the pairing page of a one-time link from ``python -m approval_core pair``
@@ -40,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from approval_core.page.changeset_routes import ChangesetRoutes
 from approval_core.page.core import CHALLENGE_TTL, MAX_POST_BYTES, PREFIX, SECURITY_HEADERS, Refused
 from approval_core.page.markup import approval_html, message_html, view_html
 from approval_core.page.pairing_routes import PairingRoutes
@@ -49,7 +52,7 @@ from approval_core.page.pending import PendingApproval
 __all__ = ["CHALLENGE_TTL", "MAX_POST_BYTES", "PREFIX", "SECURITY_HEADERS", "ApprovalPage"]
 
 
-class ApprovalPage(PairingRoutes):
+class ApprovalPage(ChangesetRoutes, PairingRoutes):
     """The approval page of one server: its pending approvals, passkeys, push and routes.
 
     Built by the gate (:class:`approval_core.ApprovalGate`) when ``APPROVAL_PAGE=true``; see
@@ -67,6 +70,7 @@ class ApprovalPage(PairingRoutes):
             Route(PREFIX + "/pair/{secret}/options", self._wrap(self._pair_options), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}/vouch", self._wrap(self._pair_vouch), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}/finish", self._wrap(self._pair_finish), methods=["POST"]),
+            *self.changeset_routes(),
             Route(PREFIX + "/{asset}", self._wrap(self._asset), methods=["GET"]),
             Route(PREFIX + "/{rest:path}", self._wrap(self._nothing), methods=["GET", "POST", "HEAD"]),
         ]
@@ -86,7 +90,8 @@ class ApprovalPage(PairingRoutes):
         left = record.seconds_left(self._clock())
         decided = await self.book.decision(record.id)
         paired = self.pairing_command() if not self.paired() else None
-        html = approval_html(record, self.csrf(f"a:{record.id}"), left, decided, paired)
+        also = await self.set_notice(record) if decided is None and left > 0 else ""
+        html = approval_html(record, self.csrf(f"a:{record.id}"), left, decided, paired, also)
         return HTMLResponse(html)
 
     async def _view(self, request: Request) -> Response:

@@ -23,7 +23,7 @@ from approval_core.asking.dialog import CALLER_VALUES_HEADING
 from approval_core.page.pending import PendingApproval
 from approval_core.page.stored_markup import stored_html
 
-__all__ = ["approval_html", "message_html", "pairing_html", "view_html"]
+__all__ = ["approval_html", "dialog_html", "message_html", "pairing_html", "view_html"]
 
 
 def _document(title: str, body: str) -> str:
@@ -63,7 +63,12 @@ def _dialog(record: PendingApproval) -> str:
 
 
 def approval_html(
-    record: PendingApproval, csrf: str, seconds_left: float, decided: str | None, pair_with: str | None
+    record: PendingApproval,
+    csrf: str,
+    seconds_left: float,
+    decided: str | None,
+    pair_with: str | None,
+    also: str = "",
 ) -> str:
     """The page of one pending approval.
 
@@ -73,6 +78,7 @@ def approval_html(
         seconds_left: Seconds until it expires (0: expired; the buttons are then absent).
         decided: ``approve`` / ``deny`` once decided (the buttons are then absent), else None.
         pair_with: None when a passkey is paired; else the pairing command the page names (it cannot approve).
+        also: Markup of the page's own drawn after the code (the link to the caller's set), or "".
     """
     if decided is not None:
         state = f'<p class="state" id="state">Decided: {"approved" if decided == "approve" else "denied"}.</p>'
@@ -98,12 +104,17 @@ def approval_html(
         f"<h1>{escape(record.server)} asks for your approval</h1>"
         f'<p class="code">Code <strong id="code">{escape(record.code)}</strong>: check that it matches the code '
         "your assistant or your phone shows.</p>"
-        f"{_dialog(record)}{stored_html(record.view()) if actions else ''}"
+        f"{also}{_dialog(record)}{stored_html(record.view()) if actions else ''}"
         f"{state}{actions}"
         '<p class="help">Approving needs your passkey. Denying, or doing nothing, changes nothing.</p>'
         "</main>"
     )
     return _document(f"{record.server}: approve or deny", body)
+
+
+def dialog_html(record: PendingApproval) -> str:
+    """The dialog's words of ``record`` as the page draws them (each value escaped in its own element)."""
+    return _dialog(record)
 
 
 def view_html(record: PendingApproval, seconds_left: float) -> str:

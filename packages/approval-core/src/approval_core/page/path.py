@@ -114,6 +114,7 @@ class PagePath:
 
     async def _open(self, binding: Binding, dialog: Question, stored: StoredView | None) -> PendingApproval:
         record = await self.page.book.open(binding, dialog, stored)
+        await self.page.changesets.enlist(record, binding)
         self._audit("page_opened", binding, record.code)
         if self.page.push is not None:
             await self.page.push.pending(self.server_name, record.headline, record.code, self.page.url_of(record))

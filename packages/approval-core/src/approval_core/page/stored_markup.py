@@ -147,16 +147,22 @@ def _body(body: SentBody) -> str:
     )
 
 
-def stored_html(view: StoredView | None) -> str:
-    """The page's section of stored data for ``view`` ("" without one): the entries, then the bodies."""
+def stored_html(view: StoredView | None, suffix: str = "") -> str:
+    """The page's section of stored data for ``view`` ("" without one): the entries, then the bodies.
+
+    ``suffix`` ends the sections' element ids (``stored``, ``bodies``), for a page that draws several views.
+    """
     if view is None or not (view.entries or view.bodies):
         return ""
     out = ""
     if view.entries:
         entries = "".join(_entry(entry) for entry in view.entries)
         more = f'<p class="cut">… and {view.not_listed:,} more entries, not listed here.</p>' if view.not_listed else ""
-        out += f'<section class="stored" id="stored"><h2>{escape(STORED_HEADING)}</h2>{entries}{more}</section>'
+        heading = f"<h2>{escape(STORED_HEADING)}</h2>"
+        out += f'<section class="stored" id="stored{escape(suffix)}">{heading}{entries}{more}</section>'
     if view.bodies:
         bodies = "".join(_body(body) for body in view.bodies)
-        out += f'<section class="bodies" id="bodies"><h2>{escape(BODIES_HEADING)}</h2>{bodies}</section>'
+        out += (
+            f'<section class="bodies" id="bodies{escape(suffix)}"><h2>{escape(BODIES_HEADING)}</h2>{bodies}</section>'
+        )
     return out
