@@ -71,8 +71,21 @@ __all__ = [
 Space = Literal["token", "state", "challenge"]
 """Spaces of single-use records: confirm tokens, state nonces, WebAuthn challenges."""
 
-NoteSpace = Literal["pending", "pending-of", "decision", "spent", "pairing", "memo", "view", "view-of"]
-"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records and its read-only views."""
+NoteSpace = Literal[
+    "pending",
+    "pending-of",
+    "decision",
+    "spent",
+    "pairing",
+    "memo",
+    "view",
+    "view-of",
+    "task",
+    "task-run",
+    "task-outcome",
+]
+"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records, its read-only views, and the
+MCP tasks that wait for a pending approval (:mod:`approval_core.serving.tasks`)."""
 
 
 DEFAULT_CAPACITY = 4096
