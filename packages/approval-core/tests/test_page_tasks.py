@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import pytest
 from mcp.client import Client
@@ -41,9 +42,8 @@ def tasked_example(tmp_path: Path, **gate: Any) -> Example:
     return example
 
 
-def tasks_client(example: Example, mode: str) -> Client:
-    extensions = [] if mode == "legacy" else [TasksExtension()]
-    return Client(example.server, mode=mode, extensions=extensions)  # type: ignore[arg-type]
+def tasks_client(example: Example, mode: str, extension: TasksExtension | None = None) -> Client:
+    return Client(example.server, mode=mode, extensions=[extension or TasksExtension()])  # type: ignore[arg-type]
 
 
 def _task(created: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -225,3 +225,54 @@ async def test_the_server_declares_tasks_as_each_revision_has_them(tmp_path: Pat
         discovered = await client.session.send_discover("2026-07-28")
     assert TASKS_EXTENSION in discovered["capabilities"]["extensions"]
     assert "tasks" not in discovered["capabilities"]
+
+
+async def test_2025_11_25_tasks_result_waits_for_the_decision_and_the_status_is_notified(tmp_path: Path) -> None:
+    example = tasked_example(tmp_path)
+    extension = TasksExtension()
+    results: list[dict[str, Any]] = []
+    async with tasks_client(example, "legacy", extension) as client:
+        task = (await call_as_task(client, "delete_items", DELETE, legacy=True))["task"]
+        record = await _record(example, task)
+
+        async def wait_for_result() -> None:
+            results.append(await task_request(client, "tasks/result", task["taskId"]))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait_for_result)
+            assert (await task_request(client, "tasks/get", task["taskId"]))["status"] == "working"
+            assert example.gate.page is not None
+            await example.gate.page.book.decide(record, "approve")
+        with anyio.fail_after(10):
+            await extension.notified.wait()
+    (result,) = results
+    assert result["isError"] is False
+    assert result["_meta"][RELATED_TASK_KEY] == {"taskId": task["taskId"]}
+    assert example.items == {"b", "c"}
+    (status,) = extension.statuses
+    assert (status.task_id, status.status) == (task["taskId"], "completed")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_requests_arriving_together_settle_the_task_once(tmp_path: Path, mode: str) -> None:
+    example = tasked_example(tmp_path)
+    acted: list[str] = []
+    async with tasks_client(example, mode) as client:
+        task = _task(await call_as_task(client, "delete_items", DELETE, legacy=mode == "legacy"), mode)
+        record = await _record(example, task)
+        assert example.gate.page is not None
+        await example.gate.page.book.decide(record, "approve")
+        version = example.version
+
+        async def ask() -> None:
+            await task_request(client, "tasks/get", task["taskId"])
+            acted.append("asked")
+
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(ask)
+        _, result = await _final(client, mode, task["taskId"])
+    assert len(acted) == 4
+    assert not result.is_error
+    assert example.version == version + 1, "the delete ran exactly once"
+    assert example.items == {"b", "c"}

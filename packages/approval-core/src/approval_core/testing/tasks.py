@@ -12,17 +12,21 @@ the task requests as they go on the wire and return the answers as JSON::
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import mcp_types as types
 from mcp.client import Client
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from pydantic import ConfigDict
 
 from approval_core.serving.tasks import TASKS_EXTENSION
 
-__all__ = ["CreatedTask", "TasksExtension", "call_as_task", "raw_request", "task_request"]
+__all__ = ["CreatedTask", "TasksExtension", "call_as_task", "paired_passkey_file", "raw_request", "task_request"]
 
 
 class CreatedTask(types.Result):
@@ -39,9 +43,31 @@ async def _not_resolved(created: CreatedTask, context: ClaimContext) -> types.Ca
 
 
 class TasksExtension(ClientExtension):
-    """Declares ``io.modelcontextprotocol/tasks`` and claims its ``CreateTaskResult`` (2026-07-28)."""
+    """Declares ``io.modelcontextprotocol/tasks`` and claims its ``CreateTaskResult`` (2026-07-28).
+
+    It also keeps every ``notifications/tasks/status`` (2025-11-25) the server sends, in :attr:`statuses`;
+    :attr:`notified` is set at each one.
+    """
 
     identifier = TASKS_EXTENSION
+
+    def __init__(self) -> None:
+        self.statuses: list[types.TaskStatusNotificationParams] = []
+        self.notified = anyio.Event()
+
+    async def _status(self, params: types.TaskStatusNotificationParams) -> None:
+        self.statuses.append(params)
+        self.notified.set()
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        """``notifications/tasks/status``, which the SDK's 2025-11-25 tables leave out."""
+        return (
+            NotificationBinding(
+                method="notifications/tasks/status",
+                params_type=types.TaskStatusNotificationParams,
+                handler=self._status,
+            ),
+        )
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         """The one claim: ``resultType: "task"`` on ``tools/call`` (left to the test: ``allow_claimed=True``)."""
@@ -80,3 +106,19 @@ async def task_request(client: Client, method: str, task_id: str) -> dict[str, A
     if method == "tasks/update":
         params["inputResponses"] = {}
     return await raw_request(client, method, params)
+
+
+def paired_passkey_file(path: Path, rp_id: str = "localhost") -> Path:
+    """A passkey file (owner-only) holding one public key for ``rp_id``, so the gate counts the page as paired.
+
+    The key signs nothing: a test writes decisions through the page's own book (``page.book.decide``) as the
+    page does after a verified passkey, or denies through the page's route, which needs none.
+    """
+
+    def b64(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    entry = {"id": b64(b"cred"), "public_key": b64(b"key"), "rp_id": rp_id, "added": "x"}
+    path.write_text(json.dumps({"version": 1, "user_id": b64(b"u" * 16), "credentials": [entry], "pairing": None}))
+    path.chmod(0o600)
+    return path
