@@ -15,6 +15,9 @@ import anyio
 import mcp_types as mt
 import pytest
 from mcp.client import Client
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.shared.exceptions import MCPError
 
 from approval_core import ApprovalSettings
@@ -276,3 +279,32 @@ async def test_requests_arriving_together_settle_the_task_once(tmp_path: Path, m
     assert not result.is_error
     assert example.version == version + 1, "the delete ran exactly once"
     assert example.items == {"b", "c"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_task_id_reads_nothing_for_another_principal(tmp_path: Path, mode: str) -> None:
+    example = tasked_example(tmp_path)
+
+    def signed_in(client_id: str) -> Any:
+        token = AccessToken(token="t", client_id=client_id, scopes=[], subject=client_id, claims={"iss": "https://id"})
+        return auth_context_var.set(AuthenticatedUser(token))
+
+    alice = signed_in("alice")
+    try:
+        async with tasks_client(example, mode) as client:
+            task = _task(await call_as_task(client, "delete_items", DELETE, legacy=mode == "legacy"), mode)
+            assert (await task_request(client, "tasks/get", task["taskId"]))["status"] == "working"
+    finally:
+        auth_context_var.reset(alice)
+    mallory = signed_in("mallory")
+    try:
+        async with tasks_client(example, mode) as client:
+            for method in ("tasks/get", "tasks/cancel"):
+                with pytest.raises(MCPError) as refused:
+                    await task_request(client, method, task["taskId"])
+                assert refused.value.error.code == -32602
+    finally:
+        auth_context_var.reset(mallory)
+    record = await _record(example, task)
+    assert example.gate.page is not None
+    assert await example.gate.page.book.decision(record.id) is None, "another principal's cancel withdrew nothing"
