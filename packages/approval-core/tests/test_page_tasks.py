@@ -19,13 +19,19 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.shared.exceptions import MCPError
+from mcp_http import bearer_transport
+from processes import free_port
+from token_issuer import IssuerDouble, token_issuer
 
 from approval_core import ApprovalSettings
 from approval_core.page.path import denied
 from approval_core.page.pending import PendingApproval
 from approval_core.page.settings import PageSettings
+from approval_core.serving.remote import http_server, verifier_for
 from approval_core.serving.tasks import IMMEDIATE_RESPONSE_KEY, RELATED_TASK_KEY, TASKS_EXTENSION, install_page_tasks
 from approval_core.testing.tasks import TasksExtension, call_as_task, raw_request, task_request
+from core_serving import running
+from core_serving import settings as http_settings
 from example_server import Example
 from test_approval_page import DELETE, ORIGIN, Clock, _page_client, _paired_file, _post
 
@@ -308,3 +314,43 @@ async def test_a_task_id_reads_nothing_for_another_principal(tmp_path: Path, mod
     record = await _record(example, task)
     assert example.gate.page is not None
     assert await example.gate.page.book.decision(record.id) is None, "another principal's cancel withdrew nothing"
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Any:
+    with token_issuer() as running_issuer:
+        yield running_issuer
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_over_streamable_http_a_task_is_read_only_by_the_subject_that_made_it(
+    tmp_path: Path, issuer: IssuerDouble, mode: str
+) -> None:
+    port = free_port()
+    public = f"http://localhost:{port}/mcp"
+    configured = http_settings(
+        MCP_PORT=str(port), MCP_PUBLIC_URL=public, MCP_AUTH_ISSUER=issuer.issuer, MCP_AUTH_JWKS_URL=issuer.jwks_url
+    )
+    settings = ApprovalSettings(page=PageSettings(passkeys_file=_paired_file(tmp_path / "passkeys.json")))
+    example = Example(settings)
+    install_page_tasks(example.server, example.gate, ASKING)
+    async with running(http_server(example.server, configured, verifier_for(configured)), port):
+        willi, mallory = issuer.token(public, subject="willi"), issuer.token(public, subject="mallory")
+        extensions = [TasksExtension()]
+        async with Client(bearer_transport(public, willi), mode=mode, extensions=extensions) as client:  # type: ignore[arg-type]
+            task = _task(await call_as_task(client, "delete_items", DELETE, legacy=mode == "legacy"), mode)
+            assert task["statusMessage"].startswith(
+                f"delete_items waits for the person's decision: they open {public[:-4]}"
+            )
+        async with Client(bearer_transport(public, mallory), mode=mode, extensions=extensions) as client:  # type: ignore[arg-type]
+            with pytest.raises(MCPError) as refused:
+                await task_request(client, "tasks/get", task["taskId"])
+            assert refused.value.error.code == -32602
+        record = await _record(example, task)
+        assert example.gate.page is not None
+        await example.gate.page.book.decide(record, "approve")
+        async with Client(bearer_transport(public, willi), mode=mode, extensions=extensions) as client:  # type: ignore[arg-type]
+            state, result = await _final(client, mode, task["taskId"])
+    assert not result.is_error
+    assert state["status"] == "completed"
+    assert example.items == {"b", "c"}
