@@ -160,7 +160,11 @@ class PageTasks:
         if modern:
             stamp = {key: value for key, value in meta.items() if key != APPROVAL_META_KEY}
             return {"resultType": "task", **fields, **({"_meta": stamp} if stamp else {})}
-        said = fields["statusMessage"] + f" The call finishes by itself once they decide (task {task.id})."
+        said = fields["statusMessage"] + (
+            f" The call finishes by itself once they decide (task {task.id})."
+            if record is not None
+            else f" Its result is the task's result (task {task.id})."
+        )
         return {"task": fields, "_meta": {IMMEDIATE_RESPONSE_KEY: said}}
 
     # ------------------------------------------------------------------ tasks/*
@@ -284,6 +288,9 @@ class PageTasks:
         except MCPError as exc:
             error = {"code": exc.error.code, "message": exc.error.message}
             return Outcome("failed", None, error, self.book.now)
+        except Exception:  # a fault past the error boundary: the task ends, as the call would have
+            _logger.exception("%s: a task's call of %s failed", self.name, task.tool)
+            return Outcome("failed", None, {"code": -32603, "message": "Internal error"}, self.book.now)
         if not isinstance(answered, CallToolResult):  # a question this task cannot carry (it asks none)
             _logger.error("%s: a task's call answered %s", self.name, type(answered).__name__)
             return Outcome("failed", None, {"code": -32603, "message": "Internal error"}, self.book.now)
