@@ -69,6 +69,7 @@ from approval_core.gate import ApprovalGate
 from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.path import POLL_SECONDS, denied
 from approval_core.records.audit import audit
+from approval_core.records.store import StoreUnavailable
 from approval_core.serving.task_book import Outcome, TaskBook, TaskRecord, task_fields
 
 __all__ = ["IMMEDIATE_RESPONSE_KEY", "RELATED_TASK_KEY", "TASKS_EXTENSION", "install_page_tasks"]
@@ -151,12 +152,15 @@ class PageTasks:
             return answered  # no wait for the page: the answer as it is (the server decides, SEP-2663)
         call = {key: params[key] for key in _KEPT if key in params}
         url = None if record is None else self.page.url_of(record)
-        task = await self.book.create(call, modern=modern, record=record, url=url)
+        try:
+            task = await self.book.create(call, modern=modern, record=record, url=url)
+            if record is None:  # 2025-11-25: a task-augmented call always gets a task; this one is done already
+                await self.book.claim(task)
+                await self.book.finish(task, Outcome("completed", wire, None, self.book.now))
+            fields = task_fields(task, await self.book.outcome(task), self.book.now, modern=modern)
+        except StoreUnavailable:
+            return answered  # no task without its record: the answer as it is (it holds the page's link)
         self._audit("task_created", task)
-        if record is None:  # 2025-11-25: a task-augmented call always gets a task; this one is done already
-            await self.book.claim(task)
-            await self.book.finish(task, Outcome("completed", wire, None, self.book.now))
-        fields = task_fields(task, await self.book.outcome(task), self.book.now, modern=modern)
         if modern:
             stamp = {key: value for key, value in meta.items() if key != APPROVAL_META_KEY}
             return {"resultType": "task", **fields, **({"_meta": stamp} if stamp else {})}
