@@ -2,8 +2,8 @@
 
 A client declaring tasks (2026-07-28: the ``io.modelcontextprotocol/tasks`` extension; 2025-11-25: ``task``
 in the ``tools/call`` params) gets a task instead of the page's refusal; the event is deleted once the person
-approves, exactly once, and a denial leaves it in place with the page's refusal. A client that declares no
-tasks gets the refusal as before.
+approves (through the page's book, and once in Debian's Chromium with a virtual passkey), exactly once, and
+a denial leaves it in place with the page's refusal. A client that declares no tasks gets the refusal as before.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import browser, paired
 from mcp.client import Client
 
 from approval_core import ApprovalGate, ApprovalSettings, approval_outcome
 from approval_core.gate import GATE_ATTRIBUTE
+from approval_core.page.loopback import running_page
 from approval_core.page.pending import PendingApproval
 from approval_core.page.settings import PageSettings
 from approval_core.testing.tasks import TasksExtension, call_as_task, paired_passkey_file, task_request
@@ -105,3 +107,25 @@ async def test_a_client_without_tasks_gets_the_page_refusal(account, tmp_path: P
     assert outcome is not None
     assert outcome["outcome"] == "approval_pending"
     assert account.get(account.work, "task.ics")[0] == 200
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_approved_in_the_browser_the_task_deletes_the_event(account, tmp_path: Path, mode: str) -> None:
+    account.put(account.work, "task.ics", ics(vevent(UID, ":20261203T100000Z", ":20261203T110000Z")))
+    server = account.build(ApprovalSettings(page=PageSettings(passkeys_file=tmp_path / "passkeys.json")))
+    page = server.approval_gate.page
+    call = {"calendar": account.work, "id": UID, "scope": "series"}
+    async with running_page(page), browser(1) as (person,):
+        await paired(page, person)
+        async with Client(server, mode=mode, extensions=[TasksExtension()]) as client:  # type: ignore[arg-type]
+            created = await call_as_task(client, "delete_event", call, legacy=mode == "legacy")
+            task = created["task"] if mode == "legacy" else created
+            url = task["statusMessage"].split("they open ", 1)[1].split(" , ", 1)[0]
+            shown = await person.open(url)
+            assert task["statusMessage"].split("the code ", 1)[1][:5] in shown, "the page shows the task's code"
+            assert account.get(account.work, "task.ics")[0] == 200
+            said = await person.click_and_wait("approve", ("Approved", "not approved", "Refused", "expired"))
+            assert said.startswith("Approved"), said
+            result = await result_of(client, mode, task["taskId"])
+    assert result["isError"] is False
+    assert account.get(account.work, "task.ics")[0] == 404
