@@ -42,12 +42,13 @@ from approval_core.asking.decisions import NOTHING_CHANGED, Approved, Decision, 
 from approval_core.asking.dialog import Question
 from approval_core.asking.results import refusal
 from approval_core.asking.sealing import StateSealer
+from approval_core.asking.waiting import note_waiting
 from approval_core.page.approval_page import ApprovalPage
 from approval_core.page.pending import PendingApproval
 from approval_core.page.stored import StoredView
 from approval_core.records.audit import audit
 
-__all__ = ["POLL_SECONDS", "URL_INPUT_KEY", "PagePath"]
+__all__ = ["POLL_SECONDS", "URL_INPUT_KEY", "PagePath", "denied"]
 
 POLL_SECONDS = 0.5
 """Seconds between two looks at the record store while a pushed URL elicitation waits for the decision."""
@@ -55,6 +56,13 @@ URL_INPUT_KEY = "approval-page"
 """The key of the URL-mode request in ``InputRequiredResult.input_requests``."""
 
 Reason = Literal["switched_off", "client_cannot_ask", "no_channel"]
+
+
+def denied(tool: str, code: str) -> NotApproved:
+    """The refusal of a call whose pending approval (``code``) the person denied on the page."""
+    text = f"{tool} was not run: the person denied it on the approval page (code {code}). "
+    data = {"outcome": "declined", "path": "page", "code": code, "changed": False}
+    return NotApproved("page", "declined", refusal(text + NOTHING_CHANGED, data))
 
 
 def _declares_url(ctx: Context[Any, Any]) -> bool:
@@ -132,9 +140,7 @@ class PagePath:
             self._audit("approved", binding, record.code)
             return Approved("page", binding.fingerprint)
         self._audit("declined", binding, record.code)
-        text = f"{binding.tool} was not run: the person denied it on the approval page (code {record.code}). "
-        data = {"outcome": "declined", "path": "page", "code": record.code, "changed": False}
-        return NotApproved("page", "declined", refusal(text + NOTHING_CHANGED, data))
+        return denied(binding.tool, record.code)
 
     # ------------------------------------------------------------------ the paths
 
@@ -207,6 +213,7 @@ class PagePath:
         url = self.page.url_of(record)
         left = record.seconds_left(self.page.book.now)
         self._audit("page_pending", binding, record.code)
+        note_waiting(record.id)  # a task layer around the call may wait for it instead (serving/tasks.py)
         again = "" if fresh else "The person has not decided yet. "
         text = (
             f"{binding.tool} was not run yet: it needs the person's approval, which this client cannot ask for "

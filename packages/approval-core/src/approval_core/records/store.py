@@ -72,9 +72,22 @@ Space = Literal["token", "state", "challenge"]
 """Spaces of single-use records: confirm tokens, state nonces, WebAuthn challenges."""
 
 NoteSpace = Literal[
-    "pending", "pending-of", "decision", "spent", "pairing", "memo", "view", "view-of", "set-of", "set-slot"
+    "pending",
+    "pending-of",
+    "decision",
+    "spent",
+    "pairing",
+    "memo",
+    "view",
+    "view-of",
+    "task",
+    "task-run",
+    "task-outcome",
+    "set-of",
+    "set-slot",
 ]
-"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records, its read-only views and its sets."""
+"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records, its read-only views, its sets, and the
+MCP tasks that wait for a pending approval (:mod:`approval_core.serving.tasks`)."""
 
 
 DEFAULT_CAPACITY = 4096

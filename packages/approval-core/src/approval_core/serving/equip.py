@@ -6,7 +6,8 @@
 (:func:`~approval_core.every_write.profile.install_every_write`, which does nothing under ``guarded``), in the order
 they must wrap the server, chooses which tools are registered (``TOOLS``, ``APPROVAL_PROFILE=read-only``:
 :func:`~approval_core.serving.selection.install_tool_selection`), and, where the approval page is set up, adds
-the MCP Apps approval card (:func:`~approval_core.serving.apps_card.install_approval_card`). A server then says
+the MCP Apps approval card (:func:`~approval_core.serving.apps_card.install_approval_card`) and the MCP
+tasks that wait for the page (:func:`~approval_core.serving.tasks.install_page_tasks`). A server then says
 only what is its own: its guard table, its errors, its declared effects and where its backend is.
 """
 
@@ -27,6 +28,7 @@ from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.portable import install_portable_schemas
 from approval_core.serving.selection import install_tool_selection
 from approval_core.serving.stored_text import install_stored_text
+from approval_core.serving.tasks import install_page_tasks
 from approval_core.settings import ApprovalSettings
 
 __all__ = ["equip", "run"]
@@ -78,6 +80,7 @@ def equip(
         if settings.every_write:
             asking |= {tool for tool, declared in effects.items() if declared & CHANGES}
         install_approval_card(server, asking)
+        install_page_tasks(server, gate, asking)  # a call waiting for the page as an MCP task, where declared
     install_tool_selection(server, settings.tools, settings.read_only, effects)
     install_stored_text(server, stored_text)
     return gate
