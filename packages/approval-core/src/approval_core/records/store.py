@@ -71,8 +71,12 @@ __all__ = [
 Space = Literal["token", "state", "challenge"]
 """Spaces of single-use records: confirm tokens, state nonces, WebAuthn challenges."""
 
-NoteSpace = Literal["pending", "pending-of", "decision", "spent", "pairing", "memo", "view", "view-of"]
-"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records and its read-only views."""
+NoteSpace = Literal[
+    "pending", "pending-of", "decision", "spent", "pairing", "memo", "view", "view-of",
+    "grant", "grant-slot", "grant-use", "grant-revoked", "grant-ended", "grant-offer",
+]  # fmt: skip
+"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records, its read-only views, and the
+standing grants (:mod:`approval_core.asking.grants`)."""
 
 
 DEFAULT_CAPACITY = 4096
