@@ -7,8 +7,10 @@ Debian's Chromium (a DevTools virtual passkey) and widens that yes into a grant
 for two deletions in one calendar, signed with the same passkey. Then two
 deletions in that calendar act without asking, the third asks, a deletion in
 another calendar asks, and a second grant, revoked on the grants page, allows
-nothing. What changed is read back from Radicale; one push sums each grant
-when it ends, without a word read from the calendar.
+nothing. Under every-write a grant names request shapes (method, collection):
+a DELETE there acts, a DELETE elsewhere and a PUT there ask. What changed is
+read back from Radicale; one push sums each grant when it ends, without a word
+read from the calendar.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from page_push import push_settings, pushed, real_ntfy
 from approval_core import ApprovalSettings
 from approval_core.page.grants import GRANT_META_KEY
 from approval_core.page.loopback import running_page
+from approval_core.page.settings import PageSettings
 from approval_core.testing import approval_of, connect
 from approval_core.testing.recorders import AuditRecorder
 from caldav_helpers import ics, vevent
@@ -127,3 +130,43 @@ async def test_a_grant_for_two_deletions_in_one_calendar(account: Any, ntfy: Ntf
     everything = model_sees(asked, approved, first, second, third, elsewhere, after_revoke)
     for channel in (everything, json.dumps(pushed(ntfy, TOPIC)), json.dumps(audit.events)):
         assert SUMMARY not in channel
+
+
+async def test_under_every_write_a_grant_covers_only_the_request_shapes_it_names(account: Any, tmp_path: Path) -> None:
+    put_events(account, account.work, ["w0", "w1", "w2"])
+    put_events(account, account.home, ["h0"])
+    page_settings = PageSettings(passkeys_file=tmp_path / "passkeys.json")
+    server = account.build(ApprovalSettings(profile="every-write", page=page_settings, grants=True))
+    page = server.approval_gate.page
+    work = lambda name: {"calendar": account.work, "id": f"{name}@x"}  # noqa: E731
+    async with running_page(page), browser(1) as (person,):
+        await paired(page, person)
+        async with connect(server, revision="2026-07-28") as client:
+            await page_of(client, person, "delete_event", work("w0"))
+            made = await approve_and_grant_form(person)
+            approved = await client.call_tool("delete_event", work("w0"))
+            inside = await client.call_tool("delete_event", work("w1"))
+            other_collection = await client.call_tool("delete_event", {"calendar": account.home, "id": "h0@x"})
+            arguments = {"calendar": account.work, "summary": "New", "start": "2027-02-01T12:00:00Z", "uid": "n1"}
+            other_method = await client.call_tool("create_event", arguments)
+    assert made[0].startswith("Granted"), made
+    assert made[1].startswith("DELETE http://127.0.0.1:"), made[1]
+    assert made[1].endswith(account.work), "the shape names the calendar's collection URL"
+    assert not approved.is_error
+    assert granted(inside)["uses_left"] == 1
+    assert approval_of(other_collection)["outcome"] == "approval_pending", "another collection asks"
+    assert approval_of(other_method)["outcome"] == "approval_pending", "another tool and method ask"
+    assert account.get(account.work, "w1.ics")[0] == 404
+    assert account.get(account.home, "h0.ics")[0] == 200
+    assert account.get(account.work, "n1.ics")[0] == 404
+
+
+async def approve_and_grant_form(person: Browser) -> tuple[str, str]:
+    """As :func:`approve_and_grant` with the form's defaults; the answer and the target the form shows."""
+    said = await person.click_and_wait("approve", DECIDED)
+    assert said.startswith("Approved"), said
+    link = await person.page.get_attribute("#grant-link", "href")
+    assert link is not None
+    await person.open(link)
+    shown = await person.page.inner_text("#target")
+    return await person.click_and_wait("make-grant", GRANTED), shown
