@@ -358,3 +358,23 @@ def test_the_startup_line_says_grants_are_on(tmp_path: Path) -> None:
     assert off.endswith("ask on the approval page; APPROVAL_GRANTS=true — a yes on the approval page may be widened "
                         "into a standing grant")  # fmt: skip
     assert startup_line("caldav-mcp", ApprovalSettings(page=page)) is None
+
+
+async def test_an_expired_grant_allows_nothing_and_is_summed_once(tmp_path: Path) -> None:
+    from approval_core.testing.recorders import AuditRecorder
+
+    now = [NOW]
+    store = MemoryStore(clock=lambda: now[0])
+    page = ApprovalPage("caldav-mcp", PageSettings(passkeys_file=_paired(tmp_path, SoftPasskey())), store)
+    desk = GrantDesk(page, GrantBook(store, "caldav-mcp", clock=lambda: now[0]), ("delete_event",))
+    binding = bind("caldav-mcp", "delete_event", {"calendar": "/willi/work/"})
+    grant_id = await desk.book.make(terms(principal=None))
+    with AuditRecorder() as audit:
+        assert await desk.allow(binding, "/willi/work/") is not None
+        now[0] += 600
+        assert await desk.allow(binding, "/willi/work/") is None
+        assert await desk.allow(binding, "/willi/work/") is None
+    assert [(e["event"], e["reason"]) for e in audit.events] == [
+        ("grant_used", grant_id),
+        ("grant_ended", f"{grant_id}:expired"),
+    ]
