@@ -7,7 +7,8 @@ word). Never an argument value, a token, a state or backend text.
 
 Events: ``asked``, ``approved``, ``declined``, ``cancelled``, ``unticked``,
 ``invalid_answer``, ``client_error``, ``timed_out``, ``caller_gone``, ``token_issued``,
-``token_redeemed``, ``token_refused``, ``state_refused``, ``refused``.
+``token_redeemed``, ``token_refused``, ``state_refused``, ``refused``; for standing grants
+(path ``grant``, ``reason`` the grant's id) ``grant_made``, ``grant_used``, ``grant_revoked``, ``grant_ended``.
 """
 
 from __future__ import annotations
