@@ -134,6 +134,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, passkeys_file: Path, ntfy: N
         "APPROVAL_PUSH_URL": f"{ntfy.url}/{PUSH_TOPIC}",
         "APPROVAL_PUSH_TOKEN_FILE": str(token_file),
         "MCP_ALLOWED_HOSTS": "localhost:*,127.0.0.1:*",
+        "APPROVAL_GRANTS": "true",  # test_a_grant_made_through_one_replica_...; nothing else changes with it
     }
     with remote_stack(
         tmp_path_factory.mktemp("page-http"), count=3, store="redis", auth="jwt", extra=page, public_host="localhost"
@@ -517,3 +518,57 @@ async def test_an_entry_changed_after_the_approval_is_not_deleted_and_gets_a_fre
     assert kept == changed, "the changed event was deleted on the old approval"
     assert not acted.is_error, acted
     assert href not in snapshot(stack)
+
+
+# ---------------------------------------------------------------------------- standing grants over HTTP
+
+
+async def test_a_grant_made_through_one_replica_is_used_once_per_call_by_all_and_only_for_its_subject(
+    stack: Stack, passkeys_file: Path
+) -> None:
+    from approval_core.page.grants import GRANT_META_KEY
+
+    proxy = stack.proxy
+    issuer = stack.issuer
+    assert proxy is not None
+    assert issuer is not None
+    names = stack.replicas.names
+    other_token = issuer.token(stack.url, subject="mallory", expires_in=3600)
+    calls = [event(stack) for _ in range(4)]
+    async with browser(1) as (person,):
+        await pair(stack, passkeys_file, person)
+        async with (
+            http_client(stack.url, stack.token, revision="2026-07-28") as (willi, _),
+            http_client(stack.url, other_token, revision="2026-07-28") as (mallory, _),
+        ):
+            for client in (willi, mallory):
+                await client.listed_tool("delete_event")
+            try:
+                proxy.only(names[0], names)
+                asked = approval_of(await willi.call_tool("delete_event", calls[0][0]))
+                _, said = await decide(person, stack, asked["approval_url"], "approve")
+                assert said.startswith("Approved"), said
+                link = await person.page.get_attribute("#grant-link", "href")
+                assert link is not None
+                proxy.only(names[1], names)
+                await person.open(link)
+                made = await person.click_and_wait("make-grant", ("Granted", "nothing was granted", "Refused"))
+                acted = await willi.call_tool("delete_event", calls[0][0])
+                proxy.only(names[2], names)
+                one = await willi.call_tool("delete_event", calls[1][0])
+                not_hers = approval_of(await mallory.call_tool("delete_event", calls[2][0]))
+                proxy.only(names[0], names)
+                two = await willi.call_tool("delete_event", calls[2][0])
+                proxy.all(names)
+                over = approval_of(await willi.call_tool("delete_event", calls[3][0]))
+            finally:
+                proxy.all(names)
+    assert made.startswith("Granted"), made
+    assert not acted.is_error, acted
+    uses = [dict((r.meta or {})[GRANT_META_KEY]) for r in (one, two)]
+    assert [u["uses_left"] for u in uses] == [1, 0]
+    assert uses[0]["grant"] == uses[1]["grant"]
+    assert not_hers["outcome"] == "approval_pending", "another subject's call is outside the grant"
+    assert over["outcome"] == "approval_pending", "the third call over two uses asks"
+    remaining = snapshot(stack)
+    assert [href in remaining for _, href, _ in calls] == [False, False, False, True]

@@ -62,6 +62,8 @@ from approval_core.asking.capabilities import install_one_capability_set
 from approval_core.asking.decisions import Approved, Decision, NotApproved, PathName
 from approval_core.asking.dialog import Dialog, Question
 from approval_core.asking.fallback import Fallback, NoAskReason
+from approval_core.asking.grant_book import GrantBook
+from approval_core.asking.grants import request_shapes
 from approval_core.asking.recovery import install_state_recovery, share_sdk_state_keys
 from approval_core.asking.sealing import StateSealer
 from approval_core.asking.tokens import TokenStore
@@ -70,6 +72,7 @@ from approval_core.every_write.profile import EveryWrite
 from approval_core.every_write.scope import current_call
 from approval_core.forms import INPUT_KEY, FormPaths
 from approval_core.page.approval_page import ApprovalPage
+from approval_core.page.grants import GrantDesk, install_grant_notes
 from approval_core.page.path import PagePath
 from approval_core.page.stored import StoredView, unbound_etags
 from approval_core.policy import GuardedCall, GuardTable
@@ -164,6 +167,10 @@ class ApprovalGate:
             page_key = None if settings.key_ring is None else settings.key_ring.derive(PAGE_PURPOSE)[0]
             self.page = ApprovalPage(server_name, settings.page, store, key=page_key, clock=clock)
             self._page_path = PagePath(server_name, self.page, self.sealer, settings.dialog_timeout)
+        self._grants: GrantDesk | None = None
+        if settings.grants and self.page is not None:  # APPROVAL_GRANTS=true: asking/grants.py, page/grants.py
+            asking = tuple(name for name, guard in guards.items() if guard.may_ask)
+            self._grants = self.page.grant_desk = GrantDesk(self.page, GrantBook(store, server_name, clock), asking)
         self._forms = FormPaths(server_name, self.sealer, settings.dialog_timeout, self.page)
 
     @classmethod
@@ -194,6 +201,8 @@ class ApprovalGate:
             share_sdk_state_keys(server, settings.key_ring.derive(SDK_STATE_PURPOSE))
         install_state_recovery(server)
         install_one_capability_set(server)
+        if settings.grants:
+            install_grant_notes(server)
         gate = cls(server.name, guards, settings, strict=strict, clock=clock, state_key=state_key, store=store)
         setattr(server, GATE_ATTRIBUTE, gate)
         return gate
@@ -211,6 +220,7 @@ class ApprovalGate:
         confirm_token: str | None = None,
         exclude: Iterable[str] = (),
         stored: StoredView | None = None,
+        collection: str | None = None,
     ) -> Decision:
         """Decide whether this call may act now (see the module docstring).
 
@@ -238,6 +248,9 @@ class ApprovalGate:
                 never reaches the dialog, a result, the push or the audit.
                 Every ETag it names must be ``version`` or a value in
                 ``target``, so the page shows the versions the approval binds.
+            collection: The one calendar, address book or topic the call acts in, when it names one: a
+                standing grant (``APPROVAL_GRANTS=true``) for that collection may then approve it
+                without asking (:mod:`approval_core.asking.grants`). None: no grant ever covers the call.
 
         Raises:
             GuardTableError: ``tool`` has no guard row, or it asks, gives no
@@ -262,6 +275,8 @@ class ApprovalGate:
                 "with the reason, in the guard table's unversioned"
             )
         binding = bind(self.server_name, tool, target, shown=dialog.render(), version=version, exclude=exclude)
+        if self._grants is not None and (granted := await self._grants.allow(binding, collection)) is not None:
+            return granted
         return await self._decide(ctx, binding, dialog, confirm_token, stored)
 
     async def decide_write(
@@ -283,6 +298,9 @@ class ApprovalGate:
         binding = bind(self.server_name, tool, target, version=version)
         if preapproved is not None and binding.fingerprint == preapproved:
             return Approved("every_write", binding.fingerprint)
+        shapes = request_shapes(target)  # under every-write a grant covers exactly the request shapes it names
+        if self._grants is not None and (granted := await self._grants.allow(binding, None, shapes)) is not None:
+            return granted
         return await self._decide(ctx, binding, dialog, None, stored)
 
     async def _decide(

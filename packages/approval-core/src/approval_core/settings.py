@@ -48,6 +48,13 @@ family in the same environment:
     A key file shared by the replicas (see :mod:`approval_core.records.keys`): the
     sealing keys of approval-core's state and of the SDK's ``requestState``
     are derived from it. Unset: random keys made at start, per process.
+
+``APPROVAL_GRANTS``
+    Exactly ``true``: a person who approved a call on the approval page may
+    widen that yes there into a standing grant (these tools, this target, at
+    most N uses, at most 8 hours), signed with the passkey
+    (:mod:`approval_core.asking.grants`). Unset or ``false``: no grants. Needs
+    ``APPROVAL_PAGE=true``; any other value stops the server.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from approval_core.asking.grants import GRANTS_ENV, grants_from_env
 from approval_core.errors import SettingsError
 from approval_core.page.settings import PageSettings
 from approval_core.presets import TOOLS_ENV, ToolSelection
@@ -69,6 +77,7 @@ from approval_core.seconds import seconds_in_range
 __all__ = [
     "DEFAULT_DIALOG_TIMEOUT",
     "ELICITATION_ENV",
+    "GRANTS_ENV",
     "KEY_FILE_ENV",
     "PROFILES",
     "PROFILE_ENV",
@@ -111,6 +120,7 @@ class ApprovalSettings:
         record_folder: Where the owner-only file store keeps the records
             (over stdio without ``store_url``), or None for this process.
         tools: ``TOOLS``: which tools are served, or None for all of them.
+        grants: ``APPROVAL_GRANTS=true``: yeses may be widened into standing grants on the page.
     """
 
     elicitation: bool = True
@@ -121,6 +131,7 @@ class ApprovalSettings:
     profile: Profile = "guarded"
     record_folder: Path | None = None
     tools: ToolSelection | None = None
+    grants: bool = False
 
     @property
     def every_write(self) -> bool:
@@ -146,9 +157,11 @@ class ApprovalSettings:
                 without ``APPROVAL_KEY_FILE``; the key file is unreadable,
                 open to group or others, or holds a key shorter than 32
                 bytes; an ``APPROVAL_PAGE*`` or ``APPROVAL_PUSH*`` value
-                breaks its rule. The message names the variable and the rule.
+                breaks its rule; ``APPROVAL_GRANTS`` is not ``true`` or ``false``, or ``true`` without
+                the page. The message names the variable and the rule.
         """
         env = os.environ if environ is None else environ
+        page = PageSettings.from_env(env)
         store_url = _parse_store_url(env.get(STORE_URL_ENV))
         key_file = env.get(KEY_FILE_ENV)
         if key_file == "":
@@ -163,12 +176,13 @@ class ApprovalSettings:
             dialog_timeout=_parse_timeout(env.get(TIMEOUT_ENV)),
             store_url=store_url,
             key_ring=None if key_file is None else read_key_file(key_file),
-            page=PageSettings.from_env(env),
+            page=page,
             profile=_parse_profile(env.get(PROFILE_ENV)),
             record_folder=default_record_folder(env)
             if store_url is None and env.get("MCP_TRANSPORT", "stdio") == "stdio"
             else None,
             tools=ToolSelection.parse(env.get(TOOLS_ENV)),
+            grants=grants_from_env(env, page is not None),
         )
 
 

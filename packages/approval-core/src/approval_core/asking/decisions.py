@@ -9,8 +9,9 @@ from mcp_types import CallToolResult, InputRequiredResult
 
 __all__ = ["NOTHING_CHANGED", "Approved", "Decision", "NotApproved", "PathName"]
 
-PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict", "page", "every_write"]
+PathName = Literal["not_guarded", "dialog", "input_required", "token", "strict", "page", "every_write", "grant"]
 """How a decision was reached; ``page`` is the approval page (:mod:`approval_core.page.approval_page`);
+``grant``: a standing grant made on the page covers the call (:mod:`approval_core.asking.grants`);
 ``every_write``: the every-write profile asks at the call's first changing request instead
 (:mod:`approval_core.every_write.profile`)."""
 

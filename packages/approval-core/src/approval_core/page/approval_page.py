@@ -17,6 +17,8 @@ endpoint's own origin. Routes, all under :data:`PREFIX`:
 ``POST /approval/pair/<secret>/options``, ``.../vouch``, ``.../finish``   once a passkey is paired, its yes
                                      (``vouch``) first; then the new passkey's registration
 ``GET  /approval/approval.js``, ``/approval/approval.css``  the page's only script and style sheet
+``/approval/g/...``, ``/approval/grants...``  standing grants, when ``APPROVAL_GRANTS=true``
+                                     (:mod:`approval_core.page.grants`, with its script ``grants.js``)
 
 A GET never changes anything. Every POST must come from the page's own
 origin (``Origin`` equal, ``Sec-Fetch-Site`` same-origin when sent), as JSON,
@@ -44,6 +46,7 @@ from starlette.routing import BaseRoute, Route
 
 from approval_core.page.changeset_routes import ChangesetRoutes
 from approval_core.page.core import CHALLENGE_TTL, MAX_POST_BYTES, PREFIX, SECURITY_HEADERS, Refused
+from approval_core.page.grants import GrantRoutes
 from approval_core.page.markup import approval_html, message_html, view_html
 from approval_core.page.pairing_routes import PairingRoutes
 from approval_core.page.passkeys import CeremonyFailed
@@ -52,7 +55,7 @@ from approval_core.page.pending import PendingApproval
 __all__ = ["CHALLENGE_TTL", "MAX_POST_BYTES", "PREFIX", "SECURITY_HEADERS", "ApprovalPage"]
 
 
-class ApprovalPage(ChangesetRoutes, PairingRoutes):
+class ApprovalPage(ChangesetRoutes, PairingRoutes, GrantRoutes):
     """The approval page of one server: its pending approvals, passkeys, push and routes.
 
     Built by the gate (:class:`approval_core.ApprovalGate`) when ``APPROVAL_PAGE=true``; see
@@ -66,6 +69,7 @@ class ApprovalPage(ChangesetRoutes, PairingRoutes):
             Route(PREFIX + "/a/{pid}/options", self._wrap(self._options), methods=["POST"]),
             Route(PREFIX + "/a/{pid}/decide", self._wrap(self._decide), methods=["POST"]),
             Route(PREFIX + "/v/{vid}", self._wrap(self._view), methods=["GET"]),
+            *self.grant_routes(),
             Route(PREFIX + "/pair/{secret}", self._wrap(self._pair_page), methods=["GET"]),
             Route(PREFIX + "/pair/{secret}/options", self._wrap(self._pair_options), methods=["POST"]),
             Route(PREFIX + "/pair/{secret}/vouch", self._wrap(self._pair_vouch), methods=["POST"]),
@@ -147,4 +151,7 @@ class ApprovalPage(ChangesetRoutes, PairingRoutes):
             message = f"{word.capitalize()} (code {record.code}). {tail}"
         else:
             message = f"This request was {word} already (code {record.code})."
-        return JSONResponse({"message": message, "decided": standing, "final": True})
+        answer: dict[str, object] = {"message": message, "decided": standing, "final": True}
+        if standing == "approve" and (grant := self.grant_url(record.id)) is not None:
+            answer["grant_url"] = grant
+        return JSONResponse(answer)

@@ -56,7 +56,11 @@ SECURITY_HEADERS = {
 }
 
 _logger = logging.getLogger("approval_core.page")
-_ASSETS = {"approval.js": "text/javascript; charset=utf-8", "approval.css": "text/css; charset=utf-8"}
+_ASSETS = {
+    "approval.js": "text/javascript; charset=utf-8",
+    "approval.css": "text/css; charset=utf-8",
+    "grants.js": "text/javascript; charset=utf-8",
+}
 
 
 class Refused(Exception):

@@ -9,7 +9,9 @@ Events: ``asked``, ``approved``, ``declined``, ``cancelled``, ``unticked``,
 ``invalid_answer``, ``client_error``, ``timed_out``, ``caller_gone``, ``token_issued``,
 ``token_redeemed``, ``token_refused``, ``state_refused``, ``refused``; on the approval page's path also
 ``page_opened``, ``page_pending``, ``not_paired`` and ``set_approved`` (one line per call of a set the person
-approved with one passkey yes, when it is approved; its ``approved`` line follows when the call acts).
+approved with one passkey yes, when it is approved; its ``approved`` line follows when the call acts); for
+standing grants (path ``grant``, ``reason`` the grant's id) ``grant_made``, ``grant_used``, ``grant_revoked``,
+``grant_ended``.
 """
 
 from __future__ import annotations

@@ -85,9 +85,16 @@ NoteSpace = Literal[
     "task-outcome",
     "set-of",
     "set-slot",
+    "grant",
+    "grant-slot",
+    "grant-use",
+    "grant-revoked",
+    "grant-ended",
+    "grant-offer",
 ]
-"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records, its read-only views, its sets, and the
-MCP tasks that wait for a pending approval (:mod:`approval_core.serving.tasks`)."""
+"""Spaces of notes (:meth:`RecordStore.write`): the approval page's records, its read-only views, its sets, the
+MCP tasks that wait for a pending approval (:mod:`approval_core.serving.tasks`) and the standing grants
+(:mod:`approval_core.asking.grants`)."""
 
 
 DEFAULT_CAPACITY = 4096

@@ -13,7 +13,7 @@ from typing import TextIO, TypeVar
 
 from approval_core.console import exit_on_bad_setting, say
 from approval_core.errors import SettingsError
-from approval_core.settings import PROFILE_ENV, TOOLS_ENV, ApprovalSettings
+from approval_core.settings import GRANTS_ENV, PROFILE_ENV, TOOLS_ENV, ApprovalSettings
 
 __all__ = [
     "announce",
@@ -38,9 +38,13 @@ def startup_line(server_name: str, settings: ApprovalSettings) -> str | None:
     asked (``<server-name>: APPROVAL_PROFILE=every-write — every tool that changes data asks first, ...``);
     under ``APPROVAL_PROFILE=read-only`` it names the profile and says that only reads are served. With
     ``TOOLS`` set, the line names the profile and ends with the preset as given (``; TOOLS=list_*,get_* —
-    only these tools are served``).
+    only these tools are served``). With ``APPROVAL_GRANTS=true`` (outside ``read-only``) it says so
+    (``APPROVAL_GRANTS=true — a yes on the approval page may be widened into a standing grant``).
     """
     line = _approval_line(server_name, settings)
+    if settings.grants and not settings.read_only:
+        grants = f"{GRANTS_ENV}=true — a yes on the approval page may be widened into a standing grant"
+        line = f"{server_name}: {grants}" if line is None else f"{line}; {grants}"
     if settings.tools is None:
         return line
     if line is None:

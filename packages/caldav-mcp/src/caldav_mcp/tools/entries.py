@@ -87,6 +87,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             version=version_of(resource, "uid"),
             confirm_token=token,
             stored=stored.single(cal, resource, master(calendar_of(resource), kind), kind),
+            collection=cal.path,  # a standing grant may name this calendar
         )
         if isinstance(decision, NotApproved):
             return decision.result

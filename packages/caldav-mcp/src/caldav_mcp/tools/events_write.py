@@ -162,6 +162,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             confirm_token=confirm_token,
             # a split shows the first occurrence it removes; the dialog counts the rest
             stored=stored.delete_view(cal, resource, ical, series, occurrence, count),
+            collection=cal.path,  # a standing grant may name this calendar
         )
         if isinstance(decision, NotApproved):
             return decision.result

@@ -217,6 +217,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             version=version,
             confirm_token=confirm_token,
             stored=view,
+            collection=books[0] if len(books) == 1 else None,  # a standing grant may name one address book
         )
         if isinstance(decision, NotApproved):
             return decision.result

@@ -89,6 +89,13 @@ async function decide(main, choice) {
     }
     const answer = await post(base + "/decide", csrf, body);
     say(answer.message || "Done.");
+    if (answer.grant_url) {
+      const link = document.createElement("a");
+      link.id = "grant-link";
+      link.href = answer.grant_url;
+      link.textContent = "Let calls like this one run without asking for a while (a standing grant)";
+      document.getElementById("state").after(link);
+    }
     if (!answer.final) unlock();
   } catch (error) {
     say("No passkey answered (" + error.name + "). Nothing was approved; you can try again.");
