@@ -193,6 +193,8 @@ async def caldav_scenario(d: Driver, dav: DavServer) -> None:
     await d.ok("get_journal", {"calendar": work, "uid": entry})
     await d.ok("update_journal", {"calendar": work, "uid": entry, "summary": "More notes"})
     await d.ok("delete_journal", {"calendar": work, "uid": entry})
+    kept = await d.ok("list_restorable", {"calendar": work})
+    await d.ok("restore_entry", {"calendar": work, "id": kept["entries"][0]["id"]})
 
 
 async def caldav_refusal(dav: DavServer) -> tuple[str, dict[str, Any]]:
@@ -266,6 +268,8 @@ async def carddav_scenario(d: Driver, dav: DavServer) -> None:
     moved = await d.ok("move_contact", {"contact_id": alan, "destination": other})
     await d.ok("delete_group", {"group_id": group})
     await d.ok("delete_contact", {"contact_ids": [ada, moved["id"]]})
+    kept = await d.ok("list_restorable", {"address_book": book})
+    await d.ok("restore_card", {"address_book": book, "id": kept["entries"][0]["id"]})
 
 
 async def carddav_refusal(dav: DavServer) -> tuple[str, dict[str, Any]]:

@@ -48,6 +48,13 @@ family in the same environment:
     A key file shared by the replicas (see :mod:`approval_core.records.keys`): the
     sealing keys of approval-core's state and of the SDK's ``requestState``
     are derived from it. Unset: random keys made at start, per process.
+
+``APPROVAL_UNDO_DAYS``
+    Days the undo journal keeps what a guarded change removed, so it can be
+    put back (:mod:`approval_core.records.journal`). A whole number in
+    ``[0, 90]`` written in plain digits; default 7; ``0`` keeps nothing (the
+    dialogs then say that a change cannot be undone). Anything else (``7d``,
+    ``-1``, ``07``, an empty string) is an error naming the rule.
 """
 
 from __future__ import annotations
@@ -75,6 +82,7 @@ __all__ = [
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
     "TOOLS_ENV",
+    "UNDO_DAYS_ENV",
     "ApprovalSettings",
 ]
 
@@ -82,6 +90,9 @@ ELICITATION_ENV = "ELICITATION"
 TIMEOUT_ENV = "ELICITATION_TIMEOUT"
 STORE_URL_ENV = "APPROVAL_STORE_URL"
 PROFILE_ENV = "APPROVAL_PROFILE"
+UNDO_DAYS_ENV = "APPROVAL_UNDO_DAYS"
+DEFAULT_UNDO_DAYS = 7
+MAX_UNDO_DAYS = 90
 PROFILES = ("guarded", "every-write", "read-only")
 """The values of ``APPROVAL_PROFILE``; the first is the default."""
 Profile = Literal["guarded", "every-write", "read-only"]
@@ -111,6 +122,7 @@ class ApprovalSettings:
         record_folder: Where the owner-only file store keeps the records
             (over stdio without ``store_url``), or None for this process.
         tools: ``TOOLS``: which tools are served, or None for all of them.
+        undo_days: Days the undo journal keeps a guarded change's pre-image; 0: none kept.
     """
 
     elicitation: bool = True
@@ -121,6 +133,7 @@ class ApprovalSettings:
     profile: Profile = "guarded"
     record_folder: Path | None = None
     tools: ToolSelection | None = None
+    undo_days: int = DEFAULT_UNDO_DAYS
 
     @property
     def every_write(self) -> bool:
@@ -146,7 +159,8 @@ class ApprovalSettings:
                 without ``APPROVAL_KEY_FILE``; the key file is unreadable,
                 open to group or others, or holds a key shorter than 32
                 bytes; an ``APPROVAL_PAGE*`` or ``APPROVAL_PUSH*`` value
-                breaks its rule. The message names the variable and the rule.
+                breaks its rule; ``APPROVAL_UNDO_DAYS`` is not a whole number of
+                days in ``[0, 90]``. The message names the variable and the rule.
         """
         env = os.environ if environ is None else environ
         store_url = _parse_store_url(env.get(STORE_URL_ENV))
@@ -169,6 +183,7 @@ class ApprovalSettings:
             if store_url is None and env.get("MCP_TRANSPORT", "stdio") == "stdio"
             else None,
             tools=ToolSelection.parse(env.get(TOOLS_ENV)),
+            undo_days=_parse_undo_days(env.get(UNDO_DAYS_ENV)),
         )
 
 
@@ -224,3 +239,14 @@ def _parse_flag(raw: str | None) -> bool:
 def _parse_timeout(raw: str | None) -> float:
     what = "the seconds a dialog may wait for an answer"
     return seconds_in_range(TIMEOUT_ENV, raw, what, MIN_DIALOG_TIMEOUT, MAX_DIALOG_TIMEOUT, DEFAULT_DIALOG_TIMEOUT)
+
+
+def _parse_undo_days(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_UNDO_DAYS
+    if not (raw.isascii() and raw.isdigit()) or (len(raw) > 1 and raw[0] == "0") or int(raw) > MAX_UNDO_DAYS:
+        raise SettingsError(
+            f"{UNDO_DAYS_ENV}={raw!r} is not a valid value: give a whole number of days from 0 to {MAX_UNDO_DAYS} in "
+            f"plain digits (how long a guarded change can be undone; default {DEFAULT_UNDO_DAYS}; 0 keeps nothing)"
+        )
+    return int(raw)
