@@ -7,6 +7,7 @@ drive it through real deletes, overwrites and moves.
 from __future__ import annotations
 
 import base64
+import json
 import secrets
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from approval_core import ApprovalSettings, Approved, Journal, KeyRing, SettingsError
 from approval_core.records.journal import MAX_ENTRY_BYTES, open_journal
+from approval_core.records.journal_entry import JournalEntry
 from approval_core.records.journal_storage import FileStorage
 from approval_core.records.restorable import restorable
 
@@ -59,6 +61,30 @@ async def test_an_entry_keeps_the_bytes_the_place_and_the_approval(tmp_path: Pat
     assert (entry.href, entry.etag, entry.after_etag, entry.kind) == ("/cal/one.ics", '"1"', '"2"', "overwritten")
     assert (entry.fingerprint, entry.path, entry.principal) == (APPROVED.fingerprint, "dialog", None)
     assert entry.until - entry.kept_at == 7 * 86400
+
+
+async def test_an_entry_notes_what_its_change_created_beside_it(tmp_path: Path) -> None:
+    j = journal(tmp_path)
+    async with j.keeping(
+        APPROVED, tool="update_event", kind="overwritten", collection="/cal/", href="/cal/one.ics", etag='"1"',
+        data=PAGE, content_type="text/calendar", made=("/cal/two.ics", "two@x"),
+    ) as kept:  # fmt: skip
+        kept.left('"2"')
+    assert kept.entry_id is not None
+    entry = await j.entry(kept.entry_id)
+    assert entry is not None
+    assert entry.made == ["/cal/two.ics", "two@x"]
+    assert (await j.entry(await keep(j))).made is None  # type: ignore[union-attr]
+
+
+async def test_an_entry_kept_before_made_was_noted_still_opens() -> None:
+    body = {
+        "id": "0" * 16, "server": "caldav-mcp", "tool": "delete_event", "kind": "deleted", "collection": "/cal/",
+        "href": "/cal/one.ics", "etag": None, "data": base64.b64encode(PAGE).decode(), "content_type": "text/calendar",
+        "after_href": "/cal/one.ics", "after_etag": None, "kept_at": 1.0, "until": 2.0, "fingerprint": "ab",
+        "path": "dialog", "principal": None, "backend": None,
+    }  # fmt: skip
+    assert JournalEntry.from_json(json.dumps(body).encode()).made is None
 
 
 async def test_what_is_on_disk_is_sealed_and_owner_only(tmp_path: Path) -> None:

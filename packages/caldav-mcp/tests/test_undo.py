@@ -88,6 +88,39 @@ async def test_one_deleted_occurrence_comes_back(account) -> None:
     assert raw(account, account.work, "weekly.ics") == before
 
 
+async def test_a_split_series_comes_back_only_once_its_new_series_is_deleted(account) -> None:
+    account.put(account.work, "weekly.ics", series("weekly@x", count=4))
+    before = raw(account, account.work, "weekly.ics")
+    log = DialogLog()
+    async with connect(account.build(), revision=REVISION, answer=log) as client:
+        call = {"calendar": account.work, "id": "weekly@x#20261208T090000Z", "scope": "following", "summary": "Later"}
+        split = structured(await client.call_tool("update_event", call))
+        new_uid = split["uid"]
+        assert split["split_from"] == "weekly@x"
+        [row] = await restorable(client, account.work)
+        assert (row["tool"], row["change"]) == ("update_event", "overwritten")
+        ended = raw(account, account.work, "weekly.ics")
+        refused = await client.call_tool("restore_entry", {"calendar": row["collection"], "id": row["id"]})
+        assert refused.is_error
+        text = refused.content[0].text
+        assert new_uid in text
+        assert f"Delete {new_uid} first" in text
+        assert "nothing was written" in text
+        assert raw(account, account.work, "weekly.ics") == ended  # refused before asking: nothing written
+        assert len(log.messages) == 1  # only the split asked
+        structured(await client.call_tool("delete_event", {"calendar": account.work, "id": new_uid, "scope": "series"}))
+        kept = {r["tool"]: r for r in await restorable(client, account.work)}
+        restored = structured(
+            await client.call_tool("restore_entry", {"calendar": account.work, "id": kept["update_event"]["id"]})
+        )
+        gone = await client.call_tool("get_event", {"calendar": account.work, "id": new_uid})
+    assert restored["how"] == "replace"
+    assert raw(account, account.work, "weekly.ics") == before  # the old series whole again
+    assert gone.is_error  # and the new one gone: no occurrence shows twice
+    assert "restore_entry puts it back once the new series has been deleted" in log.messages[0]
+    assert "recoverable for 7 day(s) with restore_entry" in log.messages[0]
+
+
 async def test_a_moved_event_is_moved_back(account) -> None:
     account.put(account.work, "moving.ics", meeting("moving@x"))
     before = raw(account, account.work, "moving.ics")

@@ -48,7 +48,18 @@ MOVE_KEPT = (
     "journal (list_restorable shows it)."
 )
 RULE_LOST = "A CalDAV server keeps no version history: the occurrences that go cannot be restored from it."
-KEPT_FOR: dict[str, LiteralString] = {NO_HISTORY: KEPT, REPLACED: KEPT, RULE_LOST: KEPT, MOVED: MOVE_KEPT}
+SPLIT = "A CalDAV server keeps no version history: the series as it is now cannot be restored from it."
+SPLIT_KEPT = (
+    "A CalDAV server keeps no version history, so this server keeps the series as it is now in its own undo "
+    "journal (list_restorable shows it); restore_entry puts it back once the new series has been deleted."
+)
+KEPT_FOR: dict[str, LiteralString] = {
+    NO_HISTORY: KEPT,
+    REPLACED: KEPT,
+    RULE_LOST: KEPT,
+    MOVED: MOVE_KEPT,
+    SPLIT: SPLIT_KEPT,
+}
 """The consequence a dialog says instead where the undo journal keeps what the change removes."""
 RESTORE: LiteralString = "restore_entry"
 """The tool a dialog names where the undo journal keeps what a change removes."""
@@ -319,6 +330,6 @@ def update_following(calendar: str, *, entry_id: str, fields: list[str], kept: i
         )
     return Dialog(
         op,
-        REPLACED,
+        SPLIT,
         [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))],
     )

@@ -18,6 +18,11 @@ three writes, each conditional, never blind:
     (RFC 4918 §9.9), so a change made there since, or an entry that came to the
     old place, stops it.
 
+A change that also created an entry (``made``: a split series' new part, under
+its own id) is not undone while that entry is there: putting the old one back
+would leave both, so the restore is refused naming the new entry's id, and
+goes ahead once it is gone.
+
 Anything else is refused with the reason (someone changed it since, something
 is at its old place now, it is already as it was), naming hrefs only, never
 stored text. A 412 on the write means it changed between the look and the
@@ -26,6 +31,7 @@ write; it is reported, never retried.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -80,6 +86,7 @@ async def plan_restore(
     after_etag: str | None,
     data: bytes,
     tool: str,
+    made: Sequence[str] | None = None,
 ) -> RestorePlan:
     """Read where the entry was and where the change left it; decide the write (nothing is written here).
 
@@ -91,12 +98,23 @@ async def plan_restore(
         after_etag: The ETag the change left, when known.
         data: The bytes kept before the change.
         tool: The tool whose change is undone (for messages).
+        made: ``[href, id]`` of an entry the change created beside this one, or None.
 
     Raises:
-        conflict: it cannot be put back without overwriting a change made since (the message says which).
+        conflict: it cannot be put back without overwriting a change made since, or the entry the change
+            created is still there (the message says which).
     """
     conflict = client.profile.errors.conflict
     item = client.profile.item
+    if made is not None and await _look(client, made[0]) is not None:
+        made_href, made_id = made
+        raise conflict(
+            f"{tool} also created the {item} {made_id} at {made_href} beside this one (a series split in two "
+            "leaves its later part there), and it is still there: putting the earlier version back would leave "
+            f"both, so what they share would show twice. Delete {made_id} first, then restore; nothing was "
+            "written.",
+            None,
+        )
     here = await _look(client, href)
     if here is not None and _same(here[0], data):
         raise conflict(f"{href} is already as it was before {tool}: there is nothing to restore.", None)

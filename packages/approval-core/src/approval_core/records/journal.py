@@ -218,6 +218,7 @@ class Journal:
         content_type: str,
         after_href: str | None = None,
         lost: tuple[type[BaseException], ...] = (),
+        made: tuple[str, str] | None = None,
     ) -> AsyncGenerator[Keeping]:
         """Keep the pre-image of ``href`` for the change made inside the ``async with`` block.
 
@@ -225,7 +226,9 @@ class Journal:
         over :data:`MAX_ENTRY_BYTES`. The entry is written before the block runs; when the block raises
         (the change was refused or failed) it is dropped again, unless the exception is one of ``lost``
         (the answer was lost, so the change may have been made: the pre-image stays); when the block set
-        :meth:`Keeping.left`, the entry is written again with that ETag.
+        :meth:`Keeping.left`, the entry is written again with that ETag. ``made`` is ``(href, id)`` of an
+        entry the same change created beside this one (a split series' new part), noted so a restore can
+        refuse while it is still there.
 
         Raises:
             JournalUnavailable: the entry could not be written; the block did not run, nothing changed.
@@ -253,6 +256,7 @@ class Journal:
             path=approval.path,
             principal=_principal(),
             backend=self._backend(),
+            made=None if made is None else list(made),
         )
         try:
             await self._store().put(entry.id, self._seal(entry), entry.kept_at, entry.until)

@@ -35,6 +35,8 @@ class JournalEntry:
         path: How that approval was given.
         principal: ``[client id, issuer, subject]`` over HTTP, else None.
         backend: ``[origin, account]`` of the backend the server was configured with (None when not told).
+        made: ``[href, id]`` of an entry the change created beside this one (update_event's split: the new
+            series, under its own UID), which a restore of this entry would leave in place; None for most changes.
     """
 
     id: str
@@ -54,6 +56,7 @@ class JournalEntry:
     path: str
     principal: list[str | None] | None = None
     backend: list[str | None] | None = None
+    made: list[str] | None = None
 
     def to_json(self) -> bytes:
         """The entry as JSON bytes (``data`` in base64)."""

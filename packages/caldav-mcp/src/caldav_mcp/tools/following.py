@@ -116,7 +116,9 @@ async def write_split(
 ) -> tuple[Resource, str | None]:
     """Create the new series, then end the old one before the split; undo the create if the second write fails.
 
-    The old series as read is kept in the undo journal for the approval ``decision`` (``update_event``).
+    The old series as read is kept in the undo journal for the approval ``decision`` (``update_event``), with
+    the new series' href and UID: restore_entry refuses to put the old series back while the new one is
+    there, since the occurrences from the split on would then show twice.
 
     Returns:
         The new series as stored, and a note when the old one's write answer was lost and read back.
@@ -129,7 +131,9 @@ async def write_split(
     end_before(ical, split.original)
     bump(master(ical, "VEVENT"))
     try:
-        _, note = await undo.write_back(app, decision, "update_event", cal, uid, resource, ical)
+        _, note = await undo.write_back(
+            app, decision, "update_event", cal, uid, resource, ical, made=(created.href, new_uid)
+        )
     except CalDAVToolError as failure:  # a 412 included: the old series changed meanwhile
         try:
             await app.client.delete(created)

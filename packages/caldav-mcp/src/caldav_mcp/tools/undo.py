@@ -76,8 +76,11 @@ async def keeping(
     cal: CalendarInfo,
     resource: Resource,
     after_href: str | None = None,
+    made: tuple[str, str] | None = None,
 ) -> AsyncGenerator[Keeping]:
     """Keep ``resource`` as read while the ``async with`` block changes it (see ``Journal.keeping``).
+
+    ``made``: ``(href, uid)`` of an entry the same change created (a split's new series).
 
     Raises:
         BackendError: the journal could not keep it; the block did not run and nothing was changed.
@@ -97,6 +100,7 @@ async def keeping(
             data=resource.data,
             content_type=CONTENT_TYPE,
             after_href=after_href,
+            made=made,
         ) as handle:
             yield handle
             if kind == "overwritten" and handle.entry_id is not None and handle.after_etag is None:
@@ -134,9 +138,14 @@ async def write_back(
     resource: Resource,
     ical: icalendar.Calendar,
     kind: Component = "VEVENT",
+    made: tuple[str, str] | None = None,
 ) -> tuple[Resource, str | None]:
-    """:func:`caldav_mcp.tools.write_back.write_back`, the entry as read kept first (``overwritten``)."""
-    async with keeping(app, decision, tool, "overwritten", cal, resource) as kept:
+    """:func:`caldav_mcp.tools.write_back.write_back`, the entry as read kept first (``overwritten``).
+
+    ``made``: ``(href, uid)`` of the new series a split created first, noted in the journal entry so a restore
+    of the old series refuses while the new one is there (both would show).
+    """
+    async with keeping(app, decision, tool, "overwritten", cal, resource, made=made) as kept:
         written, note = await plain.write_back(app, cal, uid, resource, ical, kind)
         kept.left(written.etag)
     return written, note
@@ -218,6 +227,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 after_etag=entry.after_etag,
                 data=entry.data,
                 tool=entry.tool,
+                made=entry.made,
             )
         await app.client.require_write(cal.path)
         decision = await app.gate.check(
