@@ -151,3 +151,63 @@ async def test_with_the_journal_off_the_dialog_says_it_cannot_be_recovered(dav: 
     assert "cannot be recovered from here" in log.messages[0]
     assert "recoverable" not in log.messages[0]
     assert listed["days"] is None
+
+
+async def test_a_deleted_group_card_comes_back_with_the_same_bytes(dav: Dav) -> None:
+    dav.put(dav.book, "ada.vcf", vcard("UID:ada-uid", "FN:Ada", "N:A;;;;", version="4.0"))
+    team = dav.put(dav.book, "team.vcf", vcard("UID:t", "KIND:group", "FN:Team", "MEMBER:urn:uuid:ada-uid",
+                                                version="4.0"))  # fmt: skip
+    before = raw(dav, team)
+    log = DialogLog()
+    async with connect(dav.server(), revision=REVISION, answer=log) as client:
+        ok(await client.call_tool("delete_group", {"group_id": team}))
+        assert raw(dav, team)[0] == 404
+        [row] = await rows(client, dav.book)
+        assert (row["tool"], row["change"], row["href"]) == ("delete_group", "deleted", team)
+        assert ok(await restore(client, row))["how"] == "create"
+    assert raw(dav, team) == before
+    assert "recoverable for 7 day(s) with restore_card" in log.messages[0]
+    assert "undo journal" in log.messages[0]
+
+
+async def test_an_updated_group_card_comes_back_over_the_version_the_change_left(dav: Dav) -> None:
+    dav.put(dav.book, "ada.vcf", vcard("UID:ada-uid", "FN:Ada", "N:A;;;;", version="4.0"))
+    grace = dav.put(dav.book, "grace.vcf", vcard("UID:grace-uid", "FN:Grace", "N:G;;;;", version="4.0"))
+    team = dav.put(dav.book, "team.vcf", vcard("UID:t", "KIND:group", "FN:Team", "MEMBER:urn:uuid:ada-uid",
+                                                version="4.0"))  # fmt: skip
+    before = raw(dav, team)
+    async with connect(dav.server(), revision=REVISION, answer=DialogLog()) as client:
+        ok(await client.call_tool("update_group", {"group_id": team, "members": [grace]}))
+        assert b"grace-uid" in raw(dav, team)[1]
+        [row] = await rows(client, dav.book)
+        assert (row["tool"], row["change"]) == ("update_group", "overwritten")
+        assert ok(await restore(client, row))["how"] == "replace"
+    assert raw(dav, team) == before
+
+
+async def test_each_card_a_categories_group_change_relabels_comes_back(dav: Dav) -> None:
+    ada_href = dav.put(dav.book, "ada.vcf", vcard("UID:ada-uid", "FN:Ada", "N:A;;;;", "CATEGORIES:Friends,Work"))
+    grace = dav.put(dav.book, "grace.vcf", vcard("UID:grace-uid", "FN:Grace", "N:G;;;;", "CATEGORIES:Friends"))
+    before = {href: raw(dav, href) for href in (ada_href, grace)}
+    log = DialogLog()
+    async with connect(dav.server(), revision=REVISION, answer=log) as client:
+        ok(await client.call_tool("delete_group", {"group_id": f"{dav.book}#Friends"}))
+        assert b"Friends" not in raw(dav, ada_href)[1]
+        kept = await rows(client, dav.book)
+        assert sorted((r["tool"], r["change"], r["href"]) for r in kept) == [
+            ("delete_group", "overwritten", ada_href),
+            ("delete_group", "overwritten", grace),
+        ]
+        for row in kept:
+            assert ok(await restore(client, row))["how"] == "replace"
+    assert {href: raw(dav, href) for href in (ada_href, grace)} == before
+    assert "recoverable for 7 day(s) with restore_card" in log.messages[0]
+
+
+async def test_with_the_journal_off_a_group_dialog_says_it_cannot_be_undone(dav: Dav) -> None:
+    team = dav.put(dav.book, "team.vcf", vcard("UID:t", "KIND:group", "FN:Team", version="4.0"))
+    log = DialogLog()
+    async with connect(dav.server(ApprovalSettings(undo_days=0)), revision=REVISION, answer=log) as client:
+        ok(await client.call_tool("delete_group", {"group_id": team}))
+    assert "cannot be brought back from here" in log.messages[0]
+    assert "recoverable" not in log.messages[0]

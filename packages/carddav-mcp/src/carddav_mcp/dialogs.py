@@ -69,6 +69,14 @@ _MOVED = (
     "The card leaves its current address book; groups there lose it, and the server keeps no record "
     "from which the move could be undone."
 )
+_GROUP_CHANGED = (
+    "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
+    "earlier version of the group to go back to."
+)
+_GROUP_GONE = (
+    "Every member remains in the address book as it is; only the group itself goes, and with no trash "
+    "on a CardDAV server it cannot be brought back from here."
+)
 KEPT_FOR: dict[str, LiteralString] = {
     _NO_HISTORY: "A CardDAV server keeps no earlier version, so this server keeps the card as it is now in its own "
     "undo journal (list_restorable shows it); after that it is gone.",
@@ -78,10 +86,14 @@ KEPT_FOR: dict[str, LiteralString] = {
     "own undo journal (list_restorable shows them); after that they are gone.",
     _MOVED: "The card leaves its current address book and groups there lose it; this server notes the move in its "
     "own undo journal (list_restorable shows it).",
+    _GROUP_CHANGED: "The contacts themselves stay in the address book; only the group changes. This server keeps "
+    "every card the change writes (the group card, or each member card whose CATEGORIES change) as it is now "
+    "in its own undo journal (list_restorable shows each).",
+    _GROUP_GONE: "Every member remains in the address book as it is; only the group itself goes. This server "
+    "keeps every card the deletion changes (the group card, or each member card losing the label) as it is "
+    "now in its own undo journal (list_restorable shows each).",
 }
-"""The consequence a dialog says instead where the undo journal keeps every card the change touches.
-
-The group tools' consequences are not here: they keep nothing, and keep saying so."""
+"""The consequence a dialog says instead where the undo journal keeps every card the change touches."""
 RESTORE: LiteralString = "restore_card"
 """The tool a dialog names where the undo journal keeps what a change removes."""
 
@@ -208,10 +220,7 @@ def update_group_dialog(
         values.append(CallerValue("Contacts to remove", _ids(chosen.remove), identifier=True))
     if chosen.members is not None:
         values.append(CallerValue("New member list", _ids(chosen.members), identifier=True))
-    consequence = (
-        "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
-        "earlier version of the group to go back to."
-    )
+    consequence = _GROUP_CHANGED
     template = (
         "rename a group of {before} contact(s) and change its members: {added} added, {removed} removed, "
         "{after} after the change"
@@ -226,8 +235,7 @@ def delete_group_dialog(book: str, group_id: str, members: int) -> Dialog:
     """delete_group: the member count; the contacts stay; ``group_id`` as the caller gave it."""
     return Dialog(
         operation("delete a group of {members} contact(s)", members=members),
-        "Every member remains in the address book as it is; only the group itself goes, and with no trash "
-        "on a CardDAV server it cannot be brought back from here.",
+        _GROUP_GONE,
         [CallerValue("Address book", book, identifier=True), CallerValue("Group", group_id, identifier=True)],
     )
 

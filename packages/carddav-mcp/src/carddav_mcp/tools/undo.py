@@ -1,10 +1,10 @@
 """Undo: keeping what a guarded change removes from a card (the journal), list_restorable and restore_card.
 
-update_contact, delete_contact and move_contact ask through :func:`gate` (``await undo.gate(gate,
-cards).check(ctx, ...)``, the gate's own arguments), which words the dialog "recoverable for N day(s) with
-restore_card" only where the journal will hold every card as it was read
-(:mod:`approval_core.records.journal`), and call :func:`keeping` around each card's write. The group tools
-keep nothing: their dialogs still say that a change cannot be undone. ``list_restorable`` shows ids,
+update_contact, delete_contact, move_contact, update_group and delete_group ask through :func:`gate`
+(``await undo.gate(gate, cards).check(ctx, ...)``, the gate's own arguments), which words the dialog
+"recoverable for N day(s) with restore_card" only where the journal will hold every card as it was read
+(:mod:`approval_core.records.journal`), and call :func:`keeping` around each card's write (a group card, or
+each member card a CATEGORIES group change relabels, is one card each). ``list_restorable`` shows ids,
 places, sizes and times, never a card's text; ``restore_card`` asks, then puts the card back with one
 conditional write (:mod:`webdav_core.restore`).
 """
