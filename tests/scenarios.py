@@ -83,6 +83,30 @@ class Driver:
         return {tool.name for tool in (await self.client.list_tools()).tools}
 
 
+def kept_by(listing: dict[str, Any], tool: str) -> str:
+    """The journal id of the newest entry in a ``list_restorable`` answer that ``tool``'s change kept."""
+    return next(entry["id"] for entry in listing["entries"] if entry["tool"] == tool)
+
+
+async def restore_or_refuse(d: Driver, tool: str, where: dict[str, str], undoes: str) -> None:
+    """Restore what ``undoes`` overwrote, an entry still there at the version that change left.
+
+    It is put back (If-Match on that version); only where another client changed the entry since (the change
+    ``tests/test_changed_meanwhile.py`` makes while the person is asked) the restore must refuse, before and
+    after that yes, saying the entry changed since: a restore never writes over a change it did not see.
+    """
+    (collection,) = where.values()
+    listed = await d.ok("list_restorable", where)
+    result = await d.call(tool, {**where, "id": kept_by(listed, undoes)})
+    text = result.content[0].text if result.content else ""
+    if result.is_error:
+        assert f"has changed since {undoes}" in text, text
+        return
+    assert isinstance(result.structured_content, dict), text
+    assert result.structured_content["how"] == "replace", result.structured_content
+    assert result.structured_content["collection"] == collection, result.structured_content
+
+
 # ---------------------------------------------------------------- caldav-mcp
 
 CHORE = """BEGIN:VCALENDAR\r
@@ -187,12 +211,17 @@ async def caldav_scenario(d: Driver, dav: DavServer) -> None:
     await d.ok("complete_task", {"calendar": work, "uid": chore})  # one occurrence at a time, never asks
     await d.ok("complete_task", {"calendar": work, "uid": chore})
     await d.ok("complete_task", {"calendar": work, "uid": chore, "scope": "series"})  # the series: asks
+    # The completed series' version as it was, put back over the version the completion left (If-Match).
+    await restore_or_refuse(d, "restore_entry", {"calendar": work}, "complete_task")
     await d.ok("delete_task", {"calendar": work, "uid": task})
     entry = (await d.ok("create_journal", {"calendar": work, "summary": "Notes", "date": "2026-12-07"}))["uid"]
     await d.ok("list_journals", {"calendar": work})
     await d.ok("get_journal", {"calendar": work, "uid": entry})
     await d.ok("update_journal", {"calendar": work, "uid": entry, "summary": "More notes"})
     await d.ok("delete_journal", {"calendar": work, "uid": entry})
+    # The deleted journal entry, written again where it was gone (If-None-Match: *).
+    kept = await d.ok("list_restorable", {"calendar": work})
+    await d.ok("restore_entry", {"calendar": work, "id": kept_by(kept, "delete_journal")})
 
 
 async def caldav_refusal(dav: DavServer) -> tuple[str, dict[str, Any]]:
@@ -263,9 +292,14 @@ async def carddav_scenario(d: Driver, dav: DavServer) -> None:
     await d.ok("get_group", {"group_id": group})
     await d.ok("update_group", {"group_id": group, "add": [alan]})
     await d.ok("update_contact", {"contact_id": ada, "changes": {"org": ["Analytical Engines"]}})
+    # Ada's card as it was before update_contact, put back over the version the update left (If-Match).
+    await restore_or_refuse(d, "restore_card", {"address_book": book}, "update_contact")
     moved = await d.ok("move_contact", {"contact_id": alan, "destination": other})
     await d.ok("delete_group", {"group_id": group})
     await d.ok("delete_contact", {"contact_ids": [ada, moved["id"]]})
+    # Ada's deleted card, written again where it was gone (If-None-Match: *).
+    kept = await d.ok("list_restorable", {"address_book": book})
+    await d.ok("restore_card", {"address_book": book, "id": kept_by(kept, "delete_contact")})
 
 
 async def carddav_refusal(dav: DavServer) -> tuple[str, dict[str, Any]]:

@@ -16,6 +16,12 @@ pytestmark = pytest.mark.anyio
 SERIES_ID = "hostile@example.org"
 OCCURRENCE_ID = "hostile@example.org#20261202T080000Z"
 NO_HISTORY = "A CalDAV server keeps no version history. Once it is gone there is nothing to restore it from."
+OFF_JOURNAL = ApprovalSettings(undo_days=0)
+"""The seed's dialogs, word for word: with the undo journal on they also say how long a change stays recoverable."""
+KEPT = (
+    "A CalDAV server keeps no version history, so this server keeps the entry as it is now in its own undo "
+    "journal (list_restorable shows it); after that it is gone."
+)
 
 
 def guarded_calls(account) -> dict[str, dict]:
@@ -58,18 +64,26 @@ async def test_a_hostile_entry_never_reaches_the_dialog_and_a_decline_changes_no
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
-async def test_deleting_a_series_says_how_many_occurrences_go(account, revision) -> None:
+@pytest.mark.parametrize(
+    ("days", "said"),
+    [
+        (0, f"Delete a recurring event and all 3 of its occurrences\n\n{NO_HISTORY}"),  # the journal off: seed 000
+        (
+            7,
+            "Delete a recurring event and all 3 of its occurrences, recoverable for 7 day(s) with restore_entry"
+            f"\n\n{KEPT}",
+        ),
+    ],
+)
+async def test_deleting_a_series_says_how_many_occurrences_go(account, revision, days, said) -> None:
     account.put(account.work, "hostile.ics", hostile_series())
     log = DialogLog(accept)
-    async with connect(account.build(), revision=revision, answer=log) as client:
+    async with connect(account.build(ApprovalSettings(undo_days=days)), revision=revision, answer=log) as client:
         result = await client.call_tool("delete_event", guarded_calls(account)["delete_event"])
         after = await entries(client, account)
     structured(result)
     assert after == []
-    assert log.messages == [
-        f"Delete a recurring event and all 3 of its occurrences\n\n{NO_HISTORY}\n\n"
-        f"{CALLER_VALUES_HEADING}\n  Calendar: {account.work}\n  Event: {SERIES_ID}"
-    ]
+    assert log.messages == [f"{said}\n\n{CALLER_VALUES_HEADING}\n  Calendar: {account.work}\n  Event: {SERIES_ID}"]
 
 
 async def test_the_dialog_describes_the_entry_itself(account) -> None:
@@ -81,7 +95,7 @@ async def test_the_dialog_describes_the_entry_itself(account) -> None:
     )
     account.put(account.work, "hostile.ics", hostile_series())
     log = DialogLog(decline)
-    async with connect(account.build(), revision="2026-07-28", answer=log) as client:
+    async with connect(account.build(OFF_JOURNAL), revision="2026-07-28", answer=log) as client:
         # A caller that calls the lunch a series gets no say: it does not repeat.
         series_claim = await client.call_tool(
             "delete_event", {"calendar": account.work, "id": "lunch@x", "scope": "occurrence"}
@@ -191,7 +205,10 @@ async def test_tasks_and_journals_ask_only_to_delete(account, revision) -> None:
         structured(await client.call_tool("delete_journal", {"calendar": account.work, "uid": note["uid"]}))
         tasks = structured(await client.call_tool("list_tasks", {"calendar": account.work}))
     assert tasks["tasks"] == []
-    assert [m.split("\n")[0] for m in log.messages] == ["Delete a task", "Delete a journal entry"]
+    assert [m.split("\n")[0] for m in log.messages] == [
+        "Delete a task, recoverable for 7 day(s) with restore_entry",
+        "Delete a journal entry, recoverable for 7 day(s) with restore_entry",
+    ]
     assert all(HOSTILE not in m for m in log.messages)
 
 

@@ -147,6 +147,8 @@ def _id_fields(
         "create_journal": ({"calendar": work, "summary": "x"}, ["calendar"]),
         "update_journal": ({"calendar": work, "uid": note, "summary": "y"}, ["calendar", "uid"]),
         "delete_journal": ({"calendar": work, "uid": note}, ["calendar", "uid"]),
+        "list_restorable": ({"calendar": work}, ["calendar"]),
+        "restore_entry": ({"calendar": work, "id": "0123456789abcdef"}, ["calendar", "id"]),
     }
 
 

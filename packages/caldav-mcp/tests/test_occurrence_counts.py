@@ -12,10 +12,13 @@ import re
 
 import pytest
 
+from approval_core import ApprovalSettings
 from approval_core.testing import DialogLog, connect, decline
 from caldav_helpers import ics, structured, vevent
 
 pytestmark = pytest.mark.anyio
+NO_UNDO = ApprovalSettings(undo_days=0)
+"""The dialogs without the undo journal's "recoverable" clause: these tests read the counts in the headline."""
 
 UID = "count@example.org"
 WHOLE = {"start": "2026-11-01", "end": "2027-10-01"}
@@ -87,7 +90,7 @@ async def test_a_series_that_never_ends_is_said_to_never_end_also_with_overrides
         ),
     )
     log = DialogLog(decline)
-    async with connect(account.build(), revision="2026-07-28", answer=log) as client:
+    async with connect(account.build(NO_UNDO), revision="2026-07-28", answer=log) as client:
         await client.call_tool("delete_event", {"calendar": account.work, "id": UID, "scope": "series"})
         await client.call_tool(
             "update_event", {"calendar": account.work, "id": UID, "scope": "series", "summary": "All"}
@@ -119,7 +122,7 @@ async def test_a_change_to_the_series_says_how_many_occurrences_it_reaches(accou
         ),
     )
     log = DialogLog()
-    async with connect(account.build(), revision="2025-11-25", answer=log) as client:
+    async with connect(account.build(NO_UNDO), revision="2025-11-25", answer=log) as client:
         structured(
             await client.call_tool(
                 "update_event", {"calendar": account.work, "id": UID, "scope": "series", "summary": "All"}

@@ -107,7 +107,7 @@ async def test_without_settings_the_tools_list_and_say_what_to_set() -> None:
         tools = await client.list_tools()
         info = structured(await client.call_tool("get_server_info", {}))
         result = await client.call_tool("list_calendars", {})
-    assert len(tools.tools) == 22
+    assert len(tools.tools) == 24
     assert info["configured"] is False
     assert info["missing_settings"] == ["CALDAV_URL", "CALDAV_USERNAME", "CALDAV_PASSWORD"]
     assert result.is_error

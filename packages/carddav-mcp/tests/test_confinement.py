@@ -49,6 +49,9 @@ def id_calls(dav: Dav, card: str, escape: str) -> list[tuple[str, dict[str, Any]
         ("update_group", {"group_id": f"{book}#Team", "add": [escape]}, "add"),
         ("update_group", {"group_id": f"{book}#Team", "remove": [escape]}, "remove"),
         ("delete_group", {"group_id": escape}, "group_id"),
+        ("list_restorable", {"address_book": escape}, "address_book"),
+        ("restore_card", {"address_book": escape, "id": "0123456789abcdef"}, "address_book"),
+        ("restore_card", {"address_book": book, "id": escape}, "id"),
     ]
 
 

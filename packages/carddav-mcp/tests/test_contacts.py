@@ -206,7 +206,7 @@ async def test_a_tool_without_configuration_says_what_to_set() -> None:
     async with connect(server, revision="2026-07-28") as client:
         tools = await client.list_tools()
         result = await client.call_tool("list_address_books", {})
-    assert len(tools.tools) == 17
+    assert len(tools.tools) == 19
     assert result.is_error
     assert "CARDDAV_URL" in result.content[0].text
     assert "CARDDAV_PASSWORD" in result.content[0].text

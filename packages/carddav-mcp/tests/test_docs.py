@@ -37,7 +37,7 @@ async def test_the_tool_table_matches_the_annotations_and_the_guards() -> None:
         assert all(h is not None for h in hints), tool.name
         actual[tool.name] = ["yes" if h else "no" for h in hints] + [GUARDS[tool.name].condition]
     assert documented() == actual
-    assert len(actual) == 17
+    assert len(actual) == 19
 
 
 @pytest.mark.anyio

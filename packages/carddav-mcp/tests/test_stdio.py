@@ -27,7 +27,7 @@ async def test_a_guarded_delete_over_stdio_asks_and_then_deletes(radicale: Dav) 
             deleted = await c.call_tool("delete_contact", {"contact_ids": [href]})
         errlog.seek(0)
         stderr = errlog.read()
-    assert len(tools.tools) == 17
+    assert len(tools.tools) == 19
     assert [contact["fn"] for contact in listed.structured_content["contacts"]] == [HOSTILE]
     assert not deleted.is_error
     assert not radicale.exists(href)

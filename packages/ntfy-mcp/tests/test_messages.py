@@ -77,8 +77,11 @@ async def test_a_delayed_notification_is_scheduled_and_listed_only_when_asked(nt
         (one,) = sent.structured_content["results"]
         assert one["scheduled"]
         assert one["time"] >= time.time() + 7000
+        assert one["cancellable_until"] == one["time"]  # delete_messages cancels it until it goes out
         plain = await client.call_tool("list_messages", {"topics": [topic]})
         scheduled = await client.call_tool("list_messages", {"topics": [topic], "scheduled": True})
+        now = await client.call_tool("publish_message", {"topics": [topic], "message": "now"})
+    assert now.structured_content["results"][0].get("cancellable_until") is None  # delivered: nothing to cancel
     assert plain.structured_content["count"] == 0
     assert [m["id"] for m in scheduled.structured_content["messages"]] == [one["id"]]
     assert scheduled.structured_content["messages"][0]["scheduled"] is True

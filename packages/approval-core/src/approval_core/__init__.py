@@ -21,6 +21,7 @@ from approval_core.asking.dialog import (
     Dialog,
     Operation,
     operation,
+    undoable,
 )
 from approval_core.asking.recovery import StateRecovery, install_state_recovery, share_sdk_state_keys
 from approval_core.asking.results import APPROVAL_META_KEY, approval_outcome, refusal, structured
@@ -64,8 +65,10 @@ from approval_core.policy import (
     effects,
 )
 from approval_core.records.audit import AUDIT_LOGGER
+from approval_core.records.journal import Journal, JournalEntry, JournalUnavailable, Keeping
 from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.records.redis_store import RedisStore
+from approval_core.records.restorable import RESTORE_ID_PATTERN, Restorable, RestorableList, Restored, restorable
 from approval_core.records.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.equip import equip, run
@@ -87,6 +90,7 @@ from approval_core.settings import (
     PROFILE_ENV,
     STORE_URL_ENV,
     TIMEOUT_ENV,
+    UNDO_DAYS_ENV,
     ApprovalSettings,
 )
 
@@ -103,10 +107,12 @@ __all__ = [
     "KEY_FILE_ENV",
     "PAGE_ENV",
     "PROFILE_ENV",
+    "RESTORE_ID_PATTERN",
     "STATE_TTL",
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
     "TOKEN_TTL",
+    "UNDO_DAYS_ENV",
     "VERSION_KEY",
     "ApprovalError",
     "ApprovalGate",
@@ -128,6 +134,10 @@ __all__ = [
     "GuardTableError",
     "GuardedCall",
     "HttpSettings",
+    "Journal",
+    "JournalEntry",
+    "JournalUnavailable",
+    "Keeping",
     "KeyRing",
     "MemoryStore",
     "Mismatch",
@@ -143,6 +153,9 @@ __all__ = [
     "Redemption",
     "RedisStore",
     "RequestLine",
+    "Restorable",
+    "RestorableList",
+    "Restored",
     "SentBody",
     "SettingsError",
     "StateRecovery",
@@ -182,6 +195,7 @@ __all__ = [
     "read_key_file",
     "refusal",
     "report_progress",
+    "restorable",
     "run",
     "running_page",
     "say",
@@ -191,4 +205,5 @@ __all__ = [
     "stable",
     "startup_line",
     "structured",
+    "undoable",
 ]

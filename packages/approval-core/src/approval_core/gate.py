@@ -77,6 +77,7 @@ from approval_core.page.path import PagePath
 from approval_core.page.stored import StoredView, unbound_etags
 from approval_core.policy import GuardedCall, GuardTable
 from approval_core.records.file_store import FileStore
+from approval_core.records.journal import open_journal
 from approval_core.records.keys import (
     BODY_DIGEST_PURPOSE,
     PAGE_PURPOSE,
@@ -124,6 +125,8 @@ class ApprovalGate:
             namespaced by ``server_name`` and the key file's deployment id when set, else a
             :class:`~approval_core.records.file_store.FileStore` in ``settings.record_folder`` (stdio),
             else a :class:`~approval_core.records.store.MemoryStore` of this process).
+
+    ``journal`` is the undo journal (:mod:`approval_core.records.journal`), None under ``APPROVAL_UNDO_DAYS=0``.
     """
 
     def __init__(
@@ -154,6 +157,7 @@ class ApprovalGate:
             else:
                 store = MemoryStore(clock=clock)
         self.store: RecordStore = store
+        self.journal = open_journal(server_name, settings.undo_days, settings.key_ring, store, clock)
         previous: tuple[bytes, ...] = ()
         if state_key is None and settings.key_ring is not None:
             state_key, *rest = settings.key_ring.derive(STATE_SEAL_PURPOSE)

@@ -55,6 +55,13 @@ family in the same environment:
     most N uses, at most 8 hours), signed with the passkey
     (:mod:`approval_core.asking.grants`). Unset or ``false``: no grants. Needs
     ``APPROVAL_PAGE=true``; any other value stops the server.
+
+``APPROVAL_UNDO_DAYS``
+    Days the undo journal keeps what a guarded change removed, so it can be
+    put back (:mod:`approval_core.records.journal`). A whole number in
+    ``[0, 90]`` written in plain digits; default 7; ``0`` keeps nothing (the
+    dialogs then say that a change cannot be undone). Anything else (``7d``,
+    ``-1``, ``07``, an empty string) is an error naming the rule.
 """
 
 from __future__ import annotations
@@ -84,6 +91,7 @@ __all__ = [
     "STORE_URL_ENV",
     "TIMEOUT_ENV",
     "TOOLS_ENV",
+    "UNDO_DAYS_ENV",
     "ApprovalSettings",
 ]
 
@@ -91,6 +99,9 @@ ELICITATION_ENV = "ELICITATION"
 TIMEOUT_ENV = "ELICITATION_TIMEOUT"
 STORE_URL_ENV = "APPROVAL_STORE_URL"
 PROFILE_ENV = "APPROVAL_PROFILE"
+UNDO_DAYS_ENV = "APPROVAL_UNDO_DAYS"
+DEFAULT_UNDO_DAYS = 7
+MAX_UNDO_DAYS = 90
 PROFILES = ("guarded", "every-write", "read-only")
 """The values of ``APPROVAL_PROFILE``; the first is the default."""
 Profile = Literal["guarded", "every-write", "read-only"]
@@ -121,6 +132,7 @@ class ApprovalSettings:
             (over stdio without ``store_url``), or None for this process.
         tools: ``TOOLS``: which tools are served, or None for all of them.
         grants: ``APPROVAL_GRANTS=true``: yeses may be widened into standing grants on the page.
+        undo_days: Days the undo journal keeps a guarded change's pre-image; 0: none kept.
     """
 
     elicitation: bool = True
@@ -132,6 +144,7 @@ class ApprovalSettings:
     record_folder: Path | None = None
     tools: ToolSelection | None = None
     grants: bool = False
+    undo_days: int = DEFAULT_UNDO_DAYS
 
     @property
     def every_write(self) -> bool:
@@ -158,7 +171,8 @@ class ApprovalSettings:
                 open to group or others, or holds a key shorter than 32
                 bytes; an ``APPROVAL_PAGE*`` or ``APPROVAL_PUSH*`` value
                 breaks its rule; ``APPROVAL_GRANTS`` is not ``true`` or ``false``, or ``true`` without
-                the page. The message names the variable and the rule.
+                the page; ``APPROVAL_UNDO_DAYS`` is not a whole number of days in ``[0, 90]``. The
+                message names the variable and the rule.
         """
         env = os.environ if environ is None else environ
         page = PageSettings.from_env(env)
@@ -183,6 +197,7 @@ class ApprovalSettings:
             else None,
             tools=ToolSelection.parse(env.get(TOOLS_ENV)),
             grants=grants_from_env(env, page is not None),
+            undo_days=_parse_undo_days(env.get(UNDO_DAYS_ENV)),
         )
 
 
@@ -238,3 +253,14 @@ def _parse_flag(raw: str | None) -> bool:
 def _parse_timeout(raw: str | None) -> float:
     what = "the seconds a dialog may wait for an answer"
     return seconds_in_range(TIMEOUT_ENV, raw, what, MIN_DIALOG_TIMEOUT, MAX_DIALOG_TIMEOUT, DEFAULT_DIALOG_TIMEOUT)
+
+
+def _parse_undo_days(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_UNDO_DAYS
+    if not (raw.isascii() and raw.isdigit()) or (len(raw) > 1 and raw[0] == "0") or int(raw) > MAX_UNDO_DAYS:
+        raise SettingsError(
+            f"{UNDO_DAYS_ENV}={raw!r} is not a valid value: give a whole number of days from 0 to {MAX_UNDO_DAYS} in "
+            f"plain digits (how long a guarded change can be undone; default {DEFAULT_UNDO_DAYS}; 0 keeps nothing)"
+        )
+    return int(raw)

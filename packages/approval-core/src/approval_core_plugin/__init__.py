@@ -7,7 +7,8 @@ Active in every pytest run where approval-core is installed, so a package's
   ``@pytest.mark.anyio`` needs;
 * a user data folder of the run's own (``XDG_DATA_HOME``, a new temporary
   folder removed at the end), so what servers keep there by default (the
-  file store of single-use records over stdio, an embedded server's data)
+  file store of single-use records over stdio, the undo journal and its
+  key, an embedded server's data)
   is neither read from nor left in the person's own folder, and two runs on
   one machine never share it;
 * the repository's ``testing/`` folder on ``sys.path`` (found from pytest's

@@ -10,9 +10,9 @@ is meant.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, LiteralString
 
-from approval_core import CallerValue, Dialog, operation
+from approval_core import CallerValue, Dialog, operation, undoable
 
 if TYPE_CHECKING:
     from caldav_mcp.rule_change import RuleChange
@@ -30,11 +30,39 @@ __all__ = [
     "delete_following",
     "move_event",
     "respond_to_event",
+    "restore_entry",
     "update_following",
     "update_series",
+    "with_undo",
 ]
 
 NO_HISTORY = "A CalDAV server keeps no version history. Once it is gone there is nothing to restore it from."
+REPLACED = "A CalDAV server keeps no version history: the values being replaced cannot be restored from it."
+MOVED = "Whoever shares the source calendar stops seeing it there; a CalDAV server keeps no history of the move."
+KEPT = (
+    "A CalDAV server keeps no version history, so this server keeps the entry as it is now in its own undo "
+    "journal (list_restorable shows it); after that it is gone."
+)
+MOVE_KEPT = (
+    "Whoever shares the source calendar stops seeing it there; this server notes the move in its own undo "
+    "journal (list_restorable shows it)."
+)
+RULE_LOST = "A CalDAV server keeps no version history: the occurrences that go cannot be restored from it."
+SPLIT = "A CalDAV server keeps no version history: the series as it is now cannot be restored from it."
+SPLIT_KEPT = (
+    "A CalDAV server keeps no version history, so this server keeps the series as it is now in its own undo "
+    "journal (list_restorable shows it); restore_entry puts it back once the new series has been deleted."
+)
+KEPT_FOR: dict[str, LiteralString] = {
+    NO_HISTORY: KEPT,
+    REPLACED: KEPT,
+    RULE_LOST: KEPT,
+    MOVED: MOVE_KEPT,
+    SPLIT: SPLIT_KEPT,
+}
+"""The consequence a dialog says instead where the undo journal keeps what the change removes."""
+RESTORE: LiteralString = "restore_entry"
+"""The tool a dialog names where the undo journal keeps what a change removes."""
 
 
 def _calendar(calendar: str) -> list[CallerValue]:
@@ -116,11 +144,7 @@ def update_series(
             fields=len(fields),
             occurrences=occurrences,
         )
-    return Dialog(
-        op,
-        "A CalDAV server keeps no version history: the values being replaced cannot be restored from it.",
-        [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))],
-    )
+    return Dialog(op, REPLACED, [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))])
 
 
 def move_event(calendar: str, destination: str, *, entry_id: str, occurrences: Count) -> Dialog:
@@ -135,11 +159,7 @@ def move_event(calendar: str, destination: str, *, entry_id: str, occurrences: C
         )
     else:
         op = operation("move an event to another calendar")
-    return Dialog(
-        op,
-        "Whoever shares the source calendar stops seeing it there; a CalDAV server keeps no history of the move.",
-        [*_event(calendar, entry_id), CallerValue("Destination", destination, identifier=True)],
-    )
+    return Dialog(op, MOVED, [*_event(calendar, entry_id), CallerValue("Destination", destination, identifier=True)])
 
 
 def respond_to_event(calendar: str, partstat: str, *, entry_id: str, scheduling: bool) -> Dialog:
@@ -158,6 +178,45 @@ def respond_to_event(calendar: str, partstat: str, *, entry_id: str, scheduling:
         operation("answer an invitation"),
         consequence,
         [*_event(calendar, entry_id), CallerValue("Answer", partstat)],
+    )
+
+
+def with_undo(dialog: Dialog, days: int | None) -> Dialog:
+    """``dialog`` saying that the change stays recoverable for ``days`` days with restore_entry.
+
+    Only a dialog whose consequence says the change cannot be undone (:data:`KEPT_FOR`) is reworded, and
+    only where the undo journal will keep what it removes (``days`` not None); any other comes back as it was.
+    """
+    kept = KEPT_FOR.get(dialog.consequence)
+    if days is None or kept is None:
+        return dialog
+    return Dialog(undoable(dialog.operation, days, RESTORE), kept, dialog.caller_values, dialog.value_limit)
+
+
+def restore_entry(how: str, calendar: str, *, restore_id: str, kept_at: str, undoes: str) -> Dialog:
+    """Putting back an entry from the undo journal: ``how`` is the write (``create``, ``replace``, ``move_back``).
+
+    The values are the caller's calendar and journal id, and what the journal says of the change (when it was
+    kept, which tool made it); never the entry's text nor its name on the server, which others may choose.
+    """
+    if how == "move_back":
+        op = operation("move an entry back into this calendar, out of the calendar it was moved to")
+        consequence = "Whoever shares the calendar it is in now stops seeing it there; its text is as it was."
+    elif how == "replace":
+        op = operation("put back the earlier version of an entry, over the version a change left")
+        consequence = "The version stored now is replaced, and this server keeps no copy of it: that cannot be undone."
+    else:
+        op = operation("put back an entry that is gone, where it was")
+        consequence = "It comes back with the text it had before the change; nothing stored is replaced."
+    return Dialog(
+        op,
+        consequence,
+        [
+            *_calendar(calendar),
+            CallerValue("Restore id", restore_id, identifier=True),
+            CallerValue("Kept at", kept_at),
+            CallerValue("Undoes", undoes, identifier=True),
+        ],
     )
 
 
@@ -241,7 +300,7 @@ def change_rule(calendar: str, *, entry_id: str, fields: list[str], rule: str, c
         )
     return Dialog(
         op,
-        "A CalDAV server keeps no version history: the occurrences that go cannot be restored from it.",
+        RULE_LOST,
         [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields)), CallerValue("New rule", rule)],
     )
 
@@ -271,6 +330,6 @@ def update_following(calendar: str, *, entry_id: str, fields: list[str], kept: i
         )
     return Dialog(
         op,
-        "A CalDAV server keeps no version history: the values being replaced cannot be restored from it.",
+        SPLIT,
         [*_event(calendar, entry_id), CallerValue("Fields", ", ".join(fields))],
     )

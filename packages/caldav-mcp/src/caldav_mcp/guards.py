@@ -5,7 +5,10 @@ back always ask; ``update_event`` asks only when the change reaches a whole
 recurring series (the one edit that changes appointments the caller did not
 look at); ``complete_task`` likewise only when it marks a whole recurring task
 done (every occurrence still to come leaves the open tasks); everything else
-never asks.
+never asks. ``restore_entry`` (putting back what a guarded change removed,
+from the undo journal) always asks too: it may write over the version that
+change left, and on a scheduling server a restored entry with attendees makes
+the server send iTIP messages again.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ _NEVER = [
     "get_journal",
     "create_journal",
     "update_journal",
+    "list_restorable",
 ]
 
 
@@ -54,6 +58,7 @@ GUARDS = GuardTable(
         "delete_journal": Guard.always(),
         "move_event": Guard.always(),
         "respond_to_event": Guard.always(),
+        "restore_entry": Guard.always(),
         "update_event": Guard.when(
             _changes_a_series, "only when changing a whole recurring series, or giving a recurrence rule"
         ),
@@ -112,6 +117,8 @@ OPEN_WORLD = {
     "delete_task": _SCHEDULED,
     "update_journal": _SCHEDULED,
     "delete_journal": _SCHEDULED,
+    "restore_entry": "on a server with RFC 6638 scheduling, putting back an entry that has attendees makes the "
+    "server send iTIP messages (REQUEST or CANCEL) to the other people on it",
 }
 
 _READS = effects(Effect.READS)
@@ -132,4 +139,6 @@ EFFECTS = {
     "delete_task": effects(Effect.REMOVES, *_SCHEDULING),
     "delete_journal": effects(Effect.REMOVES, *_SCHEDULING),
     "move_event": effects(Effect.CREATES, Effect.REMOVES),
+    # Puts an entry back: a create where it is gone, a PUT over the version a change left, or a move back.
+    "restore_entry": effects(Effect.CREATES, Effect.REPLACES, Effect.REMOVES, *_SCHEDULING),
 }

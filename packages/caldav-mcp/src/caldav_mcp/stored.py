@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from approval_core import Change, Collection, StoredEntry, StoredField, StoredView
 from approval_core.page.stored import ENTRY_LIMIT
 from caldav_mcp.dav import CalendarInfo, Resource
-from caldav_mcp.ical import Unreadable, is_recurring, occurrence_start, series_occurrences
+from caldav_mcp.errors import CalDAVToolError
+from caldav_mcp.ical import Unreadable, calendar_of, is_recurring, master, occurrence_start, series_occurrences
 
 if TYPE_CHECKING:
     import icalendar
@@ -36,6 +37,7 @@ __all__ = [
     "delete_view",
     "edit_view",
     "entry",
+    "restore_view",
     "series_view",
     "single",
     "when",
@@ -276,3 +278,20 @@ def series_view(
     listed = found[: ENTRY_LIMIT - 1]
     rows = [entry(cal, resource, series, "VEVENT", count=count, occurrence=each) for each in listed]
     return StoredView(entries=(head, *rows), not_listed=count - len(listed))
+
+
+def restore_view(cal: CalendarInfo, href: str, data: bytes, undoes: str) -> StoredView | None:
+    """A restore: the entry as the undo journal kept it (before ``undoes`` changed it), for the page only.
+
+    The kept version names no ETag (it is not on the server now; the approval binds the version the restore
+    writes over). None when the kept bytes are not an iCalendar entry this server reads.
+    """
+    kept = Resource(href=href, etag=None, data=data.decode("utf-8", errors="replace"))
+    try:
+        ical = calendar_of(kept)
+        kind = next(k for k in ("VEVENT", "VTODO", "VJOURNAL") if ical.walk(k))
+        component = master(ical, kind)
+        shown = entry(cal, kept, component, kind, count="not counted")  # the rule is shown, not expanded
+    except (CalDAVToolError, StopIteration, Unreadable, ValueError):
+        return None
+    return StoredView(entries=(shown.model_copy(update={"kind": f"{shown.kind}, as kept before {undoes}"}),))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import LiteralString
 
-from approval_core import CallerValue, Dialog, operation
+from approval_core import CallerValue, Dialog, operation, undoable
 
 __all__ = [
     "GroupChange",
@@ -26,8 +26,10 @@ __all__ = [
     "delete_group_dialog",
     "move_contact_dialog",
     "replace_card_dialog",
+    "restore_card_dialog",
     "update_fields_dialog",
     "update_group_dialog",
+    "with_undo",
 ]
 
 
@@ -58,6 +60,54 @@ _FN_ADDED: dict[str | None, LiteralString] = {
 _NO_HISTORY = (
     "The old values are overwritten on the server, and a CardDAV server keeps no earlier version to restore them from."
 )
+_REPLACED = (
+    "Everything on the current card that is not in the new card is removed, and a CardDAV server keeps "
+    "no earlier version to restore it from."
+)
+_NO_TRASH = "A CardDAV server has no trash: a deleted card, photo included, cannot be recovered from here."
+_MOVED = (
+    "The card leaves its current address book; groups there lose it, and the server keeps no record "
+    "from which the move could be undone."
+)
+_GROUP_CHANGED = (
+    "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
+    "earlier version of the group to go back to."
+)
+_GROUP_GONE = (
+    "Every member remains in the address book as it is; only the group itself goes, and with no trash "
+    "on a CardDAV server it cannot be brought back from here."
+)
+KEPT_FOR: dict[str, LiteralString] = {
+    _NO_HISTORY: "A CardDAV server keeps no earlier version, so this server keeps the card as it is now in its own "
+    "undo journal (list_restorable shows it); after that it is gone.",
+    _REPLACED: "Everything on the current card that is not in the new card is removed from the server; this server "
+    "keeps the card as it is now in its own undo journal (list_restorable shows it).",
+    _NO_TRASH: "A CardDAV server has no trash, so this server keeps each card as it is now, photo included, in its "
+    "own undo journal (list_restorable shows them); after that they are gone.",
+    _MOVED: "The card leaves its current address book and groups there lose it; this server notes the move in its "
+    "own undo journal (list_restorable shows it).",
+    _GROUP_CHANGED: "The contacts themselves stay in the address book; only the group changes. This server keeps "
+    "every card the change writes (the group card, or each member card whose CATEGORIES change) as it is now "
+    "in its own undo journal (list_restorable shows each).",
+    _GROUP_GONE: "Every member remains in the address book as it is; only the group itself goes. This server "
+    "keeps every card the deletion changes (the group card, or each member card losing the label) as it is "
+    "now in its own undo journal (list_restorable shows each).",
+}
+"""The consequence a dialog says instead where the undo journal keeps every card the change touches."""
+RESTORE: LiteralString = "restore_card"
+"""The tool a dialog names where the undo journal keeps what a change removes."""
+
+
+def with_undo(dialog: Dialog, days: int | None) -> Dialog:
+    """``dialog`` saying that the change stays recoverable for ``days`` days with restore_card.
+
+    Only a dialog whose consequence is in :data:`KEPT_FOR` is reworded, and only where the undo journal
+    will keep every card the change touches (``days`` not None); any other comes back as it was.
+    """
+    kept = KEPT_FOR.get(dialog.consequence)
+    if days is None or kept is None:
+        return dialog
+    return Dialog(undoable(dialog.operation, days, RESTORE), kept, dialog.caller_values, dialog.value_limit)
 
 
 def update_fields_dialog(book: str, contact_id: str, actions: dict[str, str], fn_added: str | None = None) -> Dialog:
@@ -98,10 +148,7 @@ def replace_card_dialog(
     ``fn_added``: the property (N, ORG, EMAIL) an FN added to a new card without one is made from, or None.
     """
     values = [CallerValue("Address book", book, identifier=True), CallerValue("Contact", contact_id, identifier=True)]
-    consequence = (
-        "Everything on the current card that is not in the new card is removed, and a CardDAV server keeps "
-        "no earlier version to restore it from."
-    )
+    consequence = _REPLACED
     if photo:
         return Dialog(
             operation(
@@ -131,7 +178,7 @@ def delete_contacts_dialog(books: list[str], contact_ids: Sequence[str], count: 
     """delete_contact: how many cards, how many of them carry a photo; ``contact_ids`` as the caller gave them."""
     return Dialog(
         operation("delete {count} contact(s), {photos} of them with a photo", count=count, photos=photos),
-        "A CardDAV server has no trash: a deleted card, photo included, cannot be recovered from here.",
+        _NO_TRASH,
         [
             CallerValue("Address book", ", ".join(books), identifier=True),
             CallerValue("Contacts", _ids(contact_ids), identifier=True),
@@ -146,8 +193,7 @@ def move_contact_dialog(book: str, contact_id: str, destination: str, groups: in
             "move one contact to another address book, out of {groups} group(s) in its current book that list it",
             groups=groups,
         ),
-        "The card leaves its current address book; groups there lose it, and the server keeps no record "
-        "from which the move could be undone.",
+        _MOVED,
         [
             CallerValue("Address book", book, identifier=True),
             CallerValue("Contact", contact_id, identifier=True),
@@ -174,10 +220,7 @@ def update_group_dialog(
         values.append(CallerValue("Contacts to remove", _ids(chosen.remove), identifier=True))
     if chosen.members is not None:
         values.append(CallerValue("New member list", _ids(chosen.members), identifier=True))
-    consequence = (
-        "The contacts themselves stay in the address book; only the group changes. A CardDAV server keeps no "
-        "earlier version of the group to go back to."
-    )
+    consequence = _GROUP_CHANGED
     template = (
         "rename a group of {before} contact(s) and change its members: {added} added, {removed} removed, "
         "{after} after the change"
@@ -192,7 +235,33 @@ def delete_group_dialog(book: str, group_id: str, members: int) -> Dialog:
     """delete_group: the member count; the contacts stay; ``group_id`` as the caller gave it."""
     return Dialog(
         operation("delete a group of {members} contact(s)", members=members),
-        "Every member remains in the address book as it is; only the group itself goes, and with no trash "
-        "on a CardDAV server it cannot be brought back from here.",
+        _GROUP_GONE,
         [CallerValue("Address book", book, identifier=True), CallerValue("Group", group_id, identifier=True)],
+    )
+
+
+def restore_card_dialog(how: str, book: str, *, restore_id: str, kept_at: str, undoes: str) -> Dialog:
+    """restore_card: ``how`` is the write (``create``, ``replace``, ``move_back``); never the card's text or path.
+
+    The values are the caller's address book and journal id, and what the journal says of the change (when
+    it was kept, which tool made it); not the card's path, which whoever made the card chose.
+    """
+    if how == "move_back":
+        op = operation("move a card back into this address book, out of the book it was moved to")
+        consequence = "The card leaves the address book it is in now; its text is as it was."
+    elif how == "replace":
+        op = operation("put back the earlier version of a card, over the version a change left")
+        consequence = "The version stored now is replaced, and this server keeps no copy of it: that cannot be undone."
+    else:
+        op = operation("put back a card that is gone, where it was")
+        consequence = "It comes back with the text it had before the change; nothing stored is replaced."
+    return Dialog(
+        op,
+        consequence,
+        [
+            CallerValue("Address book", book, identifier=True),
+            CallerValue("Restore id", restore_id, identifier=True),
+            CallerValue("Kept at", kept_at),
+            CallerValue("Undoes", undoes, identifier=True),
+        ],
     )

@@ -1,8 +1,9 @@
 """The guard table of carddav-mcp: which tools ask a person, and when.
 
 Five tools ask on every call, because what they overwrite or remove is gone:
-a CardDAV server keeps no version history and has no trash. Everything else
-never asks. ``create_contact`` and ``create_group`` write a new card but take
+a CardDAV server keeps no version history and has no trash. ``restore_card``
+(putting a card back from the undo journal) asks too: it may write over the
+version a change left. Everything else never asks. ``create_contact`` and ``create_group`` write a new card but take
 nothing away (``destructiveHint: false``), so they agree with their row and
 are not mismatches; ``get_contact_photo`` is read-only.
 
@@ -41,6 +42,8 @@ GUARDS = GuardTable(
         "create_group": Guard.never(),
         "update_group": Guard.always(),
         "delete_group": Guard.always(),
+        "list_restorable": Guard.never(),
+        "restore_card": Guard.always(),
     },
     mismatches=[],
 )
@@ -63,4 +66,6 @@ EFFECTS = {
     "delete_contact": effects(Effect.REMOVES),
     "delete_group": effects(Effect.REMOVES),
     "move_contact": effects(Effect.CREATES, Effect.REMOVES),
+    # Puts a card back: a create where it is gone, a PUT over the version a change left, or a move back.
+    "restore_card": effects(Effect.CREATES, Effect.REPLACES, Effect.REMOVES),
 }

@@ -29,13 +29,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from approval_core import Change, Collection, StoredEntry, StoredField, StoredView
+from carddav_mcp.client import CardData
+from carddav_mcp.entries import Entry
 from carddav_mcp.fields import FIELD_PROPERTIES
+from carddav_mcp.vcard import Card
 
 if TYPE_CHECKING:
-    from carddav_mcp.backend import Entry
     from carddav_mcp.client import BookInfo
     from carddav_mcp.groups import GroupView
-    from carddav_mcp.vcard import Card, Prop
+    from carddav_mcp.vcard import Prop
 
 __all__ = [
     "book",
@@ -46,6 +48,7 @@ __all__ = [
     "group",
     "group_changes",
     "property_changes",
+    "restore_view",
 ]
 
 _LABELS = {
@@ -242,3 +245,18 @@ def group(info: BookInfo, view: GroupView, changes: Iterable[Change] = ()) -> St
         changes=tuple(changes),
     )
     return StoredView(entries=(entry,))
+
+
+def restore_view(info: BookInfo, href: str, data: bytes, undoes: str) -> StoredView | None:
+    """A restore: the card as the undo journal kept it (before ``undoes`` changed it), for the page only.
+
+    The kept version names no ETag (it is not on the server now; the approval binds the version the restore
+    writes over). None when the kept bytes are not a vCard.
+    """
+    text = data.decode("utf-8", errors="replace")
+    try:
+        card = Card.parse(text)
+    except ValueError:
+        return None
+    kept = contact(info, Entry(CardData(href, None, text), card), photo="comes back with it")
+    return StoredView(entries=(kept.model_copy(update={"kind": f"Contact, as kept before {undoes}"}),))

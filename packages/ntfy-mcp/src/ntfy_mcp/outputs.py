@@ -152,6 +152,11 @@ class PublishResult(BaseModel):
     sequence_id: str | None = None
     time: int | None = Field(default=None, description="Delivery time, Unix seconds UTC")
     scheduled: bool = False
+    cancellable_until: int | None = Field(
+        default=None,
+        description="A scheduled notification: until this Unix time (its delivery) delete_messages with its "
+        "sequence_id cancels it, and nobody receives it (ntfy 2.16 or later). Unset once it is delivered.",
+    )
     error: str | None = None
     note: str | None = Field(
         default=None, description="Set when ntfy's answer was lost and the topic was read back to find the message."

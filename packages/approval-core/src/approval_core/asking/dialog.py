@@ -157,6 +157,22 @@ def operation(template: LiteralString, **counts: int) -> Operation:
     return Operation(template, counts)
 
 
+def undoable(op: Operation, days: int | None, tool: LiteralString) -> Operation:
+    """``op`` saying that the change stays recoverable for ``days`` days with ``tool``; ``op`` itself when None.
+
+    A server passes the days only where its undo journal will hold what the change removes
+    (:meth:`approval_core.records.journal.Journal.keeps`); the days are a count, the tool's name a literal.
+
+    Raises:
+        DialogError: ``op`` already has a count named ``days``.
+    """
+    if days is None:
+        return op
+    if "days" in op.counts:
+        raise DialogError("undoable: the operation already has a count named days")
+    return Operation(op.template + ", recoverable for {days} day(s) with " + tool, {**op.counts, "days": days})
+
+
 @dataclass(frozen=True, slots=True)
 class CallerValue:
     """One value from the call's own arguments, shown on a labelled line.

@@ -44,6 +44,7 @@ from approval_core.errors import SettingsError
 
 __all__ = [
     "BODY_DIGEST_PURPOSE",
+    "JOURNAL_PURPOSE",
     "KEY_FILE_ENV",
     "MIN_KEY_BYTES",
     "PAGE_PURPOSE",
@@ -66,6 +67,8 @@ SDK_STATE_PURPOSE = b"approval-core/v1/mcp-request-state"
 PAGE_PURPOSE = b"approval-core/v1/approval-page"
 RECORD_NAMESPACE_PURPOSE = b"approval-core/v1/record-namespace"
 BODY_DIGEST_PURPOSE = b"approval-core/v1/every-write-body"
+JOURNAL_PURPOSE = b"approval-core/v1/undo-journal"
+"""HKDF label of the AES-256-GCM key that seals the undo journal's entries (:mod:`approval_core.records.journal`)."""
 """Derives the deployment's identity in the shared store's keys, so two deployments sharing one Redis are apart."""
 """Derives the approval page's key (its CSRF tokens), so every replica checks what another issued."""
 """HKDF label of the secret handed to the MCP SDK's ``RequestStateSecurity(keys=...)``."""

@@ -163,6 +163,14 @@ class RedisStore:
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(f"the approval store could not {what}: {type(exc).__name__}") from None
 
+    async def run(self, what: str, command: Callable[[aioredis.Redis], Any]) -> Any:
+        """Run ``command`` on this store's Redis, bounded and translated as every store operation is.
+
+        Raises:
+            StoreUnavailable: Redis cannot be reached, refuses, or does not answer in time (``what`` names it).
+        """
+        return await self._run(what, command)
+
     async def put(self, space: Space, secret: str, fingerprint: str, ttl: float) -> None:
         """See :meth:`RecordStore.put` (the lineage from ``INFO``, then ``SET key value NX PX ttl+grace``)."""
         lifetime_ms = math.ceil((ttl + EXPIRY_GRACE) * 1000)

@@ -72,6 +72,8 @@ def equip(
         The gate the tools call (:meth:`ApprovalGate.check`).
     """
     gate = ApprovalGate.attach(server, guards, settings)
+    if gate.journal is not None:
+        gate.journal.backend = backend  # an entry is restored only to the backend it was kept from
     install_error_boundary(server, own_errors, translate)
     install_portable_schemas(server)  # input schemas every model SDK accepts
     install_every_write(server, gate, backend=backend, effects=effects)

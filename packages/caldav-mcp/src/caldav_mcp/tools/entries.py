@@ -17,7 +17,7 @@ from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import calendar_of, master, parse_when
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
 from caldav_mcp.models import Unreadable as UnreadableOut
-from caldav_mcp.tools import task_completion
+from caldav_mcp.tools import task_completion, undo
 from caldav_mcp.tools.common import (
     ADD,
     CHANGE,
@@ -32,7 +32,7 @@ from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.entry_details import journal_detail, related, task_detail
 from caldav_mcp.tools.event_args import AlarmsArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.events_read import CalendarArg
-from caldav_mcp.tools.events_write import remove, version_of, write_back
+from caldav_mcp.tools.events_write import version_of, write_back
 from caldav_mcp.views import unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -79,9 +79,10 @@ def register(server: MCPServer[Any], app: App) -> None:
         cal = await app.client.calendar(calendar)
         resource = await app.client.find(cal, kind, uid)
         await app.client.require_write(cal.path)
-        decision = await app.gate.check(
+        tool = "delete_task" if kind == "VTODO" else "delete_journal"
+        decision = await undo.gate(app, resource).check(
             ctx,
-            tool="delete_task" if kind == "VTODO" else "delete_journal",
+            tool=tool,
             target={"calendar": cal.path, "uid": uid},
             dialog=dialogs.delete_entry(cal.path, kind, entry_id=uid),
             version=version_of(resource, "uid"),
@@ -91,7 +92,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        gone, note = await remove(app, cal, uid, resource, kind)
+        gone, note = await undo.remove(app, decision, tool, cal, uid, resource, kind)
         return structured(Deleted(calendar=cal.path, uid=uid, scope="entry", already_gone=gone, note=note))
 
     # ------------------------------------------------------------------ tasks

@@ -23,12 +23,12 @@ from caldav_mcp.models import Written
 from caldav_mcp.rrule import first_occurrence_problem
 from caldav_mcp.rule_change import rule_change, with_rule
 from caldav_mcp.splitting import Split
+from caldav_mcp.tools import undo
 from caldav_mcp.tools.common import CHANGE, App, split_id
 from caldav_mcp.tools.event_args import AlarmsArg, IdArg, ScopeArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.event_edits import check_until, override_of, reach_of, scope_of, version_of
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
 from caldav_mcp.tools.following import tail_of, write_split
-from caldav_mcp.tools.write_back import write_back
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     pass
@@ -126,7 +126,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         count, own = reach_of(ical) if asks and recurring else (1, 0)
         if asks:
             await app.client.require_write(cal.path)  # no dialog for what the account may not do
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="update_event",
             target={
@@ -156,7 +156,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         if isinstance(decision, NotApproved):
             return decision.result
         if split is not None and tail is not None:
-            created, note = await write_split(app, cal, uid, resource, ical, split, tail)
+            created, note = await write_split(app, decision, cal, uid, resource, ical, split, tail)
             new_uid = str(master(tail, "VEVENT")["UID"])
             return structured(
                 Written(
@@ -179,7 +179,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             if target_component is series:
                 check_until(series)
         bump(target_component)
-        written, note = await write_back(app, cal, uid, resource, ical)
+        written, note = await undo.write_back(app, decision, "update_event", cal, uid, resource, ical)
         out_id = f"{uid}#{rid}" if effective == "occurrence" else uid
         return structured(
             Written(calendar=cal.path, uid=uid, id=out_id, etag=written.etag, action="updated", note=note)

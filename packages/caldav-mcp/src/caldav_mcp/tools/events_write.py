@@ -34,7 +34,7 @@ from caldav_mcp.ical import (
 from caldav_mcp.models import Deleted, Moved, Responded, Written
 from caldav_mcp.rrule import first_occurrence_problem
 from caldav_mcp.splitting import Split, end_before
-from caldav_mcp.tools import event_update
+from caldav_mcp.tools import event_update, undo
 from caldav_mcp.tools.common import ADD, DELETE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.event_args import AlarmsArg, DeleteScopeArg, IdArg, TextArg, TimeArg, TokenArg, TzidArg
@@ -49,7 +49,6 @@ from caldav_mcp.tools.event_edits import (
 )
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
 from caldav_mcp.tools.write_back import (
-    move_entry,
     remove,
     write_back,
 )
@@ -153,7 +152,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             if split is not None
             else dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count)
         )
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="delete_event",
             target=target,
@@ -169,14 +168,14 @@ def register(server: MCPServer[Any], app: App) -> None:
         if split is not None:
             end_before(ical, split.original)
             bump(series)
-            _, note = await write_back(app, cal, uid, resource, ical)
+            _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
             return structured(Deleted(calendar=cal.path, uid=uid, scope="following", recurrence_id=rid, note=note))
         if effective == "occurrence" and occurrence is not None and rid is not None:
             remove_occurrence(ical, series, rid, occurrence_start(occurrence))
-            _, note = await write_back(app, cal, uid, resource, ical)
+            _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
             gone = False
         else:
-            gone, note = await remove(app, cal, uid, resource)
+            gone, note = await undo.remove(app, decision, "delete_event", cal, uid, resource)
         return structured(
             Deleted(
                 calendar=cal.path,
@@ -220,7 +219,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         ical = calendar_of(resource)
         count = count_of(ical)
         await app.client.require_write(cal.path)
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="move_event",
             target={"calendar": cal.path, "uid": uid, "destination": target.path, "occurrences": count},
@@ -231,7 +230,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         )
         if isinstance(decision, NotApproved):
             return decision.result
-        note = await move_entry(app, cal, uid, resource, target)
+        note = await undo.move_entry(app, decision, cal, uid, resource, target)
         return structured(Moved(uid=uid, source=cal.path, destination=target.path, note=note))
 
     @server.tool(annotations=RESPOND)
@@ -296,7 +295,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             entry.params["PARTSTAT"] = partstat
             entry.params.pop("RSVP", None)
             bump(component, sequence=False)
-        _, note = await write_back(app, cal, uid, resource, ical)
+        _, note = await undo.write_back(app, decision, "respond_to_event", cal, uid, resource, ical)
         return structured(
             Responded(calendar=cal.path, uid=uid, partstat=partstat, reply_sent_by_server=scheduling, note=note)
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from approval_core import stable
+from approval_core import Approved, stable
 from caldav_mcp.alarms import AlarmIn, set_alarms
 from caldav_mcp.client import CalendarInfo, Resource
 from caldav_mcp.editing import apply_text, bump, new_calendar, now_utc, serialise, set_times
@@ -22,8 +22,8 @@ from caldav_mcp.ical import master, occurrence_start, overrides, utc_bound, valu
 from caldav_mcp.range_edits import OWN_TIMES, copy_of
 from caldav_mcp.rid_forms import in_series_form
 from caldav_mcp.splitting import Split, end_before
+from caldav_mcp.tools import undo
 from caldav_mcp.tools.common import App
-from caldav_mcp.tools.write_back import write_back
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -105,9 +105,20 @@ def tail_of(ical: icalendar.Calendar, split: Split, changes: dict[str, Any], tzi
 
 
 async def write_split(
-    app: App, cal: CalendarInfo, uid: str, resource: Resource, ical: icalendar.Calendar, split: Split, tail: Any
+    app: App,
+    decision: Approved,
+    cal: CalendarInfo,
+    uid: str,
+    resource: Resource,
+    ical: icalendar.Calendar,
+    split: Split,
+    tail: Any,
 ) -> tuple[Resource, str | None]:
     """Create the new series, then end the old one before the split; undo the create if the second write fails.
+
+    The old series as read is kept in the undo journal for the approval ``decision`` (``update_event``), with
+    the new series' href and UID: restore_entry refuses to put the old series back while the new one is
+    there, since the occurrences from the split on would then show twice.
 
     Returns:
         The new series as stored, and a note when the old one's write answer was lost and read back.
@@ -120,7 +131,9 @@ async def write_split(
     end_before(ical, split.original)
     bump(master(ical, "VEVENT"))
     try:
-        _, note = await write_back(app, cal, uid, resource, ical)
+        _, note = await undo.write_back(
+            app, decision, "update_event", cal, uid, resource, ical, made=(created.href, new_uid)
+        )
     except CalDAVToolError as failure:  # a 412 included: the old series changed meanwhile
         try:
             await app.client.delete(created)

@@ -21,6 +21,7 @@ from caldav_mcp.client import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import Unreadable, calendar_of, master
 from caldav_mcp.models import Written
+from caldav_mcp.tools import undo
 from caldav_mcp.tools.common import TOGGLE, App
 from caldav_mcp.tools.event_args import TokenArg
 from caldav_mcp.tools.events_read import CalendarArg
@@ -75,7 +76,7 @@ def register(server: MCPServer[Any], app: App, calendar_for: Any) -> None:
             except Unreadable:
                 counts = "uncountable"
             await app.client.require_write(cal.path)  # no dialog for what the account may not do
-        decision = await app.gate.check(
+        decision = await undo.gate(app, resource).check(
             ctx,
             tool="complete_task",
             target={"calendar": cal.path, "uid": uid, "completed": completed, "scope": "series" if whole else None}
@@ -97,7 +98,7 @@ def register(server: MCPServer[Any], app: App, calendar_for: Any) -> None:
                     "leave scope out to reopen the occurrence done last. Nothing was changed."
                 )
             task_series.set_state(master(ical, "VTODO"), completed)
-            written, note = await write_back(app, cal, uid, resource, ical, "VTODO")
+            written, note = await undo.write_back(app, decision, "complete_task", cal, uid, resource, ical, "VTODO")
             return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=written.etag, action=action, note=note))
         try:
             chosen = task_series.current(ical) if completed else task_series.last_done(ical)

@@ -4,7 +4,8 @@
 * :mod:`.reading`: ``list_contacts``, ``get_contact``, ``search_contacts``,
   ``get_contact_photo``, ``export_contacts``, ``list_changes``;
 * :mod:`.writing`: ``create_contact``, ``update_contact``, ``delete_contact``, ``move_contact``;
-* :mod:`.grouping`: ``list_groups``, ``get_group``, ``create_group``, ``update_group``, ``delete_group``.
+* :mod:`.grouping`: ``list_groups``, ``get_group``, ``create_group``, ``update_group``, ``delete_group``;
+* :mod:`.undo`: ``list_restorable``, ``restore_card`` (and the undo journal around the guarded writes).
 
 Each module has ``register(server, backend, gate)``.
 """

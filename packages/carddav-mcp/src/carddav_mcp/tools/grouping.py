@@ -2,7 +2,9 @@
 
 Groups come in three conventions (see :mod:`carddav_mcp.groups`). For a
 CATEGORIES group the writes land on the member cards themselves (the label
-is added or removed), each with its own If-Match.
+is added or removed), each with its own If-Match. Every card a guarded group
+change writes or deletes is kept in the undo journal just before
+(:mod:`carddav_mcp.tools.undo`), so restore_card puts each back.
 
 update_group and delete_group bind the version their dialog was built from (the group card's ETag, or for a
 CATEGORIES group a digest of the ETags of every card it touches), the member set and the dialog's counts, and
@@ -15,18 +17,19 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import mcp_types as mt
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from approval_core import ApprovalGate, Approved, Change, Dialog, NotApproved, annotations, stable, structured
+from approval_core import ApprovalGate, Approved, NotApproved, annotations, stable, structured
 from carddav_mcp import dialogs, stored
 from carddav_mcp import writes as cards
 from carddav_mcp.backend import Backend, Entry
+from carddav_mcp.client import CardData
 from carddav_mcp.errors import Conflict, InvalidInput, NotAllowed, NotFound, PreconditionFailed
+from carddav_mcp.group_plans import GroupPlan, Relabel, with_label
 from carddav_mcp.groups import (
     GroupView,
     book_version,
@@ -37,6 +40,7 @@ from carddav_mcp.groups import (
     split_category_id,
 )
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, CreatedGroup, Deleted, Group, GroupList, GroupSummary
+from carddav_mcp.tools import undo
 from carddav_mcp.tools.reading import BookArg
 from carddav_mcp.vcard import Card, escape_text, make_line
 from carddav_mcp.writes import Write, create_card, existing_card, still_as_asked, unchanged, version_of, write_each
@@ -69,41 +73,6 @@ def _as_model(group: GroupView) -> Group:
         members=group.members,
         unresolved_members=group.unresolved,
     )
-
-
-def _with_label(card: Card, remove: str | None, add: str | None) -> Card:
-    labels = [v for p in card.all("CATEGORIES") for v in p.values() if v != remove]
-    if add is not None and add not in labels:
-        labels.append(add)
-    lines = [make_line("CATEGORIES", ",".join(escape_text(v) for v in labels))] if labels else []
-    return card.replaced({"CATEGORIES"}, lines)
-
-
-Relabel = tuple[Entry, str | None, str | None]
-"""A CATEGORIES change of one card: the card as read, the label to remove, the label to add."""
-
-
-@dataclass
-class _Plan:
-    """What a guarded group tool read, asks about, and would write.
-
-    Attributes:
-        group: The group as read.
-        dialog: What the person is asked.
-        target: What the approval binds (with ``version``).
-        etags: Path → ETag of every card the write touches (the group card, or the CATEGORIES members).
-        relabels: For a CATEGORIES group, the label change of each touched card.
-        card: For a group card, the card to write.
-        edits: For update_group, what the page shows it changes (:func:`carddav_mcp.stored.group_changes`).
-    """
-
-    group: GroupView
-    dialog: Dialog
-    target: dict[str, Any]
-    etags: dict[str, str | None]
-    relabels: list[Relabel] = field(default_factory=lambda: [])
-    card: Card | None = None
-    edits: list[Change] = field(default_factory=lambda: [])
 
 
 def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> None:
@@ -148,8 +117,12 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             found[href] = entry
         return found
 
-    async def relabel(what: str, book: str, cards: Sequence[Relabel]) -> None:
-        """Write CATEGORIES changes, each card with If-Match on the ETag it was read with, all checked first."""
+    async def relabel(what: str, book: str, cards: Sequence[Relabel], decision: Approved | None = None) -> None:
+        """Write CATEGORIES changes, each card with If-Match on the ETag it was read with, all checked first.
+
+        After a yes (``decision``), each card is kept in the undo journal just before its write
+        (``overwritten``), as a GET answers it; create_group, which never asks, keeps nothing.
+        """
         await unchanged(backend, what, book, {entry.data.href: entry.data.etag for entry, _, _ in cards})
         client = backend.client()
 
@@ -157,7 +130,14 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             href = entry.data.href
 
             async def run() -> None:
-                await client.put(href, _with_label(entry.card, remove, add).serialize(), etag=entry.data.etag)
+                body = with_label(entry.card, remove, add).serialize()
+                if decision is None or gate.journal is None:
+                    await client.put(href, body, etag=entry.data.etag)
+                    return
+                as_sent = (await backend.fresh("members", href)).data  # a listing's REPORT turned CRLF into LF
+                kept_card = as_sent if as_sent.etag == entry.data.etag else entry.data
+                async with undo.keeping(gate, decision, what, "overwritten", kept_card, client=client) as kept:
+                    kept.left(await client.put(href, body, etag=entry.data.etag))
 
             async def landed() -> bool:
                 labels = {v for p in (await backend.fresh("members", href)).card.all("CATEGORIES") for v in p.values()}
@@ -167,7 +147,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         await write_each(what, [write(*card) for card in sorted(cards, key=lambda c: c[0].data.href)])
 
-    async def act(tool: str, plan: _Plan, again: Callable[[], Awaitable[_Plan]], decision: Approved) -> bool:
+    async def act(tool: str, plan: GroupPlan, again: Callable[[], Awaitable[GroupPlan]], decision: Approved) -> bool:
         """After approval: re-check a pushed dialog's target, then write what the plan says.
 
         Returns:
@@ -176,24 +156,30 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         if decision.path == "dialog":
             still_as_asked(tool, plan.target, (await again()).target)
         if plan.card is None:
-            await relabel(tool, plan.group.book, plan.relabels)
+            await relabel(tool, plan.group.book, plan.relabels, decision)
             return True
-        return await group_card_write(tool, plan.group.id, plan.card, plan.etags[plan.group.id])
+        [before] = plan.before
+        return await group_card_write(tool, plan.card, before, decision)
 
-    async def group_card_write(tool: str, href: str, card: Card, etag: str | None) -> bool:
-        """DELETE or PUT the one group card; after a lost reply, read back and say whether it changed.
+    async def group_card_write(tool: str, card: Card, before: CardData, decision: Approved) -> bool:
+        """DELETE or PUT the one group card (``before``: as read, kept in the undo journal first).
+
+        After a lost reply, read back and say whether it changed.
 
         Returns:
             False when a group card to delete was already gone (404), else True.
         """
         client = backend.client()
         found: list[bool] = []
+        href, etag = before.href, before.etag
 
         async def run() -> None:
-            if tool == "delete_group":
-                found.append(await client.delete(href, etag))
-            else:
-                await client.put(href, card.serialize(), etag=etag)
+            kind = "deleted" if tool == "delete_group" else "overwritten"
+            async with undo.keeping(gate, decision, tool, kind, before, client=client) as kept:
+                if tool == "delete_group":
+                    found.append(await client.delete(href, etag))
+                else:
+                    kept.left(await client.put(href, card.serialize(), etag=etag))
 
         async def landed() -> bool:
             try:
@@ -310,7 +296,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         chosen = dialogs.GroupChange(group_id, add, remove, members)
 
-        async def prepare() -> _Plan:
+        async def prepare() -> GroupPlan:
             group, entries = await load(group_id)
             adding = members_of("add", add or [], group.book, entries)
             removing = members_of("remove", remove or [], group.book, entries)
@@ -341,7 +327,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 relabels += [(by_href[h], group.name, new_label) for h in sorted(result) if h not in before or renamed]
                 etags = {entry.data.href: entry.data.etag for entry, _, _ in relabels}
                 target["touched"] = frozenset(etags)
-                return _Plan(group, dialog, target, etags, relabels=relabels, edits=edits)
+                return GroupPlan(group, dialog, target, etags, relabels=relabels, edits=edits)
             prop = _MEMBER_NAMES[group.convention]
             refs = sorted({member_ref(by_href[h].card.uid or "") for h in result} | set(group.unresolved))
             card = group.entry.card.replaced(
@@ -351,14 +337,16 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 card = card.replaced({"FN"}, [make_line("FN", escape_text(name))])
                 if group.convention == "apple":
                     card = card.replaced({"N"}, [f"N:{escape_text(name)};;;;"])
-            return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=card, edits=edits)
+            return GroupPlan(group, dialog, target, {group.id: group.entry.data.etag}, card=card, edits=edits)
 
         plan = await prepare()
         group = plan.group
         info = await backend.writable_book("group_id", group.book)
-        decision = await gate.check(ctx, tool="update_group", target=plan.target, dialog=plan.dialog,
-                                    version=version_of("group_id", plan.etags), confirm_token=confirm_token,
-                                    stored=stored.group(info, group, plan.edits))  # fmt: skip
+        decision = await undo.gate(gate, plan.before).check(
+            ctx, tool="update_group", target=plan.target, dialog=plan.dialog,
+            version=version_of("group_id", plan.etags), confirm_token=confirm_token,
+            stored=stored.group(info, group, plan.edits),
+        )  # fmt: skip
         if isinstance(decision, NotApproved):
             return decision.result
         await act("update_group", plan, prepare, decision)
@@ -373,7 +361,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
     ) -> Annotated[mt.CallToolResult, Deleted] | mt.InputRequiredResult:
         """Delete a group; its contacts stay in the address book. Always asks first."""
 
-        async def prepare() -> _Plan:
+        async def prepare() -> GroupPlan:
             group, entries = await load(group_id)
             count = len(group.members) + len(group.unresolved)
             dialog = dialogs.delete_group_dialog(group.book, group_id, count)
@@ -382,14 +370,16 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 by_href = {e.data.href: e for e in entries}
                 relabels: list[Relabel] = [(by_href[h], group.name, None) for h in group.members]
                 etags = {entry.data.href: entry.data.etag for entry, _, _ in relabels}
-                return _Plan(group, dialog, target, etags, relabels=relabels)
-            return _Plan(group, dialog, target, {group.id: group.entry.data.etag}, card=group.entry.card)
+                return GroupPlan(group, dialog, target, etags, relabels=relabels)
+            return GroupPlan(group, dialog, target, {group.id: group.entry.data.etag}, card=group.entry.card)
 
         plan = await prepare()
         info = await backend.writable_book("group_id", plan.group.book)
         version = version_of("group_id", plan.etags)
-        decision = await gate.check(ctx, tool="delete_group", target=plan.target, dialog=plan.dialog, version=version,
-                                    confirm_token=confirm_token, stored=stored.group(info, plan.group))  # fmt: skip
+        decision = await undo.gate(gate, plan.before).check(
+            ctx, tool="delete_group", target=plan.target, dialog=plan.dialog, version=version,
+            confirm_token=confirm_token, stored=stored.group(info, plan.group),
+        )  # fmt: skip
         if isinstance(decision, NotApproved):
             return decision.result
         if not await act("delete_group", plan, prepare, decision):

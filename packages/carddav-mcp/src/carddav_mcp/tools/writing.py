@@ -25,10 +25,12 @@ from pydantic import Field
 from approval_core import ApprovalGate, Dialog, NotApproved, StoredView, annotations, stable, structured
 from carddav_mcp import dialogs, stored
 from carddav_mcp.backend import Backend, Entry
+from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, InvalidInput, NotFound, PreconditionFailed
 from carddav_mcp.fields import changed_lines, replacement, stored_form
 from carddav_mcp.groups import book_version, collect_groups
 from carddav_mcp.models import UID_DESCRIPTION, UID_PATTERN, ContactFields, CreatedContact, Deleted, Moved, Written
+from carddav_mcp.tools import undo
 from carddav_mcp.tools.reading import BookArg, ContactArg, contact_entry
 from carddav_mcp.vcard import Card, Prop, escape_text, make_line
 from carddav_mcp.writes import Write, create_card, still_as_asked, unchanged, version_of, write_each
@@ -164,7 +166,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             edits = stored.property_changes(entry.card, new, changed)
         photo = "is removed by this change" if entry.card.all("PHOTO") and not new.all("PHOTO") else "stays"
         view = StoredView(entries=(stored.contact(info, entry, photo=photo, changes=edits),))
-        decision = await gate.check(
+        decision = await undo.gate(gate, [entry.data]).check(
             ctx,
             tool="update_contact",
             target=target,
@@ -182,7 +184,11 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         async def put() -> None:
             written.append(await backend.client().put(href, new.serialize(), etag=version))
 
-        await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
+        async with undo.keeping(
+            gate, decision, "update_contact", "overwritten", entry.data, client=backend.client()
+        ) as kept:
+            await write_each("update_contact", [Write(href, put, _etag_moved_on(backend, href, version))])
+            kept.left(written[0])
         added = target["fn_added"]
         return structured(Written(id=href, etag=written[0], uid=new.uid, fields_changed=changed, fn_added=added))
 
@@ -204,12 +210,13 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         photos = sum(1 for e in entries if e.card.all("PHOTO"))
         dialog = dialogs.delete_contacts_dialog(books, contact_ids, len(hrefs), photos)
         etags = {e.data.href: e.data.etag for e in entries}
+        read: dict[str, CardData] = {e.data.href: e.data for e in entries}
         version = version_of("contact_ids", etags)
         target: dict[str, Any] = {"contacts": frozenset(hrefs), "counts": {"contacts": len(hrefs), "photos": photos}}
         if len(etags) > 1:
             target["etags"] = stored.etags_bound(etags)  # each card's ETag, as the page shows it
         view = stored.delete_view([(infos[hrefs[h]], e) for h, e in zip(sorted(hrefs), entries, strict=True)])
-        decision = await gate.check(
+        decision = await undo.gate(gate, list(read.values())).check(
             ctx,
             tool="delete_contact",
             target=target,
@@ -232,8 +239,9 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
 
         def deletion(href: str) -> Write:
             async def run() -> None:
-                if not await client.delete(href, etags[href]):
-                    gone.append(href)  # someone else deleted it meanwhile: already as asked
+                async with undo.keeping(gate, decision, "delete_contact", "deleted", read[href]):
+                    if not await client.delete(href, etags[href]):
+                        gone.append(href)  # someone else deleted it meanwhile: already as asked
 
             async def landed() -> bool:
                 try:
@@ -281,7 +289,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         entry, dialog, target = await prepare()
         version = version_of("contact_id", {href: entry.data.etag})
         view = StoredView(entries=(stored.contact(source, entry, photo="moves with the card", moved_to=dest),))
-        decision = await gate.check(
+        decision = await undo.gate(gate, [entry.data]).check(
             ctx,
             tool="move_contact",
             target=target,
@@ -300,16 +308,17 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
                 f"move_contact: {href} changed on the server since it was read, so nothing was moved. "
                 "Read it again and repeat the move if it still applies."
             )
-        await write_each(
-            "move_contact",
-            [
-                Write(
-                    f"{href} (moved to {new_href})",
-                    lambda: backend.client().move(href, new_href, version),
-                    _moved(backend, href, new_href),
-                )
-            ],
-        )
+        async with undo.keeping(gate, decision, "move_contact", "moved", entry.data, after_href=new_href):
+            await write_each(
+                "move_contact",
+                [
+                    Write(
+                        f"{href} (moved to {new_href})",
+                        lambda: backend.client().move(href, new_href, version),
+                        _moved(backend, href, new_href),
+                    )
+                ],
+            )
         return structured(Moved(id=new_href, previous_id=href, address_book=dest.path))
 
     _ = (create_contact, update_contact, delete_contact, move_contact)

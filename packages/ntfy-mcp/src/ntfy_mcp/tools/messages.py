@@ -196,7 +196,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             results.append(
                 PublishResult(
                     topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
-                    scheduled=sent.scheduled, note=note,
+                    scheduled=sent.scheduled, cancellable_until=sent.time if sent.scheduled else None, note=note,
                 )
             )  # fmt: skip
         failed = sum(not r.ok for r in results)
