@@ -134,17 +134,14 @@ class Unreadable(Exception):
 
 
 _TIMES = ("DTSTART", "DTEND", "DUE", "DURATION", "RECURRENCE-ID", "EXDATE", "RDATE")
-"""The properties whose values the expansion reads as dates, date-times, durations or periods (RFC 5545 §3.3)."""
 
 
 def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
-    """Why a stored entry cannot be expanded safely, or None.
+    """Why a stored entry cannot be expanded safely, or None; the reason names a property, never its value.
 
-    Used before expanding data another client stored: a rule such as
-    ``INTERVAL=0`` (RFC 5545 §3.3.10) would make the expansion loop for ever,
-    and a DTSTART, DTEND, DUE, DURATION, RECURRENCE-ID, EXDATE or RDATE whose
-    value is not a date, date-time, duration or period (§3.3.4-§3.3.9) cannot
-    be placed in time at all. The reason names the property, never its value.
+    Used before expanding data another client stored: a rule such as ``INTERVAL=0`` (RFC 5545 §3.3.10) would
+    loop for ever, and one of :data:`_TIMES` whose value is no date, date-time, duration or period
+    (§3.3.4-§3.3.9) cannot be placed in time at all.
     """
     import icalendar
 
