@@ -428,7 +428,8 @@ def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[D
                 "INSERT INTO usr (active, email_ok, updated, username, password, fullname, email) VALUES "
                 "(TRUE, current_date, current_date, :'name', :'password', :'name', :'email');\n"
                 "INSERT INTO principal (type_id, user_no, displayname, default_privileges) "
-                "SELECT 1, user_no, fullname, 0::BIT(24) FROM usr WHERE username = :'name';\n"
+                "SELECT 1, user_no, fullname, privilege_to_bits(ARRAY['read-free-busy', 'schedule-deliver']) "
+                "FROM usr WHERE username = :'name';\n"
             )
             variables = {"name": name, "password": f"**{password}", "email": f"{name}@example.org"}
             argv = ["psql", "-qX", "-v", "ON_ERROR_STOP=1", *(f"--set={k}={v}" for k, v in variables.items())]
