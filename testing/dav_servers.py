@@ -375,7 +375,11 @@ def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[D
     is set up as Debian's ``davical.conf`` does: ``/davical`` → DAViCal,
     ``/.well-known/*`` rewritten to ``caldav.php``, and a plain site root (which
     answers PROPFIND with 405). Each user gets a calendar ``calendar`` and an
-    address book ``addresses``. PostgreSQL listens on a Unix socket in
+    address book ``addresses``, the email ``<name>@example.org`` (its
+    calendar user address) and DAViCal's own default privileges for a new
+    principal (``read-free-busy``, ``schedule-deliver``), so that one user's
+    invitation reaches another's scheduling inbox (RFC 6638 §3.2.1; with none,
+    DAViCal refuses delivery with SCHEDULE-STATUS 3.8). PostgreSQL listens on a Unix socket in
     ``workdir`` only. DAViCal reads ``/etc/davical/127.0.0.1-conf.php`` (written
     here), which takes the database from the Apache instance's environment.
 
