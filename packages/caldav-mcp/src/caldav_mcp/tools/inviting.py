@@ -48,16 +48,18 @@ AttendeesArg = Annotated[
 ]
 
 
-async def organiser(app: App) -> str:
+async def organiser(app: App, published: list[str] | None = None) -> str:
     """This account's ``mailto:`` calendar user address, for ORGANIZER (RFC 6638 §2.4.1).
 
     The first ``mailto:`` address of the principal's calendar-user-address-set; where the server publishes
-    none (Radicale), the account's user name when it is an email address.
+    none (Radicale), the account's user name when it is an email address. ``published`` is the address set
+    when the caller has read it already.
 
     Raises:
         InvalidInput: neither gives an address.
     """
-    published = await app.client.user_addresses()
+    if published is None:
+        published = await app.client.user_addresses()
     if published:
         return published[0]
     username = app.client.settings.username or ""
@@ -104,7 +106,8 @@ async def plan(app: App, components: list[icalendar.Component], attendees: list[
     """What writing ``attendees`` (None: keep the stored ones) into the event ``components`` would send.
 
     ``components`` are the event's VEVENTs as stored (empty for a new event). The organiser and the scheduling
-    probe are read only when the event has or gets attendees.
+    probe are read only when the event has or gets attendees. When ``attendees`` is None and this account has
+    no address, the event is not taken to be this account's: nothing is counted.
 
     Raises:
         InvalidInput: an attendee is invalid (:func:`caldav_mcp.attendees.check_attendees`), the account has
@@ -114,10 +117,18 @@ async def plan(app: App, components: list[icalendar.Component], attendees: list[
     before = sorted({address for component in components for address in addresses_of(component)})
     if not before and not given:
         return Plan(given, None, False, True, Invitations(0, 0, 0, 0, ()))
-    me = await organiser(app)
+    published = await app.client.user_addresses()
+    try:
+        me = await organiser(app, published)
+    except InvalidInput:
+        if given is not None:
+            raise
+        # An account without an address organises nothing a server could schedule; nothing to count.
+        return Plan(None, None, False, False, Invitations(0, 0, 0, 0, ()))
     stored = {organizer_of(component) for component in components} - {None}
-    mine = {address.removeprefix("mailto:") for address in [me, *await app.client.user_addresses()]}
-    ours = not stored or stored <= mine
+    mine = {address.removeprefix("mailto:") for address in [me, *published]}
+    # Without an ORGANIZER a server schedules nothing; this call writes one only when it sets attendees.
+    ours = stored <= mine if stored else given is not None
     if given is not None and not ours:
         raise InvalidInput(
             "attendees: another person organises this event (its ORGANIZER is not this account), so only they "
