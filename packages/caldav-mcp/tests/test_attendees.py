@@ -1,6 +1,6 @@
 """Attendees on create_event and update_event (RFC 5545 ATTENDEE/ORGANIZER), and what the server is made to send.
 
-Xandikos (RFC 6638 scheduling, two principals alice and bob) delivers the
+Xandikos (RFC 6638 scheduling, two principals alice and bob: ``xandikos_pair`` in conftest) delivers the
 invitations; Radicale (no scheduling) only stores them, and the result says
 nobody was told. DAViCal and Cyrus are in ``integration/test_invitations.py``.
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import caldav
 import httpx
 import pytest
-from dav_servers import DavServer, radicale, xandikos
+from dav_servers import DavServer, radicale
 
 from approval_core import ApprovalSettings
 from approval_core.testing import REVISIONS, DialogLog, accept, connect, decline
@@ -28,25 +28,6 @@ ANN = "ann@example.org"
 
 
 # ---------------------------------------------------------------- Xandikos: the server sends
-
-
-@pytest.fixture(scope="module")
-def scheduling_server(tmp_path_factory) -> Iterator[DavServer]:
-    with xandikos(tmp_path_factory.mktemp("xandikos")) as server:
-        for user in ("alice", "bob"):
-            body = (
-                '<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
-                f"<d:set><d:prop><c:calendar-user-address-set><d:href>mailto:{user}@example.org</d:href>"
-                "</c:calendar-user-address-set></d:prop></d:set></d:propertyupdate>"
-            )
-            response = httpx.request(
-                "PROPPATCH",
-                f"{server.url}{user}/",
-                content=body,
-                headers={**server.headers_for(user), "Content-Type": "application/xml"},
-            )
-            assert response.status_code == 207
-        yield server
 
 
 def inbox(server: DavServer, user: str) -> list[str]:
@@ -66,9 +47,7 @@ def people(*addresses: str) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
-async def test_an_invitation_asks_with_counts_and_domains_and_the_server_delivers_it(
-    scheduling_server, revision
-) -> None:
+async def test_an_invitation_asks_with_counts_and_domains_and_the_server_delivers_it(xandikos_pair, revision) -> None:
     calendar = "/alice/calendars/calendar/"
     uid = f"meet-{revision}"
     args = {
@@ -84,10 +63,10 @@ async def test_an_invitation_asks_with_counts_and_domains_and_the_server_deliver
         ],
     }
     refused = DialogLog(decline)
-    async with connect(alice(scheduling_server), revision=revision, answer=refused) as client:
+    async with connect(alice(xandikos_pair), revision=revision, answer=refused) as client:
         result = await client.call_tool("create_event", args)
     assert result.is_error
-    assert [m for m in inbox(scheduling_server, "bob") if uid in m] == []
+    assert [m for m in inbox(xandikos_pair, "bob") if uid in m] == []
     (message,) = refused.messages
     assert "invite 3 person(s), 1 of them outside the organiser's domain, to a series of 12" in message.lower()
     assert "elsewhere.net" in message
@@ -95,12 +74,12 @@ async def test_an_invitation_asks_with_counts_and_domains_and_the_server_deliver
         assert private not in message
 
     approved = DialogLog(accept)
-    async with connect(alice(scheduling_server), revision=revision, answer=approved) as client:
+    async with connect(alice(xandikos_pair), revision=revision, answer=approved) as client:
         done = structured(await client.call_tool("create_event", args))
         event = structured(await client.call_tool("get_event", {"calendar": calendar, "id": uid}))
     assert done["attendees_told"] is True
     assert "sends the invitations" in done["scheduling"]
-    (request,) = [m for m in inbox(scheduling_server, "bob") if uid in m]
+    (request,) = [m for m in inbox(xandikos_pair, "bob") if uid in m]
     assert "METHOD:REQUEST" in request
     assert re.search(r'ATTENDEE;[^\r\n]*CN="?Bob Builder', request.replace("\r\n ", ""))
     assert event["organizer"] == "mailto:alice@example.org"
@@ -108,10 +87,10 @@ async def test_an_invitation_asks_with_counts_and_domains_and_the_server_deliver
     assert set(roles) == {"mailto:bob@example.org", "mailto:Carol@elsewhere.net", "mailto:dan@example.org"}
 
 
-async def test_a_change_to_an_organised_event_asks_and_says_who_gets_what(scheduling_server) -> None:
+async def test_a_change_to_an_organised_event_asks_and_says_who_gets_what(xandikos_pair) -> None:
     calendar, uid = "/alice/calendars/calendar/", "reshuffle"
     approved = DialogLog(accept)
-    async with connect(alice(scheduling_server), revision="2025-11-25", answer=approved) as client:
+    async with connect(alice(xandikos_pair), revision="2025-11-25", answer=approved) as client:
         first = {"address": "bob@example.org"}
         await client.call_tool(
             "create_event",
@@ -136,14 +115,14 @@ async def test_a_change_to_an_organised_event_asks_and_says_who_gets_what(schedu
     )
     assert moved["attendees_told"] is True
     assert dropped["attendees_told"] is True
-    mail = [m for m in inbox(scheduling_server, "bob") if uid in m]
+    mail = [m for m in inbox(xandikos_pair, "bob") if uid in m]
     assert any("METHOD:CANCEL" in m for m in mail) or any("STATUS:CANCELLED" in m for m in mail)
 
 
-async def test_deleting_an_organised_event_counts_the_cancellations(scheduling_server) -> None:
+async def test_deleting_an_organised_event_counts_the_cancellations(xandikos_pair) -> None:
     calendar, uid = "/alice/calendars/calendar/", "called-off"
     approved = DialogLog(accept)
-    async with connect(alice(scheduling_server), revision="2025-11-25", answer=approved) as client:
+    async with connect(alice(xandikos_pair), revision="2025-11-25", answer=approved) as client:
         await client.call_tool(
             "create_event",
             {
@@ -157,13 +136,13 @@ async def test_deleting_an_organised_event_counts_the_cancellations(scheduling_s
         deleted = structured(await client.call_tool("delete_event", {"calendar": calendar, "id": uid}))
     assert "the server sends a cancellation to 2 person(s)" in approved.messages[-1]
     assert deleted["cancellations"] == 2
-    assert any("METHOD:CANCEL" in m for m in inbox(scheduling_server, "bob") if uid in m)
+    assert any("METHOD:CANCEL" in m for m in inbox(xandikos_pair, "bob") if uid in m)
 
 
-async def test_an_update_without_attendees_on_an_event_with_none_does_not_ask(scheduling_server) -> None:
+async def test_an_update_without_attendees_on_an_event_with_none_does_not_ask(xandikos_pair) -> None:
     calendar, uid = "/alice/calendars/calendar/", "alone"
     log = DialogLog(decline)
-    async with connect(alice(scheduling_server), revision="2025-11-25", answer=log) as client:
+    async with connect(alice(xandikos_pair), revision="2025-11-25", answer=log) as client:
         made = structured(
             await client.call_tool(
                 "create_event", {"calendar": calendar, "summary": "Focus", "start": "2026-12-13T08:00:00Z", "uid": uid}
