@@ -16,7 +16,7 @@ import pytest
 from dav_servers import DavServer, radicale
 
 from approval_core import ApprovalSettings
-from approval_core.testing import REVISIONS, DialogLog, accept, connect, decline
+from approval_core.testing import REVISIONS, DialogLog, accept, approval_of, connect, decline
 from caldav_helpers import HOSTILE, structured
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
@@ -85,6 +85,33 @@ async def test_an_invitation_asks_with_counts_and_domains_and_the_server_deliver
     assert event["organizer"] == "mailto:alice@example.org"
     roles = {a["address"]: a for a in event["attendees"]}
     assert set(roles) == {"mailto:bob@example.org", "mailto:Carol@elsewhere.net", "mailto:dan@example.org"}
+
+
+async def test_a_token_for_one_list_of_people_never_invites_another(xandikos_pair) -> None:
+    """Each argument of an invitation is bound: the family's binding test cannot reach it on Radicale."""
+    settings = CalDAVSettings(xandikos_pair.url, "alice", "unused-behind-trusted-header")
+    server = build_server(ApprovalSettings(elicitation=False), settings, headers=xandikos_pair.headers_for("alice"))
+    calendar, uid = "/alice/calendars/calendar/", "bound-invite"
+    args = {"calendar": calendar, "summary": "Sync", "start": "2026-12-17T10:00:00Z", "uid": uid}
+    args["attendees"] = [{"address": "bob@example.org"}]
+    changed = [
+        {**args, "attendees": [{"address": "bob@example.org", "role": "CHAIR"}]},
+        {**args, "attendees": [{"address": "bob@example.org", "rsvp": False}]},
+        {**args, "attendees": [{"address": "bob@example.org", "name": "B"}]},
+        {**args, "attendees": [{"address": "bob@example.org"}, {"address": "eve@example.org"}]},
+        {**args, "summary": "Sync 2"},
+        {**args, "start": "2026-12-17T11:00:00Z"},
+    ]
+    async with connect(server, revision="2025-11-25") as client:
+        for other in changed:
+            token = approval_of(await client.call_tool("create_event", args))["confirm_token"]
+            refused = await client.call_tool("create_event", {**other, "confirm_token": token})
+            assert approval_of(refused)["outcome"] != "approved", other
+        assert [m for m in inbox(xandikos_pair, "bob") if uid in m] == []
+        token = approval_of(await client.call_tool("create_event", args))["confirm_token"]
+        done = structured(await client.call_tool("create_event", {**args, "confirm_token": token}))
+    assert done["attendees_told"] is True
+    assert [m for m in inbox(xandikos_pair, "bob") if uid in m]
 
 
 async def test_a_change_to_an_organised_event_asks_and_says_who_gets_what(xandikos_pair) -> None:
