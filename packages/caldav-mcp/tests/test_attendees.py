@@ -224,9 +224,15 @@ async def test_without_scheduling_the_attendees_are_written_and_the_result_says_
                 },
             )
         )
+        changed = structured(
+            await client.call_tool("update_event", {"calendar": calendar, "id": "review", "summary": "Review 2"})
+        )
     assert log.messages == []  # nothing is sent, so nothing asks
     assert done["attendees_told"] is False
+    assert "The 1 attendee(s) were written into the event" in done["scheduling"]
     assert "nobody was told" in done["scheduling"]
+    assert changed["attendees_told"] is False
+    assert "nobody was told of this change" in changed["scheduling"]
     text = stored(server, calendar, "review")
     assert "ORGANIZER:mailto:ann@example.org" in text
     (line,) = [line for line in text.splitlines() if line.startswith("ATTENDEE")]

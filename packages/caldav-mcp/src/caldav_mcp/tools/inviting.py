@@ -147,17 +147,24 @@ def cancels_of(plan_: Plan) -> int:
 def told(plan_: Plan) -> tuple[bool | None, str | None]:
     """The result's ``attendees_told`` and ``scheduling`` note for a write of ``plan_``.
 
-    (None, None) when the event has no attendees.
+    (None, None) when the event has no attendees, or another person organises it.
     """
-    if plan_.organizer is None:
+    if plan_.organizer is None or not plan_.ours:
         return None, None
+    if not plan_.scheduling and plan_.given is not None:
+        if plan_.count:
+            what = f"The {plan_.count} attendee(s) were written into the event"
+        else:
+            what = "The attendees were removed from the event"
+        return False, (
+            f"{what}, but this CalDAV server does not do RFC 6638 scheduling: nobody was told. Send them the "
+            "news some other way."
+        )
     if not plan_.scheduling:
         return False, (
-            f"The {plan_.count} attendee(s) were written into the event, but this CalDAV server does not do "
-            "RFC 6638 scheduling: nobody was told. Send them the invitation some other way."
+            f"The event has {plan_.count} attendee(s), but this CalDAV server does not do RFC 6638 scheduling: "
+            "nobody was told of this change."
         )
-    if not plan_.ours:
-        return None, None
     return plan_.sent.anyone, (
         "This server does RFC 6638 scheduling: it sends the invitations, updates and cancellations itself "
         f"({plan_.sent.invited} invited, {plan_.sent.kept} sent the change, {plan_.sent.removed} sent a "
