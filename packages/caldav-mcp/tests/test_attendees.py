@@ -299,6 +299,20 @@ async def test_bad_attendees_are_refused_naming_the_field_and_nothing_is_written
     assert status(server, "GET", f"{calendar}bad.ics") == 404
 
 
+async def test_a_create_that_asks_nobody_refuses_a_confirm_token(mail_account) -> None:
+    server, calendar = mail_account
+    args = {"calendar": calendar, "summary": "x", "start": "2026-12-16", "uid": "tokened"}
+    async with connect(ann(server), revision="2025-11-25") as client:
+        plain = await client.call_tool("create_event", {**args, "confirm_token": "abc"})
+        invited = await client.call_tool(
+            "create_event", {**args, "attendees": people("b@example.org"), "confirm_token": "abc"}
+        )
+    for result in (plain, invited):
+        assert result.is_error
+        assert "confirm_token: this call does not ask a person" in result.content[0].text
+    assert status(server, "GET", f"{calendar}tokened.ics") == 404
+
+
 async def test_more_attendees_than_the_bound_are_refused(mail_account) -> None:
     server, calendar = mail_account
     many = people(*(f"p{n}@example.org" for n in range(101)))

@@ -123,9 +123,14 @@ def register(server: MCPServer[Any], app: App) -> None:
             event.add("TRANSP", "TRANSPARENT")
         if alarms:
             set_alarms(event, alarms)
+        invite = await plan(app, [], attendees or None)
+        if confirm_token is not None and not invite.sends:
+            raise InvalidInput(
+                "confirm_token: this call does not ask a person (nobody is invited by the server), so an "
+                "approval given for another call cannot be used for it; call it without one. Nothing was written."
+            )
         if not attendees:
             return await create_entry(app, cal, event, given=uid is not None)
-        invite = await plan(app, [], attendees)
         assert invite.given is not None
         assert invite.organizer is not None
         write_attendees(event, invite.given, invite.organizer)
