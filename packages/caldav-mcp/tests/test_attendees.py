@@ -146,6 +146,22 @@ async def test_a_change_to_an_organised_event_asks_and_says_who_gets_what(xandik
     assert any("METHOD:CANCEL" in m for m in mail) or any("STATUS:CANCELLED" in m for m in mail)
 
 
+async def test_a_new_rule_for_an_organised_series_says_the_server_sends_it(xandikos_pair) -> None:
+    calendar, uid = "/alice/calendars/calendar/", "new-rule"
+    approved = DialogLog(accept)
+    async with connect(alice(xandikos_pair), revision="2025-11-25", answer=approved) as client:
+        made = {"calendar": calendar, "summary": "Weekly", "start": "2026-12-07T09:00:00Z", "uid": uid}
+        made |= {"rrule": "FREQ=WEEKLY;COUNT=4", "attendees": people("bob@example.org", "hal@example.org")}
+        structured(await client.call_tool("create_event", made))
+        structured(
+            await client.call_tool(
+                "update_event", {"calendar": calendar, "id": uid, "scope": "series", "rrule": "FREQ=WEEKLY;COUNT=2"}
+            )
+        )
+    assert approved.messages[-1].lower().startswith("replace the recurrence rule of an event")
+    assert "; the server sends the change to the 2 person(s) on the event" in approved.messages[-1]
+
+
 async def test_deleting_an_organised_event_counts_the_cancellations(xandikos_pair) -> None:
     calendar, uid = "/alice/calendars/calendar/", "called-off"
     approved = DialogLog(accept)

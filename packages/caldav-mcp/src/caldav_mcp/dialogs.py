@@ -34,6 +34,7 @@ __all__ = [
     "invitations",
     "move_event",
     "respond_to_event",
+    "sending",
     "update_following",
     "update_series",
 ]
@@ -348,5 +349,16 @@ def cancelling(dialog: Dialog, people: int) -> Dialog:
     op = Operation(
         dialog.operation.template + "; the server sends a cancellation to {cancelled} person(s)",
         {**dialog.operation.counts, "cancelled": people},
+    )
+    return Dialog(op, dialog.consequence + " " + SCHEDULED, list(dialog.caller_values))
+
+
+def sending(dialog: Dialog, people: int) -> Dialog:
+    """A series change's dialog (a new rule, a split), saying that a scheduling server sends it to ``people``."""
+    if not people:
+        return dialog
+    op = Operation(
+        dialog.operation.template + "; the server sends the change to the {told} person(s) on the event",
+        {**dialog.operation.counts, "told": people},
     )
     return Dialog(op, dialog.consequence + " " + SCHEDULED, list(dialog.caller_values))

@@ -157,9 +157,15 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "split": None if split is None else [split.kept, split.dropped],
                 "invitations": [invite.sent.invited, invite.sent.outside, invite.sent.kept, invite.sent.removed],
             },
-            dialog=dialogs.change_rule(cal.path, entry_id=id, fields=fields, rule=rrule or "", change=change)
+            dialog=dialogs.sending(
+                dialogs.change_rule(cal.path, entry_id=id, fields=fields, rule=rrule or "", change=change),
+                invite.sent.kept if invite.sends else 0,
+            )
             if change is not None
-            else dialogs.update_following(cal.path, entry_id=id, fields=fields, kept=split.kept, moved=split.dropped)
+            else dialogs.sending(
+                dialogs.update_following(cal.path, entry_id=id, fields=fields, kept=split.kept, moved=split.dropped),
+                invite.sent.kept if invite.sends else 0,
+            )
             if split is not None
             else dialogs.invitations(
                 cal.path,
