@@ -299,6 +299,8 @@ async def test_an_attendee_update_keeps_everything_else_and_the_answers_of_those
         ([{"address": "Bob <bob@example.org>"}], "attendees[0].address"),
         (people("a@example.org", "A@EXAMPLE.org"), "attendees[1].address: this address is already given"),
         ([{"address": "a@example.org", "name": 'say "hi"'}], "attendees[0].name"),
+        ([{"address": "a@example.org", "name": "two\nlines"}], "attendees[0].name"),
+        ([{"address": "a@example.org", "name": "bell\x07"}], "attendees[0].name"),
     ],
 )
 async def test_bad_attendees_are_refused_naming_the_field_and_nothing_is_written(

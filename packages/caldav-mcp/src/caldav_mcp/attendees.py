@@ -13,6 +13,7 @@ addresses never go into one.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -123,8 +124,11 @@ def check_attendees(attendees: list[AttendeeIn]) -> list[tuple[str, AttendeeIn]]
         if _key(uri) in seen:
             raise InvalidInput(f"attendees[{index}].address: this address is already given earlier in the list")
         seen.add(_key(uri))
-        if attendee.name is not None and any(ch in attendee.name for ch in '\r\n"'):
-            raise InvalidInput(f"attendees[{index}].name: a display name is one line without double quotes")
+        if attendee.name is not None and any(ch == '"' or unicodedata.category(ch) == "Cc" for ch in attendee.name):
+            raise InvalidInput(
+                f"attendees[{index}].name: a display name is one line of text without double quotes or control "
+                "characters (RFC 5545 §3.2: a parameter value cannot hold them)"
+            )
         out.append((uri, attendee))
     return out
 
