@@ -375,7 +375,11 @@ def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[D
     is set up as Debian's ``davical.conf`` does: ``/davical`` → DAViCal,
     ``/.well-known/*`` rewritten to ``caldav.php``, and a plain site root (which
     answers PROPFIND with 405). Each user gets a calendar ``calendar`` and an
-    address book ``addresses``. PostgreSQL listens on a Unix socket in
+    address book ``addresses``, the email ``<name>@example.org`` (its
+    calendar user address) and DAViCal's own default privileges for a new
+    principal (``read-free-busy``, ``schedule-deliver``), so that one user's
+    invitation reaches another's scheduling inbox (RFC 6638 §3.2.1; with none,
+    DAViCal refuses delivery with SCHEDULE-STATUS 3.8). PostgreSQL listens on a Unix socket in
     ``workdir`` only. DAViCal reads ``/etc/davical/127.0.0.1-conf.php`` (written
     here), which takes the database from the Apache instance's environment.
 
@@ -428,7 +432,8 @@ def davical(workdir: Path, users: Mapping[str, str] | None = None) -> Iterator[D
                 "INSERT INTO usr (active, email_ok, updated, username, password, fullname, email) VALUES "
                 "(TRUE, current_date, current_date, :'name', :'password', :'name', :'email');\n"
                 "INSERT INTO principal (type_id, user_no, displayname, default_privileges) "
-                "SELECT 1, user_no, fullname, 0::BIT(24) FROM usr WHERE username = :'name';\n"
+                "SELECT 1, user_no, fullname, privilege_to_bits(ARRAY['read-free-busy', 'schedule-deliver']) "
+                "FROM usr WHERE username = :'name';\n"
             )
             variables = {"name": name, "password": f"**{password}", "email": f"{name}@example.org"}
             argv = ["psql", "-qX", "-v", "ON_ERROR_STOP=1", *(f"--set={k}={v}" for k, v in variables.items())]

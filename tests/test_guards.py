@@ -120,6 +120,7 @@ def test_every_gap_between_guard_and_destructive_is_documented(server) -> None:
 
 
 REVIEWED_MISMATCHES: dict[tuple[str, str, str], frozenset[Effect]] = {
+    ("caldav-mcp", "create_event", "guarded-not-destructive"): frozenset({Effect.CREATES, Effect.SENDS}),
     ("caldav-mcp", "respond_to_event", "changes-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("caldav-mcp", "respond_to_event", "guarded-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
     ("caldav-mcp", "complete_task", "changes-not-destructive"): frozenset({Effect.REPLACES, Effect.SENDS}),
@@ -257,3 +258,20 @@ def test_every_guarded_tool_binds_a_version_or_gives_a_true_reason(name) -> None
         assert "PENDING" not in reason.upper(), f"{tool}: {reason}"
         assert len(reason) > 20, f"{tool}: the reason says too little: {reason!r}"
     assert "PENDING" not in Path(module.__file__).read_text(), f"{name}'s guards.py still has a placeholder"
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_a_tool_that_asks_only_elsewhere_names_a_test_that_makes_it_ask(name: str) -> None:
+    """A guarded tool the family scenario cannot make ask (``Scenario.asks_elsewhere``) has a test that does."""
+    from scenarios import scenario_of
+
+    _, guards = load(name)
+    problems = []
+    for tool, where in scenario_of(name).asks_elsewhere.items():
+        path, _, test = where.partition("::")
+        source = (ROOT / path).read_text() if (ROOT / path).is_file() else ""
+        if not guards[tool].may_ask:
+            problems.append(f"{tool}: listed in asks_elsewhere, but it never asks")
+        if not test or f"def {test}(" not in source:
+            problems.append(f"{tool}: asks_elsewhere names {where}, which is no test")
+    assert not problems, "\n".join(problems)

@@ -12,7 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dav_servers import DavServer, radicale
+import httpx
+from dav_servers import DavServer, radicale, xandikos
 
 from approval_core import ApprovalSettings
 from caldav_mcp.server import build_server
@@ -24,6 +25,26 @@ _names = itertools.count()
 @pytest.fixture(scope="session")
 def radicale_server(tmp_path_factory) -> Iterator[DavServer]:
     with radicale(tmp_path_factory.mktemp("radicale"), {"willi": "secret", "other": "secret"}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def xandikos_pair(tmp_path_factory) -> Iterator[DavServer]:
+    """Xandikos (RFC 6638 scheduling) with principals alice and bob, addresses ``mailto:<name>@example.org``."""
+    with xandikos(tmp_path_factory.mktemp("xandikos")) as server:
+        for user in ("alice", "bob"):
+            body = (
+                '<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+                f"<d:set><d:prop><c:calendar-user-address-set><d:href>mailto:{user}@example.org</d:href>"
+                "</c:calendar-user-address-set></d:prop></d:set></d:propertyupdate>"
+            )
+            response = httpx.request(
+                "PROPPATCH",
+                f"{server.url}{user}/",
+                content=body,
+                headers={**server.headers_for(user), "Content-Type": "application/xml"},
+            )
+            assert response.status_code == 207
         yield server
 
 

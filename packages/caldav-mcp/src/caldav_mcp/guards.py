@@ -3,7 +3,9 @@
 Seed 000: the five tools that destroy or send something that cannot be taken
 back always ask; ``update_event`` asks only when the change reaches a whole
 recurring series (the one edit that changes appointments the caller did not
-look at); ``complete_task`` likewise only when it marks a whole recurring task
+look at), or when a scheduling server (RFC 6638) would send the change to the
+event's attendees; ``create_event`` only in that last case, for the
+invitations it makes the server send; ``complete_task`` likewise only when it marks a whole recurring task
 done (every occurrence still to come leaves the open tasks); everything else
 never asks. ``restore_entry`` (putting back what a guarded change removed,
 from the undo journal) always asks too: it may write over the version that
@@ -26,6 +28,15 @@ def _changes_a_series(call: GuardedCall) -> bool:
     return _reaches_a_series(call) or call.arguments.get("rrule") is not None
 
 
+def _sends(call: GuardedCall) -> bool:
+    """The server will send iTIP messages (RFC 6638) to people on the event because of this write."""
+    return bool(call.facts.get("sends"))
+
+
+def _changes_a_series_or_sends(call: GuardedCall) -> bool:
+    return _changes_a_series(call) or _sends(call)
+
+
 def _completes_a_series(call: GuardedCall) -> bool:
     return _reaches_a_series(call) and call.arguments.get("completed") is not False
 
@@ -37,7 +48,6 @@ _NEVER = [
     "get_event",
     "search_events",
     "get_free_busy",
-    "create_event",
     "list_tasks",
     "get_task",
     "create_task",
@@ -59,12 +69,23 @@ GUARDS = GuardTable(
         "move_event": Guard.always(),
         "respond_to_event": Guard.always(),
         "restore_entry": Guard.always(),
+        "create_event": Guard.when(
+            _sends, "only when a scheduling server would send invitations to the attendees given"
+        ),
         "update_event": Guard.when(
-            _changes_a_series, "only when changing a whole recurring series, or giving a recurrence rule"
+            _changes_a_series_or_sends,
+            "only when changing a whole recurring series, giving a recurrence rule, or when a scheduling server "
+            "would send the change to the event's attendees",
         ),
         "complete_task": Guard.when(_completes_a_series, "only when completing a whole recurring series"),
     },
     mismatches=[
+        Mismatch(
+            "create_event",
+            "guarded-not-destructive",
+            "it takes nothing away, but with attendees on a scheduling server the server mails each of them an "
+            "invitation as soon as the event is stored, and mail that has left cannot be recalled",
+        ),
         Mismatch(
             "respond_to_event",
             "changes-not-destructive",
@@ -101,6 +122,10 @@ GUARDS = GuardTable(
             "named and read, and the ETag refuses the write if someone changed it meanwhile",
         ),
     ],
+    unversioned={
+        "create_event": "a new event has no version yet; its write carries If-None-Match: *, so it never "
+        "replaces an entry, whatever was stored meanwhile",
+    },
 )
 
 _SCHEDULED = (
@@ -109,6 +134,7 @@ _SCHEDULED = (
 )
 # The tools whose openWorldHint is true, each with the reason (the family rule is in tests/test_guards.py).
 OPEN_WORLD = {
+    "create_event": "with attendees, a server with RFC 6638 scheduling sends each of them an iTIP invitation",
     "update_event": _SCHEDULED,
     "delete_event": _SCHEDULED,
     "respond_to_event": "on a scheduling server the answer is mailed to the organiser as an iTIP REPLY",
@@ -127,7 +153,7 @@ _SCHEDULING = (Effect.SENDS,)  # on an RFC 6638 scheduling server; what it sends
 # from these and check them against the requests a call sends to Radicale).
 EFFECTS = {
     **{tool: _READS for tool in _NEVER if tool.startswith(("list_", "get_", "search_"))},
-    "create_event": effects(Effect.CREATES),
+    "create_event": effects(Effect.CREATES, *_SCHEDULING),
     "create_task": effects(Effect.CREATES),
     "create_journal": effects(Effect.CREATES),
     "update_event": effects(Effect.REPLACES, *_SCHEDULING),

@@ -213,6 +213,15 @@ class Written(BaseModel):
         description="For update_event with scope following: the UID of the series that now ends before this new "
         "one (the new series names it in RELATED-TO).",
     )
+    attendees_told: bool | None = Field(
+        default=None,
+        description="For an event with attendees that this account organises: true when the server does RFC 6638 "
+        "scheduling and sends them the invitation, change or cancellation itself; false when it does not (the "
+        "attendees are only written, nobody was told). Null when the event has no attendees.",
+    )
+    scheduling: str | None = Field(
+        default=None, description="What the server does with the attendees, in words (see attendees_told)."
+    )
 
 
 class Deleted(BaseModel):
@@ -228,6 +237,11 @@ class Deleted(BaseModel):
     )
     note: str | None = Field(
         default=None, description="Set when the server's answer to the write was lost and the result was read back."
+    )
+    cancellations: int | None = Field(
+        default=None,
+        description="On a server with RFC 6638 scheduling, for an event this account organises: how many attendees "
+        "the server sends a cancellation (iTIP CANCEL). Null when nobody is told.",
     )
 
 

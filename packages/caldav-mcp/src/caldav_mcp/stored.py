@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "answer_view",
+    "attendees_change",
     "changes_of",
     "collection",
     "delete_view",
     "edit_view",
     "entry",
+    "new_event_view",
     "restore_view",
     "series_view",
     "single",
@@ -206,10 +208,14 @@ def edit_view(
     count: Any,
     new: Mapping[str, Any],
     tzid: str | None,
+    more: Iterable[Change] = (),
 ) -> StoredView:
-    """An edit of ``edited`` (an occurrence's override, or the series or entry): the entry and before -> after."""
+    """An edit of ``edited`` (an occurrence's override, or the series or entry): the entry and before -> after.
+
+    ``more`` are further changes to show (:func:`attendees_change`).
+    """
     occurrence = edited if scope == "occurrence" else None
-    changes = changes_of(edited, new, tzid)
+    changes = [*changes_of(edited, new, tzid), *more]
     return single(cal, resource, series, "VEVENT", count=count, occurrence=occurrence, changes=changes)
 
 
@@ -295,3 +301,32 @@ def restore_view(cal: CalendarInfo, href: str, data: bytes, undoes: str) -> Stor
     except (CalDAVToolError, StopIteration, Unreadable, ValueError):
         return None
     return StoredView(entries=(shown.model_copy(update={"kind": f"{shown.kind}, as kept before {undoes}"}),))
+def _addresses(component: icalendar.Component) -> str | None:
+    raw: Any = component.get("ATTENDEE")
+    found = raw if isinstance(raw, list) else [] if raw is None else [raw]
+    return ", ".join(str(attendee) for attendee in found) or None
+
+
+def attendees_change(component: icalendar.Component, given: Iterable[str]) -> Change:
+    """The attendee list as stored -> the ``mailto:`` addresses a call writes (RFC 5545 §3.8.4.1)."""
+    return Change(label="Attendees", before=_addresses(component), after=", ".join(given) or None, name=True)
+
+
+def new_event_view(cal: CalendarInfo, event: icalendar.Component, count: Any) -> StoredView:
+    """A new event with attendees, before it is stored: its title, times, rule, organiser and every attendee.
+
+    Nothing of it is stored yet (no href, no ETag); every value is the caller's, shown with the fence all the
+    same, since the page treats every entry alike.
+    """
+    fields = [StoredField(label="Title", value=_text(event, "SUMMARY"), name=True)]
+    for prop, label in _TIMES["VEVENT"]:
+        found = _time_field(event, prop, label)
+        if found is not None:
+            fields.append(found)
+    fields.append(_repeats(event, count))
+    organizer: Any = event.get("ORGANIZER")
+    if organizer is not None:
+        fields.append(StoredField(label="Organizer", value=str(organizer), name=True))
+    fields.append(StoredField(label="Attendees", value=_addresses(event), name=True))
+    made = StoredEntry(kind="New event (not stored yet)", collection=collection(cal), fields=tuple(fields))
+    return StoredView(entries=(made,))

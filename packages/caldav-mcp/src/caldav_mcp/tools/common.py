@@ -21,6 +21,7 @@ __all__ = [
     "ADD",
     "CHANGE",
     "DELETE",
+    "INVITE",
     "MAX_WINDOW_DAYS",
     "MOVE",
     "READ",
@@ -39,9 +40,11 @@ MAX_WINDOW_DAYS = 366
 # The four annotations of each kind of tool. openWorldHint follows the family rule (tests/test_guards.py,
 # caldav_mcp.guards.OPEN_WORLD): a call that changes or removes an existing entry may make a scheduling
 # server (RFC 6638) send iTIP messages to the entry's attendees or organiser, so it is open-world; reading,
-# adding (these tools write no attendees) and moving between the account's own calendars are not.
+# adding (except create_event, which may write attendees) and moving between the account's own calendars are not.
 READ = annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 ADD = annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+# create_event: adds, and with attendees a scheduling server sends them invitations (RFC 6638).
+INVITE = annotations(read_only=False, destructive=False, idempotent=False, open_world=True)
 CHANGE = annotations(read_only=False, destructive=True, idempotent=True, open_world=True)
 DELETE = annotations(read_only=False, destructive=True, idempotent=True, open_world=True)
 MOVE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)

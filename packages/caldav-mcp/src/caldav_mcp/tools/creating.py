@@ -15,7 +15,8 @@ name made from the entry's UID, and the caller may choose that UID. Then:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -59,7 +60,9 @@ def _exists(uid: str, cal: CalendarInfo) -> Conflict:
     )
 
 
-async def create_entry(app: App, cal: CalendarInfo, component: icalendar.Component, *, given: bool) -> CallToolResult:
+async def create_entry(
+    app: App, cal: CalendarInfo, component: icalendar.Component, *, given: bool, told: Mapping[str, Any] | None = None
+) -> CallToolResult:
     """Store a new entry (``If-None-Match: *``) in its own VCALENDAR and say what was created.
 
     Args:
@@ -67,6 +70,8 @@ async def create_entry(app: App, cal: CalendarInfo, component: icalendar.Compone
         cal: The calendar to create it in.
         component: The VEVENT, VTODO or VJOURNAL, with its UID.
         given: Whether the caller chose the UID (then an existing entry with it is looked for first).
+        told: More fields of the result (:class:`caldav_mcp.models.Written`): what the server does with the
+            attendees (``attendees_told``, ``scheduling``).
 
     Raises:
         Conflict: an entry with this UID already exists (the message gives its id).
@@ -93,12 +98,12 @@ async def create_entry(app: App, cal: CalendarInfo, component: icalendar.Compone
             raise
         raise _exists(uid, cal) from None
     except BackendError as failure:
-        return await _after_failure(app, cal, kind, uid, failure)
-    return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created"))
+        return await _after_failure(app, cal, kind, uid, failure, told or {})
+    return structured(Written(calendar=cal.path, uid=uid, id=uid, etag=created.etag, action="created", **(told or {})))
 
 
 async def _after_failure(
-    app: App, cal: CalendarInfo, kind: Component, uid: str, failure: BackendError
+    app: App, cal: CalendarInfo, kind: Component, uid: str, failure: BackendError, told: Mapping[str, Any]
 ) -> CallToolResult:
     """Find out whether a PUT that failed without a clear answer stored the entry."""
     try:
@@ -130,5 +135,6 @@ async def _after_failure(
             action="created",
             note=f"The server's answer to the write was lost ({failure}); reading back showed the "
             f"{_NOUN[kind]} was stored.",
+            **told,
         )
     )

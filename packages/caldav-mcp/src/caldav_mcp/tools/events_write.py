@@ -21,7 +21,8 @@ from pydantic import Field
 from approval_core import NotApproved, annotations, structured
 from caldav_mcp import dialogs, stored
 from caldav_mcp.alarms import set_alarms
-from caldav_mcp.editing import apply_text, bump, new_entry, set_times, validate_rrule
+from caldav_mcp.attendees import write_attendees
+from caldav_mcp.editing import apply_text, bump, new_calendar, new_entry, set_times, validate_rrule
 from caldav_mcp.errors import Conflict, InvalidInput, NotFound
 from caldav_mcp.ical import (
     calendar_of,
@@ -35,7 +36,7 @@ from caldav_mcp.models import Deleted, Moved, Responded, Written
 from caldav_mcp.rrule import first_occurrence_problem
 from caldav_mcp.splitting import Split, end_before
 from caldav_mcp.tools import event_update, undo
-from caldav_mcp.tools.common import ADD, DELETE, MOVE, App, split_id
+from caldav_mcp.tools.common import DELETE, INVITE, MOVE, App, split_id
 from caldav_mcp.tools.creating import NewUidArg, create_entry
 from caldav_mcp.tools.event_args import AlarmsArg, DeleteScopeArg, IdArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.event_edits import (
@@ -48,6 +49,7 @@ from caldav_mcp.tools.event_edits import (
     version_of,
 )
 from caldav_mcp.tools.events_read import CalendarArg, occurrence_of
+from caldav_mcp.tools.inviting import AttendeesArg, cancels_of, plan, told
 from caldav_mcp.tools.write_back import (
     remove,
     write_back,
@@ -64,9 +66,10 @@ RESPOND = annotations(read_only=False, destructive=False, idempotent=True, open_
 def register(server: MCPServer[Any], app: App) -> None:
     """Add the event-changing tools to ``server``."""
 
-    @server.tool(annotations=ADD)
+    @server.tool(annotations=INVITE)
     async def create_event(
         calendar: CalendarArg,
+        ctx: Context,
         summary: Annotated[str, Field(min_length=1, max_length=1000)],
         start: Annotated[str, Field(description="ISO 8601 date (all-day) or date-time (with offset, or with tzid).")],
         end: TimeArg = None,
@@ -78,8 +81,13 @@ def register(server: MCPServer[Any], app: App) -> None:
         uid: NewUidArg = None,
         all_day: Annotated[bool | None, Field(description=ALL_DAY)] = None,
         alarms: AlarmsArg = None,
-    ) -> Annotated[CallToolResult, Written]:
+        attendees: AttendeesArg = None,
+        confirm_token: TokenArg = None,
+    ) -> Annotated[CallToolResult, Written] | InputRequiredResult:
         """Create an event (written with If-None-Match: *). Without end: one day for a date, one hour otherwise.
+
+        With attendees, the ORGANIZER is this account; on a server with RFC 6638 scheduling the server then
+        sends them invitations, so a person is asked first (the dialog counts the people, never names them).
 
         All-day: give start (and end) as dates, end exclusive (one day on 1 December: start 2026-12-01, end
         2026-12-02 or no end). A date-time, even at midnight, makes a timed event unless all_day is true.
@@ -114,7 +122,43 @@ def register(server: MCPServer[Any], app: App) -> None:
             event.add("TRANSP", "TRANSPARENT")
         if alarms:
             set_alarms(event, alarms)
-        return await create_entry(app, cal, event, given=uid is not None)
+        invite = await plan(app, [], attendees or None)
+        if confirm_token is not None and not invite.sends:
+            raise InvalidInput(
+                "confirm_token: this call does not ask a person (nobody is invited by the server), so an "
+                "approval given for another call cannot be used for it; call it without one. Nothing was written."
+            )
+        if not attendees:
+            return await create_entry(app, cal, event, given=uid is not None)
+        assert invite.given is not None
+        assert invite.organizer is not None
+        write_attendees(event, invite.given, invite.organizer)
+        single = new_calendar()
+        single.add_component(event)
+        count = count_of(single)
+        sent = invite.sent
+        decision = await app.gate.check(
+            ctx,
+            tool="create_event",
+            target={  # the caller's values: a UID and DTSTAMP made here differ on a retry
+                "calendar": cal.path,
+                "uid": uid,
+                "event": [summary, start, end, tzid, description, location, rrule, transparent, all_day],
+                "alarms": [alarm.model_dump(exclude_none=True) for alarm in alarms or []],
+                "attendees": [[uri, given.model_dump()] for uri, given in invite.given],
+                "invitations": [sent.invited, sent.outside, sent.kept, sent.removed],
+                "occurrences": count,
+            },
+            dialog=dialogs.invitations(cal.path, entry_id=None, fields=[], sent=sent, occurrences=count),
+            facts={"sends": invite.sends},
+            confirm_token=confirm_token,
+            stored=stored.new_event_view(cal, event, count),
+        )
+        if isinstance(decision, NotApproved):
+            return decision.result
+        attendees_told, scheduling = told(invite)
+        result = {"attendees_told": attendees_told, "scheduling": scheduling}
+        return await create_entry(app, cal, event, given=uid is not None, told=result)
 
     event_update.register(server, app)
 
@@ -139,6 +183,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         occurrence = occurrence_of(ical, rid, uid) if effective == "occurrence" and rid else None
         split = Split(ical, occurrence) if following and occurrence is not None else None
         count = count_of(ical) if effective == "series" else 1
+        cancels = cancels_of(await plan(app, list(ical.walk("VEVENT")), None))
         await app.client.require_write(cal.path)
         target = {
             "calendar": cal.path,
@@ -146,11 +191,13 @@ def register(server: MCPServer[Any], app: App) -> None:
             "scope": "following" if split is not None else effective,
             "recurrence_id": rid if effective == "occurrence" else None,
             "occurrences": count if split is None else [split.kept, split.dropped],
+            "cancellations": cancels,
         }
-        dialog = (
+        dialog = dialogs.cancelling(
             dialogs.delete_following(cal.path, entry_id=id, kept=split.kept, dropped=split.dropped)
             if split is not None
-            else dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count)
+            else dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count),
+            cancels,
         )
         decision = await undo.gate(app, resource).check(
             ctx,
@@ -169,7 +216,16 @@ def register(server: MCPServer[Any], app: App) -> None:
             end_before(ical, split.original)
             bump(series)
             _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
-            return structured(Deleted(calendar=cal.path, uid=uid, scope="following", recurrence_id=rid, note=note))
+            return structured(
+                Deleted(
+                    calendar=cal.path,
+                    uid=uid,
+                    scope="following",
+                    recurrence_id=rid,
+                    note=note,
+                    cancellations=cancels or None,
+                )
+            )
         if effective == "occurrence" and occurrence is not None and rid is not None:
             remove_occurrence(ical, series, rid, occurrence_start(occurrence))
             _, note = await undo.write_back(app, decision, "delete_event", cal, uid, resource, ical)
@@ -184,6 +240,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 recurrence_id=rid if effective == "occurrence" else None,
                 already_gone=gone,
                 note=note,
+                cancellations=cancels or None,
             )
         )
 
