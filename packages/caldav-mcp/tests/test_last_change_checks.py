@@ -18,6 +18,7 @@ from rewriting_proxy import rewriting_proxy
 
 from approval_core.testing import connect
 from caldav_helpers import structured
+from caldav_mcp.tools import windows
 from test_listings import WINDOW, backdate, day_event, fill, through
 
 pytestmark = pytest.mark.anyio
@@ -79,3 +80,26 @@ async def test_a_server_whose_last_change_never_moves_is_checked_by_ctag_once_fo
             later = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
     assert "new" in {e["uid"] for e in seen["events"]}
     assert "later" in {e["uid"] for e in later["events"]}
+
+
+async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_not_the_ctag(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The calendar list's note has expired: the read is preceded by the cheapest check the server keeps.
+    monkeypatch.setattr(windows, "NOTED_SECONDS", -1.0)
+    fill(account, 3)
+    backdate(account)
+    with rewriting_proxy(account.server.url, lambda body: body) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            before = len(proxy.requests)
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            asked = proxy.requests[before:]
+            bodies = proxy.bodies[before:]
+            middle = len(proxy.requests)
+            again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            repeated = proxy.requests[middle:]
+    assert again["events"] == first["events"]
+    assert [r.split()[0] for r in asked] == ["PROPFIND", "REPORT", "PROPFIND"]  # last change, read, last change
+    assert not any(b"getctag" in body for body in bodies)
+    assert [r.split()[0] for r in repeated] == ["PROPFIND"]  # kept: the last change alone

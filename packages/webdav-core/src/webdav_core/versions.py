@@ -194,6 +194,23 @@ class CollectionVersions:
             return None
         return version[len(MODIFIED) + 1 :].rpartition("|")[0].partition("@")[0]
 
+    async def cheapest(self, path: str) -> str | None:
+        """The version of ``path`` now by the cheapest validator kept: its settled last change, else :meth:`current`.
+
+        The last change alone where :meth:`modified_keeps` and an earlier answer
+        gave it settled for ``path`` together with its version; otherwise, or
+        when it is not settled now, :meth:`current`.
+
+        Raises:
+            unreachable / unauthenticated: as for any request.
+        """
+        if path in self._pairs and self.modified_keeps():
+            value, date = await self._modified_now(path)
+            settled = settled_modified(value, date)
+            if settled is not None:
+                return self.by_modified(path, settled)
+        return await self.current(path)
+
     async def check(self, path: str, version: str) -> str | None:
         """The version of ``path`` now, of the kind ``version`` (a kept value's) is: what to compare it with.
 

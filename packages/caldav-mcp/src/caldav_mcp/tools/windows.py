@@ -322,7 +322,9 @@ async def listing_of(
     elif noted and modified is not None and versions.modified_keeps():
         version = versions.by_modified(cal.path, modified)
     else:
-        version = noted or await versions.current(cal.path) or ""  # "": the server gives none; nothing is kept
+        # Nothing noted lately: the cheapest check this server keeps (its last change, else the CTag) before the
+        # read. "": the server gives none; nothing is kept.
+        version = noted or await versions.cheapest(cal.path) or ""
     modified = versions.modified_in(version) or modified
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
