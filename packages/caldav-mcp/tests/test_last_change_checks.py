@@ -103,3 +103,16 @@ async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_no
     assert [r.split()[0] for r in asked] == ["PROPFIND", "REPORT", "PROPFIND"]  # last change, read, last change
     assert not any(b"getctag" in body for body in bodies)
     assert [r.split()[0] for r in repeated] == ["PROPFIND"]  # kept: the last change alone
+
+
+async def test_an_entry_removed_by_another_client_is_not_listed_again(account: Account) -> None:
+    # A removal changes no entry's file: Radicale's last change of the calendar follows its folder too.
+    fill(account, 3)
+    backdate(account)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        await client.call_tool("list_calendars", {})
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "e01.ics")
+        second = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
+    assert {e["uid"] for e in second["events"]} == {"e00", "e02"}
