@@ -35,6 +35,10 @@ where there is one, so that a shared disk's fsyncs do not stand in for Radicale'
    Targets: all pages at most 1.3x the first call alone and at most 6x the raw REPORT, every occurrence
    right, at both sizes.
 
+The month here is kinder than a real one (a third as many entries; Radicale's REPORT expands its never-ending
+daily series, which slows the reference): ``bench_first_listing.py`` measures the first listing, and the month
+again, on a calendar shaped like a real one, each round in a fresh caldav-mcp process.
+
 The machine may be shared: figures are noisy; compare ratios taken in the same run.
 """
 

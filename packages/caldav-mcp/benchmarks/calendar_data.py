@@ -141,3 +141,28 @@ def calendar_query(start: dt.datetime, end: dt.datetime) -> str:
         f'<C:time-range start="{start.strftime(stamp)}" end="{end.strftime(stamp)}"/>'
         "</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>"
     )
+
+
+def year_calendar(events: int = 2000, series: int = 70, endless: int = 50) -> list[tuple[str, str]]:
+    """``(uid, iCalendar text)`` of a year as calendar clients store one: ``events`` single one-hour events spread
+    evenly over 2027, and ``series`` weekly series from the first week of 2027.
+
+    The first ``endless`` series repeat once a week for ever; the others twice a week (Tuesday and Thursday)
+    until the end of 2027. Times are in the four zones of TZIDS, each zoned entry with its VTIMEZONE. The
+    2,000 + 70 (50 without end) calendar holds 235 entries and 565 occurrences in June 2027.
+    """
+    items = []
+    base = dt.datetime(2027, 1, 1, 8, 0)
+    for i in range(events):
+        start = base + dt.timedelta(hours=(365 * 24 * i) // events)
+        start = start.replace(hour=8 + start.hour % 10)
+        uid = f"event-{i:05d}"
+        items.append((uid, event(uid, start, 60, f"Meeting {i}", TZIDS[i % 4], f"LOCATION:Room {i % 40}\r\n")))
+    for j in range(series):
+        uid = f"series-{j:03d}"
+        if j < endless:
+            rule, start = "RRULE:FREQ=WEEKLY\r\n", dt.datetime(2027, 1, 4 + j % 5, 7 + j % 10, 30)
+        else:
+            rule, start = "RRULE:FREQ=WEEKLY;BYDAY=TU,TH;UNTIL=20271231T235959Z\r\n", dt.datetime(2027, 1, 5, 12, 0)
+        items.append((uid, event(uid, start, 60, f"Series {j}", TZIDS[j % 4], rule)))
+    return items

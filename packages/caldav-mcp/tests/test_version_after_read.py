@@ -6,18 +6,17 @@ again (cheap on Radicale, which answers it from its files' times) and serves the
 moved; the CTag (which Radicale computes from every entry) is asked too, and decides later whether the
 listing is kept: until it answers, nothing is served from the listing, and a cursor whose version it did
 not confirm starts over. The calendar's files are dated an hour back so that the noted last change is
-settled; the requests pass through a recording proxy (a test double relaying to the real Radicale).
+settled; the requests pass through a recording proxy (a test double relaying to the real Radicale). The
+CTag decides here as on a server whose last change is not trusted (fixture ``ctag_checks``); where it is,
+the last change alone keeps a listing (``test_last_change_checks.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import threading
-import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -27,19 +26,23 @@ from approval_core.testing import connect
 from caldav_helpers import structured
 from caldav_mcp.listings import MAX_SPOILED_VERSIONS, Listing, Listings, Settling
 from report_fault_proxy import Action, FaultProxy, report_fault_proxy
-from test_listings import WINDOW, AddsDuringRead, day_event, fill, through
+from test_listings import WINDOW, AddsDuringRead, backdate, day_event, fill, through
+from webdav_core import CollectionVersions
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture(autouse=True)
+def ctag_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CTag decides, as on a server whose last change is not trusted (seen to lag, or no cheaper than the CTag).
+
+    Radicale's last change follows every entry and costs less than its CTag, so there caldav-mcp keeps a
+    listing under the last change alone (``test_last_change_checks.py``); these tests are about the CTag.
+    """
+    monkeypatch.setattr(CollectionVersions, "modified_keeps", lambda self: False)
+
+
 Account = Any  # the caldav-mcp conftest's Account fixture value
-
-
-def backdate(account: Account) -> None:
-    """Date the work calendar's folder, its properties and its entries an hour back (its last change settled)."""
-    folder = Path(account.server.data_dir) / "collection-root" / account.work.strip("/")
-    then = time.time() - 3600
-    for path in [folder, *(p for p in folder.iterdir() if p.is_file())]:
-        os.utime(path, (then, then))
 
 
 def is_version_request(method: str, body: bytes) -> bool:

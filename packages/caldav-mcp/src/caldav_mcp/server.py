@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
+import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -94,11 +96,35 @@ def build_server(
     return server
 
 
+READERS = ("icalendar", "recurring_ical_events", "dateutil.rrule")
+"""The libraries that read iCalendar text, left out of start-up (listing the tools needs none of them) and
+imported in the background from the first tool call on (:func:`_import_readers`)."""
+
+
+def _import_readers() -> None:
+    """Import :data:`READERS` (about a quarter of a second), so that the first read of entries does not wait for it.
+
+    Runs in a daemon thread started by the first tool call (usually ``list_calendars``, which reads no
+    entry): a listing that follows finds them imported, or waits only for the rest of the import (Python's
+    per-module import locks). A failure here is left to the call that needs the module, which reports it.
+    """
+    for name in READERS:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
 def _bound_expansion_per_call(server: MCPServer[Any]) -> None:
-    """Give every tool call its own recurrence-expansion budget (:func:`caldav_mcp.ical.expansion_budget`)."""
+    """Give every tool call its own recurrence-expansion budget (:func:`caldav_mcp.ical.expansion_budget`).
+
+    The first call also starts the import of the iCalendar readers in the background (:func:`_import_readers`).
+    """
     inner = server.call_tool
+    started = threading.Event()
 
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if not started.is_set():
+            started.set()
+            threading.Thread(target=_import_readers, name="caldav-mcp-readers", daemon=True).start()
         with expansion_budget():
             return await inner(name, arguments, context)
 

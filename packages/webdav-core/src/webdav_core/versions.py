@@ -12,11 +12,21 @@ last change, so a second change within that second leaves the version as it
 was. Such a value says "unchanged" only once the server's clock (its ``Date``
 header, RFC 9110 §6.6.1) has left that second; until then it is made unique
 here (:func:`is_unsettled`), so the collection is read again.
+
+Where the CTag is costly (Radicale computes it from every member: on 2,000
+entries it costs about as much as a month's calendar-query), a cache may be
+kept under the collection's settled ``DAV:getlastmodified`` instead
+(:meth:`CollectionVersions.check`, :meth:`CollectionVersions.modified_keeps`):
+one second of resolution, so only once the server's clock has left the second
+it names, and only on a server that has not been seen to leave it as it was
+while the CTag moved (each answer that gives both is compared with the last
+one). What each kind costs on this server is timed as it is asked.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
@@ -29,6 +39,7 @@ from webdav_core.xml import CS, DAV, norm_href
 
 __all__ = [
     "KEPT_SECONDS",
+    "MODIFIED",
     "NEAR_SECONDS",
     "READING_METHODS",
     "CollectionVersions",
@@ -52,6 +63,15 @@ NEAR_SECONDS = 86_400
 """How far from the server's clock a number of seconds may be and still be read as the time of a change."""
 
 _unsettled = itertools.count(1)
+
+MODIFIED = "getlastmodified"
+"""The name a version taken from a collection's settled ``DAV:getlastmodified`` starts with (``getlastmodified:``)."""
+
+COSTLIER = 1.5
+"""A CTag (or sync-token) that costs at most this many times the last change is the validator even where the last
+change would do: it has no second of resolution and needs no trust learnt."""
+
+log = logging.getLogger("webdav_core")
 
 
 def is_unsettled(value: str, date: str | None, now: float | None = None) -> bool:
@@ -113,6 +133,100 @@ class CollectionVersions:
         self._kind: dict[str, tuple[str, str] | None] = {}
         self._writes: dict[str, int] = {}
         self._noted: dict[str, tuple[str, str | None, float]] = {}
+        self._pairs: dict[str, tuple[str, str]] = {}
+        self._paired_at: dict[str, float] = {}
+        self._lagging = False
+        self._cost: dict[str, float] = {}
+
+    def _learn(self, path: str, value: str, modified: str | None) -> None:
+        """Compare the version and settled last change given together for ``path`` with the last pair seen.
+
+        A version that moved while a settled last change stayed shows a server whose last change of a collection
+        does not follow its members: it is never used as a validator again (for any collection of this server).
+        """
+        if modified is None:
+            return
+        last = self._pairs.get(path)
+        self._pairs[path] = (value, modified)
+        self._paired_at[path] = time.monotonic()
+        if last is not None and last[0] != value and last[1] == modified and not self._lagging:
+            self._lagging = True
+            log.warning(
+                "the last change of %s stayed while its version moved: kept values are checked by version", path
+            )
+
+    def _took(self, kind: str, seconds: float) -> None:
+        """Note what one request for ``kind`` cost (a running mean of the last ones, in seconds)."""
+        last = self._cost.get(kind)
+        self._cost[kind] = seconds if last is None else (last + seconds) / 2
+
+    def modified_keeps(self) -> bool:
+        """Whether a settled ``DAV:getlastmodified`` checks kept values here: never seen to lag, and cheaper.
+
+        False once the server was seen to leave a collection's last change as it
+        was while its version moved (:meth:`_learn`), and where the version costs
+        at most COSTLIER times the last change (both timed as asked).
+        """
+        if self._lagging:
+            return False
+        version = min((self._cost[kind[1]] for kind in _KINDS if kind[1] in self._cost), default=None)
+        modified = self._cost.get(MODIFIED)
+        return version is None or modified is None or version > COSTLIER * modified
+
+    def paired_since(self, path: str) -> float:
+        """Seconds since an answer last gave the version of ``path`` with its settled last change (inf: never)."""
+        seen = self._paired_at.get(path)
+        return float("inf") if seen is None else time.monotonic() - seen
+
+    def by_modified(self, path: str, modified: str) -> str:
+        """The version of ``path`` that a settled last change ``modified`` gives, with the writes sent from here.
+
+        It names the collection too (``getlastmodified:<date>@<path>|<writes>``): two collections changed in
+        the same second have different versions, so a cursor of one never continues a listing of the other.
+        """
+        return f"{MODIFIED}:{modified}@{norm_href(path)}|{self.writes_to(path)}"
+
+    @staticmethod
+    def modified_in(version: str) -> str | None:
+        """The last change a version from :meth:`by_modified` names; None for any other version."""
+        if not version.startswith(MODIFIED + ":"):
+            return None
+        return version[len(MODIFIED) + 1 :].rpartition("|")[0].partition("@")[0]
+
+    async def cheapest(self, path: str) -> str | None:
+        """The version of ``path`` now by the cheapest validator kept: its settled last change, else :meth:`current`.
+
+        The last change alone where :meth:`modified_keeps` and an earlier answer gave it settled for ``path``
+        with its version; otherwise, or when it is not settled now, :meth:`current`.
+
+        Raises:
+            unreachable / unauthenticated: as for any request.
+        """
+        if path in self._pairs and self.modified_keeps():
+            value, date = await self._modified_now(path)
+            settled = settled_modified(value, date)
+            if settled is not None:
+                return self.by_modified(path, settled)
+        return await self.current(path)
+
+    async def check(self, path: str, version: str) -> str | None:
+        """The version of ``path`` now, of the kind ``version`` (a kept value's) is: what to compare it with.
+
+        A version from :meth:`by_modified` is checked by the last change alone
+        (one PROPFIND of depth 0, cheap on Radicale) while :meth:`modified_keeps`;
+        a last change not yet settled, or a server no longer trusted with it,
+        gives :meth:`current` instead (another kind, so the kept value is read
+        again). Any other version is :meth:`current`.
+
+        Raises:
+            unreachable / unauthenticated: as for any request.
+        """
+        if self.modified_in(version) is not None and self.modified_keeps():
+            value, date = await self._modified_now(path)
+            settled = settled_modified(value, date)
+            if settled is not None:
+                return self.by_modified(path, settled)
+        return await self.current(path)
 
     def sent(self, method: str, *targets: str | None) -> None:
         """Count a request of ``method`` to each of ``targets`` (paths or URLs) as a write when it is one."""
@@ -140,9 +254,10 @@ class CollectionVersions:
         value = response.text(*_KINDS[0])
         if value:
             self._kind[path] = _KINDS[0]
+            modified = settled_modified(response.text(*_MODIFIED), date)
+            self._learn(path, f"{_KINDS[0][1]}:{value}", modified)
             if not is_unsettled(value, None):  # no Date at hand: a time near the local clock is not noted
                 version = f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}"
-                modified = settled_modified(response.text(*_MODIFIED), date)
                 self._noted[path] = (version, modified, time.monotonic())
 
     def recent(self, path: str, seconds: float) -> str | None:
@@ -167,44 +282,56 @@ class CollectionVersions:
     async def modified(self, path: str) -> str | None:
         """The collection's ``DAV:getlastmodified`` now (a PROPFIND of depth 0 for it alone); None if not given.
 
-        Cheap where the CTag is not: Radicale answers it from the files' times
-        (13 ms for 2,000 entries, against 75 ms for the CTag, which it computes
-        from every entry). Compared with a settled value noted earlier
-        (:meth:`modified_with`), it tells whether the collection changed since.
+        Cheap where the CTag is not (Radicale: from the files' times, against every entry for the CTag).
+        Compared with a settled value noted earlier (:meth:`modified_with`), it tells whether it changed since.
 
         Raises:
             unreachable / unauthenticated: as for any request; a failed answer is None.
         """
+        return (await self._modified_now(path))[0]
+
+    async def _modified_now(self, path: str) -> tuple[str | None, str | None]:
+        """The collection's ``DAV:getlastmodified`` now and the answer's ``Date`` header (each None if not given)."""
         what = f"read {path}"
         body = xml.propfind([_MODIFIED])
+        started = time.monotonic()
         try:
             answer = await self._session.send("PROPFIND", path, body=body, headers={"Depth": "0"}, what=what)
             found = self._session.parsed(answer, what).responses
         except (self._profile.errors.unreachable, self._profile.errors.unauthenticated):
             raise
         except self._profile.errors.backend:
-            return None
-        return next((value for response in found if (value := response.text(*_MODIFIED))), None)
+            return None, None
+        self._took(MODIFIED, time.monotonic() - started)
+        value = next((value for response in found if (value := response.text(*_MODIFIED))), None)
+        return value, answer.headers.get("Date")
 
     async def of(self, path: str) -> str | None:
         """The server's version of the collection at ``path``; None where it offers neither kind.
 
-        A PROPFIND of depth 0 for ``CS:getctag`` alone (Radicale reads every
-        member to answer each of the two), then for ``DAV:sync-token`` where that
-        is missing; the kind found is remembered, so an unchanged collection
-        costs one small request.
+        A PROPFIND of depth 0 for ``CS:getctag`` (Radicale reads every member to
+        answer each of the two), then for ``DAV:sync-token`` where that is
+        missing, each with ``DAV:getlastmodified`` (the pair is compared with
+        the last one, :meth:`_learn`, and the request timed); the kind found is
+        remembered, so an unchanged collection costs one small request.
         """
         kinds = [self._kind[path]] if path in self._kind else list(_KINDS)
         for kind in kinds:
             if kind is None:
                 return None
             what = f"read {path}"
-            body = xml.propfind([kind])
+            body = xml.propfind([kind, _MODIFIED])
+            started = time.monotonic()
             answer = await self._session.send("PROPFIND", path, body=body, headers={"Depth": "0"}, what=what)
-            value = next((v for r in self._session.parsed(answer, what).responses if (v := r.text(*kind))), None)
+            found = self._session.parsed(answer, what).responses
+            value = next((v for r in found if (v := r.text(*kind))), None)
             if value:
+                self._took(kind[1], time.monotonic() - started)
                 self._kind[path] = kind
-                return _version(kind, value, answer.headers.get("Date"))
+                date = answer.headers.get("Date")
+                modified = next((m for r in found if (m := r.text(*_MODIFIED))), None)
+                self._learn(path, f"{kind[1]}:{value}", settled_modified(modified, date))
+                return _version(kind, value, date)
         self._kind[path] = None
         return None
 

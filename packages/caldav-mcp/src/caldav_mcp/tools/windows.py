@@ -11,6 +11,7 @@ when it does not, saying so.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from caldav_mcp.listings import CONFIRMED_SECONDS, Listing, Settling
 from caldav_mcp.models import Occurrence, Unreadable
 from caldav_mcp.tools.common import App, version_digest
 from caldav_mcp.views import sort_key
+from webdav_core import CollectionVersions
 
 __all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "kept_entries", "listing_of", "window_entries"]
 
@@ -42,6 +44,12 @@ NOTED_SECONDS = 60.0
 """A calendar's version learnt less than this long ago (seconds; from the calendar list, ``list_calendars``, or
 a version request) stands for the version before a first read of one of its windows, without a request of its
 own; the version asked after the read decides whether the listing is kept (:func:`_read_settled`)."""
+
+PAIRED_SECONDS = 60.0
+"""Where kept listings are checked by the calendar's last change alone, the CTag is asked with it in the
+background (never waited for) when no answer gave the two together for longer than this (seconds): a server
+whose last change stays while the CTag moves is found out (:meth:`webdav_core.CollectionVersions.modified_keeps`)
+within about this time, and kept listings are then checked by the CTag."""
 
 EXPAND_BATCH = 250
 """Entries expanded between two progress reports (and two chances for a cancellation to land)."""
@@ -132,11 +140,14 @@ async def _read(
     ``modified`` is the calendar's settled ``DAV:getlastmodified`` noted with
     ``version`` (:meth:`webdav_core.CollectionVersions.modified_with`). With
     it, that value is asked again too, and the window is served once it is
-    expanded and that value has not moved: the version request, whose answer
-    decides whether the listing is kept, then runs in the server's own task
-    group (:class:`caldav_mcp.listings.Background`) and is returned while still
-    out. On Radicale the version costs a quarter of the REPORT (it reads every
-    entry) and the last change a twentieth.
+    expanded and that value has not moved. Where ``version`` is that last
+    change itself (:meth:`webdav_core.CollectionVersions.by_modified`: the
+    server's CTag costs more and its last change is trusted), nothing else is
+    asked and the listing is kept under it. Otherwise the version request,
+    whose answer decides whether the listing is kept, runs in the server's own
+    task group (:class:`caldav_mcp.listings.Background`) and is returned while
+    still out. On Radicale 3.9 with 2,000 entries the CTag costs about as much
+    as a month's REPORT (it reads every entry) and the last change a sixth.
     """
     resources = await window_entries(app, cal, lo, hi)
     await anyio.lowlevel.checkpoint()  # a call cancelled meanwhile starts nothing, not even in the background
@@ -145,7 +156,8 @@ async def _read(
     items: list[Occurrence] = []
     unreadable: list[Unreadable] = []
     versions = app.client.wire().versions
-    answer = Settling() if version else None
+    by_modified = modified is not None and versions.modified_in(version) == modified
+    answer = Settling() if version and not by_modified else None
     moved_to: list[str | None] = []
 
     async def check() -> None:
@@ -159,8 +171,8 @@ async def _read(
             ask = functools.partial(answer.take, functools.partial(versions.current, cal.path))
             if modified is None or not app.background.start(ask):
                 tasks.start_soon(ask)
-            if modified is not None:
-                tasks.start_soon(check)
+        if modified is not None:
+            tasks.start_soon(check)
         for done in range(0, total, EXPAND_BATCH):
             batch = resources[done : done + EXPAND_BATCH]
             items.extend(await anyio.to_thread.run_sync(expand, batch, unreadable))
@@ -178,6 +190,8 @@ async def _read(
         tuple(resources),
         tuple(key for key, _ in keyed),
     )
+    if by_modified:
+        return _Read(listing, version) if moved_to == [modified] else _Read(listing, "", moved=True)
     if answer is None:
         return _Read(listing, "")
     if moved_to and moved_to[0] != modified:
@@ -240,12 +254,22 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
     found = app.listings.covering(cal.path, lo, hi)
     if not found:
         return None
-    version = await app.client.wire().versions.current(cal.path) or ""
+    versions = app.client.wire().versions
+    now: dict[bool, str] = {}  # the version now, by kind: the last change (True) or the CTag / sync-token
     for key, listing in found:
-        if version and listing.version == version:
+        kind = versions.modified_in(listing.version) is not None
+        if kind not in now:
+            now[kind] = await versions.check(cal.path, listing.version) or ""
+        if now[kind] and listing.version == now[kind]:
             app.listings.confirm(key)
             return list(listing.resources)
     return None
+
+
+async def _pair(versions: CollectionVersions, path: str) -> None:
+    """Ask the calendar's version with its last change (compared with the last pair seen); a failure tells nothing."""
+    with contextlib.suppress(Exception):
+        await versions.current(path)
 
 
 async def listing_of(
@@ -289,13 +313,24 @@ async def listing_of(
         and version_digest(kept[0].version) == cursor_version
     ):
         return Found(kept[0])
-    # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do.
+    # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do, and
+    # its settled last change, where this server's is trusted and cheaper than its CTag, is the version itself.
     noted = versions.recent(cal.path, NOTED_SECONDS) if kept is None else None
-    version = noted or await versions.current(cal.path) or ""  # "": the server gives none; nothing is kept
     modified = versions.modified_with(cal.path, noted) if noted else None
+    if kept is not None:
+        version = await versions.check(cal.path, kept[0].version) or ""  # of the kind the kept listing was read at
+    elif noted and modified is not None and versions.modified_keeps():
+        version = versions.by_modified(cal.path, modified)
+    else:
+        # Nothing noted lately: the cheapest check this server keeps (its last change, else the CTag) before the
+        # read. "": the server gives none; nothing is kept.
+        version = noted or await versions.cheapest(cal.path) or ""
+    modified = versions.modified_in(version) or modified
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
+        if versions.modified_in(version) is not None and versions.paired_since(cal.path) > PAIRED_SECONDS:
+            app.background.start(functools.partial(_pair, versions, cal.path))
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)

@@ -1,0 +1,118 @@
+"""Kept listings checked by the calendar's settled last change (``DAV:getlastmodified``), where the server keeps it.
+
+Radicale computes its CTag from every entry (about the cost of a month's REPORT on 2,000 entries) and answers
+the last change from its files' times, which move with every change. A first listing after the calendar
+list reads under the last change the list noted and asks no CTag; the same window again asks the last
+change alone. A server whose last change stays while its CTag moves (a rewriting double in front of
+Radicale, freezing the value) is found out by the next answer giving both, and its listings are checked by
+the CTag from then on. The calendar's files are dated back an hour so that the noted last change is settled.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from rewriting_proxy import rewriting_proxy
+
+from approval_core.testing import connect
+from caldav_helpers import structured
+from caldav_mcp.tools import windows
+from test_listings import WINDOW, backdate, day_event, fill, through
+
+pytestmark = pytest.mark.anyio
+
+Account = Any  # the caldav-mcp conftest's Account fixture value
+
+_MODIFIED = re.compile(rb"(<(?:[A-Za-z0-9]+:)?getlastmodified>)[^<]*(<)")
+
+
+def frozen(body: bytes) -> bytes:
+    """Every ``getlastmodified`` in an answer as one fixed date: a server whose last change never moves."""
+    return _MODIFIED.sub(rb"\1Sat, 01 Jan 2000 00:00:00 GMT\2", body)
+
+
+async def test_a_first_listing_after_the_calendar_list_asks_no_ctag_and_is_kept(account: Account) -> None:
+    fill(account, 6)
+    backdate(account)
+    with rewriting_proxy(account.server.url, lambda body: body) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            before = len(proxy.requests)
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 4}))
+            arguments = {"calendar": account.work, **WINDOW, "limit": 4, "cursor": first["next_cursor"]}
+            second = structured(await client.call_tool("list_events", arguments))
+            again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 4}))
+            bodies = proxy.bodies[before:]
+            asked = proxy.requests[before:]
+    assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
+    assert again["events"] == first["events"]
+    assert second["reread"] is None
+    assert [r.split()[0] for r in asked].count("REPORT") == 1  # read once; the rest from what was kept
+    assert not any(b"getctag" in body for body in bodies)
+
+
+async def test_a_change_by_another_client_moves_the_last_change_and_is_seen(account: Account) -> None:
+    fill(account, 3)
+    backdate(account)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        await client.call_tool("list_calendars", {})
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+        account.put(account.work, "new.ics", day_event("new", 20))
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "e01.ics")
+        second = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
+    assert {e["uid"] for e in second["events"]} == {"e00", "e02", "new"}
+
+
+async def test_a_server_whose_last_change_never_moves_is_checked_by_ctag_once_found_out(account: Account) -> None:
+    fill(account, 3)
+    backdate(account)
+    with rewriting_proxy(account.server.url, frozen) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})  # the CTag with the (frozen) last change
+            structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            account.put(account.work, "new.ics", day_event("new", 20))
+            await client.call_tool("list_calendars", {})  # the CTag moved, the last change did not: found out
+            seen = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            account.put(account.work, "later.ics", day_event("later", 21))
+            later = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert "new" in {e["uid"] for e in seen["events"]}
+    assert "later" in {e["uid"] for e in later["events"]}
+
+
+async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_not_the_ctag(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The calendar list's note has expired: the read is preceded by the cheapest check the server keeps.
+    monkeypatch.setattr(windows, "NOTED_SECONDS", -1.0)
+    fill(account, 3)
+    backdate(account)
+    with rewriting_proxy(account.server.url, lambda body: body) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            before = len(proxy.requests)
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            asked = proxy.requests[before:]
+            bodies = proxy.bodies[before:]
+            middle = len(proxy.requests)
+            again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            repeated = proxy.requests[middle:]
+    assert again["events"] == first["events"]
+    assert [r.split()[0] for r in asked] == ["PROPFIND", "REPORT", "PROPFIND"]  # last change, read, last change
+    assert not any(b"getctag" in body for body in bodies)
+    assert [r.split()[0] for r in repeated] == ["PROPFIND"]  # kept: the last change alone
+
+
+async def test_an_entry_removed_by_another_client_is_not_listed_again(account: Account) -> None:
+    # A removal changes no entry's file: Radicale's last change of the calendar follows its folder too.
+    fill(account, 3)
+    backdate(account)
+    async with connect(account.build(), revision="2026-07-28") as client:
+        await client.call_tool("list_calendars", {})
+        first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+        account.dav.delete(account.server.url.rstrip("/") + account.work + "e01.ics")
+        second = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
+    assert {e["uid"] for e in second["events"]} == {"e00", "e02"}
