@@ -301,6 +301,8 @@ def restore_view(cal: CalendarInfo, href: str, data: bytes, undoes: str) -> Stor
     except (CalDAVToolError, StopIteration, Unreadable, ValueError):
         return None
     return StoredView(entries=(shown.model_copy(update={"kind": f"{shown.kind}, as kept before {undoes}"}),))
+
+
 def _addresses(component: icalendar.Component) -> str | None:
     raw: Any = component.get("ATTENDEE")
     found = raw if isinstance(raw, list) else [] if raw is None else [raw]

@@ -14,7 +14,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import NotApproved, structured
-from caldav_mcp import dialogs, stored
+from caldav_mcp import dialogs, invitation_dialogs, stored
 from caldav_mcp.alarms import set_alarms
 from caldav_mcp.attendees import write_attendees
 from caldav_mcp.editing import apply_text, bump, set_times, validate_rrule
@@ -157,17 +157,17 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "split": None if split is None else [split.kept, split.dropped],
                 "invitations": [invite.sent.invited, invite.sent.outside, invite.sent.kept, invite.sent.removed],
             },
-            dialog=dialogs.sending(
+            dialog=invitation_dialogs.sending(
                 dialogs.change_rule(cal.path, entry_id=id, fields=fields, rule=rrule or "", change=change),
                 invite.sent.kept if invite.sends else 0,
             )
             if change is not None
-            else dialogs.sending(
+            else invitation_dialogs.sending(
                 dialogs.update_following(cal.path, entry_id=id, fields=fields, kept=split.kept, moved=split.dropped),
                 invite.sent.kept if invite.sends else 0,
             )
             if split is not None
-            else dialogs.invitations(
+            else invitation_dialogs.invitations(
                 cal.path,
                 entry_id=id,
                 fields=fields,

@@ -19,7 +19,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import NotApproved, annotations, structured
-from caldav_mcp import dialogs, stored
+from caldav_mcp import dialogs, invitation_dialogs, stored
 from caldav_mcp.alarms import set_alarms
 from caldav_mcp.attendees import write_attendees
 from caldav_mcp.editing import apply_text, bump, new_calendar, new_entry, set_times, validate_rrule
@@ -149,7 +149,7 @@ def register(server: MCPServer[Any], app: App) -> None:
                 "invitations": [sent.invited, sent.outside, sent.kept, sent.removed],
                 "occurrences": count,
             },
-            dialog=dialogs.invitations(cal.path, entry_id=None, fields=[], sent=sent, occurrences=count),
+            dialog=invitation_dialogs.invitations(cal.path, entry_id=None, fields=[], sent=sent, occurrences=count),
             facts={"sends": invite.sends},
             confirm_token=confirm_token,
             stored=stored.new_event_view(cal, event, count),
@@ -193,7 +193,7 @@ def register(server: MCPServer[Any], app: App) -> None:
             "occurrences": count if split is None else [split.kept, split.dropped],
             "cancellations": cancels,
         }
-        dialog = dialogs.cancelling(
+        dialog = invitation_dialogs.cancelling(
             dialogs.delete_following(cal.path, entry_id=id, kept=split.kept, dropped=split.dropped)
             if split is not None
             else dialogs.delete_event(cal.path, entry_id=id, scope=effective, occurrences=count),
