@@ -249,14 +249,9 @@ class Backend:
     async def rows(self, book: str) -> list[tuple[str, str | None]]:
         """(href, ETag) of every card in ``book``, sorted by href, as the server holds them now.
 
-        Kept between calls (:class:`carddav_mcp.rows.BookRows`): under the book's
-        settled last change where :meth:`book` was answered with one moments
-        ago (no request of its own, before or after the read), else under its
-        CTag or sync-token (one PROPFIND of depth 0 before the read and one
-        after it), with the count of writes sent to it from here. Read again, one
-        PROPFIND of depth 1 for ``DAV:getetag``, when that changed. Not RFC 6578
-        sync-collection: Radicale's first one records history for every card
-        (tens of seconds for 5,000). A page then reads only its own cards.
+        Kept between calls (:class:`carddav_mcp.rows.BookRows`: under the book's settled last change that
+        :meth:`book` just read, else its CTag); read again, one PROPFIND of depth 1 for ``DAV:getetag``, when it
+        changed. Not RFC 6578 sync-collection: Radicale's first one records history for every card.
         """
         client = self.client()
         return await self._rows.get(book, client.versions, client.modified_noted(book), lambda: client.list_etags(book))
