@@ -42,11 +42,12 @@ from carddav_mcp.errors import (
     Unreachable,
 )
 from carddav_mcp.narrowing import holds, left_out_cards
+from carddav_mcp.rows import BookRows
 from carddav_mcp.search import TEXT_PROPERTIES, server_needle
 from carddav_mcp.settings import ADDRESSBOOKS_ENV, CardDavSettings
+from carddav_mcp.vcard import preload
 from webdav_core import paths
 from webdav_core.paths import folder as _folder
-from webdav_core.versions import KeptByVersion
 
 __all__ = ["MAX_ID_LENGTH", "PARSE_IN_THREAD_CHARS", "Backend", "Entry", "parse_card", "resolve_path"]
 
@@ -95,7 +96,7 @@ class Backend:
         self.settings = settings
         self._client: CardDavClient | None = None
         self._cache: dict[str, dict[str, Entry]] = {}
-        self._rows: KeptByVersion[list[tuple[str, str | None]]] = KeptByVersion()
+        self._rows = BookRows()
         self._scope: _Scope | None = None
         self._listed = False  # whether the scope has looked for name entries among the listed books
 
@@ -107,6 +108,7 @@ class Backend:
         """
         if self._client is None:
             self._client = CardDavClient(self.settings)
+            preload()  # the card parser's library, imported while the first requests are out
         return self._client
 
     async def aclose(self) -> None:
@@ -247,14 +249,12 @@ class Backend:
     async def rows(self, book: str) -> list[tuple[str, str | None]]:
         """(href, ETag) of every card in ``book``, sorted by href, as the server holds them now.
 
-        While the book's version (CTag or sync-token, one PROPFIND of depth 0) and
-        the count of writes sent to it from here are unchanged, the rows read last
-        time; else one PROPFIND, depth 1, for ``DAV:getetag``. Not RFC 6578
-        sync-collection: Radicale's first one records history for every card
-        (tens of seconds for 5,000). A page then reads only its own cards.
+        Kept between calls (:class:`carddav_mcp.rows.BookRows`: under the book's settled last change that
+        :meth:`book` just read, else its CTag); read again, one PROPFIND of depth 1 for ``DAV:getetag``, when it
+        changed. Not RFC 6578 sync-collection: Radicale's first one records history for every card.
         """
         client = self.client()
-        return await self._rows.get(book, client.versions, lambda: client.list_etags(book))
+        return await self._rows.get(book, client.versions, client.modified_noted(book), lambda: client.list_etags(book))
 
     async def text_candidates(self, book: str, query: str) -> list[Entry] | None:
         """The cards of ``book`` that may match the text ``query``, read by a server-side query; None to read all.

@@ -15,6 +15,7 @@ changed since it was read, and a blind retry would overwrite that change.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -47,6 +48,7 @@ from webdav_core import (
 from webdav_core.batches import read_in_batches
 from webdav_core.origin import shown
 from webdav_core.profile import CARDDAV_DIALECT
+from webdav_core.versions import settled_modified
 
 log = logging.getLogger("carddav_mcp")
 
@@ -90,6 +92,8 @@ def _listed_under(collection: str, href: str) -> bool:
     return True
 
 
+NOTED_SECONDS = 10.0
+"""How long a book's last change noted by :meth:`CardDavClient.book` stands for the book's state (seconds)."""
 MULTIGET_BATCH = 250
 """Hrefs per addressbook-multiget REPORT."""
 _MAX_HREF = MAX_ID_LENGTH
@@ -165,6 +169,7 @@ class CardDavClient(WebDavClient):
         url = settings.require()
         super().__init__(url, PROFILE, credentials=settings.extra_headers, transport=transport, **account_of(settings))
         self._text_match: bool | None = None
+        self._modified: dict[str, tuple[str, float]] = {}  # path -> (settled getlastmodified, when it was answered)
 
     def card_in(self, book: str, raw: str) -> str | None:
         """The canonical path of a card href a server listed for ``book``, or None (logged) when it is not one.
@@ -210,14 +215,36 @@ class CardDavClient(WebDavClient):
     async def book(self, path: str) -> BookInfo | None:
         """The address book at ``path``, or None when that path is something else.
 
+        The same PROPFIND asks for the book's ``DAV:getlastmodified``; a settled
+        value (:func:`webdav_core.versions.settled_modified`) is noted for the
+        next :meth:`modified_noted` of ``path``.
+
         Raises:
             NotFound: nothing at ``path``.
         """
-        ms = await self._multistatus("PROPFIND", path, davxml.propfind(_BOOK_PROPS), "0", f"read {path}")
-        for response in ms.responses:
+        what = f"read {path}"
+        body = davxml.propfind([*_BOOK_PROPS, (DAV, "getlastmodified")])
+        answer = await self.session.send("PROPFIND", path, body=body, headers={"Depth": "0"}, what=what)
+        self._modified.pop(path, None)
+        for response in self.session.parsed(answer, what).responses:
             if _is_book(response):
-                return _book_info(response)
+                modified = settled_modified(response.text(DAV, "getlastmodified"), answer.headers.get("Date"))
+                info = _book_info(response)
+                if modified is not None:
+                    self._modified[path] = self._modified[info.path] = (modified, time.monotonic())
+                return info
         return None
+
+    def modified_noted(self, path: str) -> str | None:
+        """The settled last change :meth:`book` noted for ``path`` less than NOTED_SECONDS ago, once; else None.
+
+        Taken once: it stands for the book's state at that answer, before
+        whatever the caller reads next, and only for that read.
+        """
+        noted = self._modified.pop(path, None)
+        if noted is None or time.monotonic() - noted[1] > NOTED_SECONDS:
+            return None
+        return noted[0]
 
     async def make_address_book(self, path: str, display_name: str) -> None:
         """Create an address book at ``path`` (extended MKCOL, RFC 5689)."""

@@ -37,12 +37,11 @@ import contextlib
 import hmac
 import os
 import secrets
-import socketserver
 import stat
 import threading
-import wsgiref.simple_server
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from approval_core import SettingsError
 from carddav_mcp.client import CardDavClient
@@ -79,7 +78,7 @@ class EmbeddedRadicale:
 
     settings: CardDavSettings
     folder: Path
-    _http: socketserver.BaseServer = field(repr=False)
+    _http: Any = field(repr=False)  # a socketserver.BaseServer
     _loop: threading.Thread = field(repr=False)
 
     def stop(self) -> None:
@@ -151,7 +150,7 @@ async def start(folder: Path | None = None) -> EmbeddedRadicale:
         timeout = _IDLE_SECONDS
 
     try:
-        http = _Server(("127.0.0.1", 0), Handler)  # listening before the port is told to anyone
+        http = _server_class()(("127.0.0.1", 0), Handler)  # listening before the port is told to anyone
     except OSError as exc:
         raise EmbeddedStartError(f"the embedded Radicale found no port on 127.0.0.1: {exc.strerror}") from None
     http.set_app(radicale_app.Application(configuration))
@@ -167,9 +166,16 @@ async def start(folder: Path | None = None) -> EmbeddedRadicale:
     return embedded
 
 
-class _Server(socketserver.ThreadingMixIn, wsgiref.simple_server.WSGIServer):
-    daemon_threads = True
-    block_on_close = False
+def _server_class() -> type[Any]:
+    """A threading WSGI server; its modules (http.server and more) imported only when Radicale is embedded."""
+    import socketserver
+    import wsgiref.simple_server
+
+    class Server(socketserver.ThreadingMixIn, wsgiref.simple_server.WSGIServer):
+        daemon_threads = True
+        block_on_close = False
+
+    return Server
 
 
 def _make_private(path: Path) -> None:

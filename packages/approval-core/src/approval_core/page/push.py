@@ -21,8 +21,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import httpx
-
 __all__ = ["PUSH_TIMEOUT", "Push"]
 
 PUSH_TIMEOUT = 5.0
@@ -54,6 +52,8 @@ class Push:
 
     async def send(self, title: str, message: str, page_url: str | None) -> bool:
         """Publish one message (title and text are the server's own words); True when ntfy accepted it."""
+        import httpx  # here, not at the top: a server's start (up to its first tool list) never pushes
+
         body: dict[str, object] = {"topic": self.topic, "title": title, "message": message, "priority": 4}
         if page_url is not None:
             body["actions"] = [{"action": "view", "label": "Open the approval page", "url": page_url, "clear": True}]

@@ -25,7 +25,6 @@ Command line (``python -m approval_core keys``):
 
 from __future__ import annotations
 
-import argparse
 import base64
 import binascii
 import itertools
@@ -228,6 +227,8 @@ def rotate_key_file(path: str | os.PathLike[str], keep: int = 1) -> KeyRing:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m approval_core keys new FILE | rotate FILE [--keep N]``; returns the exit code."""
+    import argparse  # the command line only: a server's start does not need it
+
     parser = argparse.ArgumentParser(prog="python -m approval_core keys", description="Make or rotate a key file.")
     commands = parser.add_subparsers(dest="command", required=True)
     new = commands.add_parser("new", help="create a key file with one fresh key (mode 0600)")

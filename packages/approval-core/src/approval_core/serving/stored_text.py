@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterator
 from typing import Any, cast
 
 from mcp.server.mcpserver import MCPServer
@@ -60,30 +59,43 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"  # a JSON surrogate pair
 
 
-def _stored_paths(value: Any, fields: frozenset[str], path: str = "", stored: bool = False) -> Iterator[str]:
-    """The pointers of the strings under ``value`` that are stored text: under a key of ``fields``, at any depth."""
+def _stored_paths(
+    value: Any, fields: frozenset[str], path: str = "", stored: bool = False, found: set[str] | None = None
+) -> set[str]:
+    """The pointers of the strings under ``value`` under a key of ``fields`` (stored text), added to ``found``."""
+    found = set() if found is None else found
     if isinstance(value, str):
         if stored:
-            yield path
+            found.add(path)
     elif isinstance(value, dict):
         for key, item in cast(dict[str, Any], value).items():
-            where = f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
-            yield from _stored_paths(item, fields, where, stored or key in fields)
+            if isinstance(item, (str, dict, list)):  # numbers, booleans and null carry no text
+                where = f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
+                _stored_paths(item, fields, where, stored or key in fields, found)
     elif isinstance(value, list):
+        where = f"{path}/*"
         for item in cast(list[Any], value):
-            yield from _stored_paths(item, fields, f"{path}/*", stored)
+            _stored_paths(item, fields, where, stored, found)
+    return found
 
 
-def _fenced(value: Any, fields: frozenset[str], nonce: str, stored: bool = False) -> Any:
+def _fenced(value: Any, fields: frozenset[str], fence: tuple[str, str], stored: bool = False) -> Any:
+    """``value`` with every stored string (under a key of ``fields``) between the two marks of ``fence``."""
     if isinstance(value, str):
-        return f"{_OPEN.format(nonce=nonce)}{value}{_CLOSE.format(nonce=nonce)}" if stored else value
+        return f"{fence[0]}{value}{fence[1]}" if stored else value
     if isinstance(value, list):
-        return [_fenced(item, fields, nonce, stored) for item in cast(list[Any], value)]
+        return [_fenced(item, fields, fence, stored) for item in cast(list[Any], value)]
     if isinstance(value, dict):
         mapping = cast(dict[str, Any], value)
-        return {
-            k: _fenced(v, fields, nonce, k != UNTRUSTED_KEY and (stored or k in fields)) for k, v in mapping.items()
-        }
+        out: dict[str, Any] = {}
+        for k, v in mapping.items():
+            inside = k != UNTRUSTED_KEY and (stored or k in fields)
+            out[k] = (
+                _fenced(v, fields, fence, inside)
+                if isinstance(v, (dict, list)) or (inside and isinstance(v, str))
+                else v
+            )
+        return out
     return value
 
 
@@ -96,9 +108,10 @@ def fenced_text(data: dict[str, Any], fields: frozenset[str], nonce: str | None 
         nonce: The per-call fence marker (default: 8 random hex digits).
     """
     nonce = nonce or secrets.token_hex(4)
-    body = json.dumps(_fenced(data, fields, nonce), separators=(",", ":"), ensure_ascii=False)
+    fence = (_OPEN.format(nonce=nonce), _CLOSE.format(nonce=nonce))
+    body = json.dumps(_fenced(data, fields, fence), separators=(",", ":"), ensure_ascii=False)
     body = _INVISIBLE.sub(_escape, body)
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0) if "`" in body else 0
     fence = "`" * max(3, longest + 1)
     return f"{fence}json\n{body}\n{fence}"
 
@@ -141,7 +154,7 @@ def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
         if not isinstance(raw, dict):
             return result
         data = cast(dict[str, Any], raw)
-        marked: dict[str, Any] = {**data, UNTRUSTED_KEY: sorted(set(_stored_paths(data, fields)))}
+        marked: dict[str, Any] = {**data, UNTRUSTED_KEY: sorted(_stored_paths(data, fields))}
         fenced = TextContent(type="text", text=fenced_text(marked, fields))
         content = [fenced if _dump_of(block, data) else block for block in result.content]
         return result.model_copy(update={"structured_content": marked, "content": content})
