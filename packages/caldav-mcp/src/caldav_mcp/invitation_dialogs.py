@@ -82,23 +82,19 @@ def invitations(
     return Dialog(operation(template, **counts), SCHEDULED, values)
 
 
-def cancelling(dialog: Dialog, people: int) -> Dialog:
-    """A delete's dialog, saying that a scheduling server sends a cancellation (RFC 5546 CANCEL) to ``people``."""
+def _told(dialog: Dialog, clause: LiteralString, name: str, people: int) -> Dialog:
+    """``dialog`` with ``clause`` (naming ``{name}``) added to its operation, :data:`SCHEDULED` to its consequence."""
     if not people:
         return dialog
-    op = Operation(
-        dialog.operation.template + "; the server sends a cancellation to {cancelled} person(s)",
-        {**dialog.operation.counts, "cancelled": people},
-    )
+    op = Operation(dialog.operation.template + clause, {**dialog.operation.counts, name: people})
     return Dialog(op, dialog.consequence + " " + SCHEDULED, list(dialog.caller_values))
+
+
+def cancelling(dialog: Dialog, people: int) -> Dialog:
+    """A delete's dialog, saying that a scheduling server sends a cancellation (RFC 5546 CANCEL) to ``people``."""
+    return _told(dialog, "; the server sends a cancellation to {cancelled} person(s)", "cancelled", people)
 
 
 def sending(dialog: Dialog, people: int) -> Dialog:
     """A series change's dialog (a new rule, a split), saying that a scheduling server sends it to ``people``."""
-    if not people:
-        return dialog
-    op = Operation(
-        dialog.operation.template + "; the server sends the change to the {told} person(s) on the event",
-        {**dialog.operation.counts, "told": people},
-    )
-    return Dialog(op, dialog.consequence + " " + SCHEDULED, list(dialog.caller_values))
+    return _told(dialog, "; the server sends the change to the {told} person(s) on the event", "told", people)

@@ -17,24 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from approval_core.page.markup import dialog_html
+from approval_core.page.markup import dialog_html, document_html
 from approval_core.page.pending import PendingApproval
 from approval_core.page.stored_markup import stored_html
 
 __all__ = ["changeset_html", "set_notice_html"]
-
-
-def _document(title: str, body: str) -> str:
-    return (
-        "<!doctype html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title>"
-        '<link rel="stylesheet" href="/approval/approval.css">'
-        '<script src="/approval/approval.js" defer></script>'
-        '<script src="/approval/changeset.js" defer></script>'
-        f"</head><body>{body}</body></html>\n"
-    )
 
 
 def set_notice_html(set_url: str, count: int) -> str:
@@ -99,4 +86,4 @@ def changeset_html(
         '<p class="help">Approving needs your passkey. Denying, or doing nothing, changes nothing.</p>'
         "</main>"
     )
-    return _document(f"{server}: approve or deny {count} call(s)", body)
+    return document_html(f"{server}: approve or deny {count} call(s)", body, ("approval.js", "changeset.js"))

@@ -13,6 +13,7 @@ from html import escape
 
 from approval_core.asking.grant_book import GrantState
 from approval_core.asking.grants import MAX_GRANT_MINUTES, MAX_GRANT_USES, GrantCall
+from approval_core.page.markup import document_html
 from approval_core.page.pending import PendingApproval
 
 __all__ = ["DEFAULT_MINUTES", "DEFAULT_USES", "grant_form_html", "grants_html"]
@@ -21,18 +22,6 @@ DEFAULT_USES = 2
 """The uses the form proposes."""
 DEFAULT_MINUTES = 60
 """The minutes the form proposes."""
-
-
-def _document(title: str, body: str) -> str:
-    return (
-        "<!doctype html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title>"
-        '<link rel="stylesheet" href="/approval/approval.css">'
-        '<script src="/approval/grants.js" defer></script>'
-        f"</head><body>{body}</body></html>\n"
-    )
 
 
 def _target(call: GrantCall) -> str:
@@ -74,7 +63,7 @@ def grant_form_html(record: PendingApproval, call: GrantCall, tools: tuple[str, 
         '<p class="help">Granting needs your passkey, which signs these exact terms. '
         'See <a href="/approval/grants">the grants kept</a>.</p></main>'
     )
-    return _document(f"{record.server}: make a standing grant", body)
+    return document_html(f"{record.server}: make a standing grant", body, ("grants.js",))
 
 
 def _row(state: GrantState, now: float) -> str:
@@ -114,4 +103,4 @@ def grants_html(server: str, states: list[GrantState], csrf: str, now: float) ->
         '<p class="state" id="state"></p>'
         '<p class="help">Revoking needs no passkey: it only stops a grant.</p></main>'
     )
-    return _document(f"{server}: standing grants", body)
+    return document_html(f"{server}: standing grants", body, ("grants.js",))

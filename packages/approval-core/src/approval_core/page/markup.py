@@ -23,18 +23,22 @@ from approval_core.asking.dialog import CALLER_VALUES_HEADING
 from approval_core.page.pending import PendingApproval
 from approval_core.page.stored_markup import stored_html
 
-__all__ = ["approval_html", "dialog_html", "message_html", "pairing_html", "view_html"]
+__all__ = ["approval_html", "dialog_html", "document_html", "message_html", "pairing_html", "view_html"]
 
 
-def _document(title: str, body: str) -> str:
+def document_html(title: str, body: str, scripts: tuple[str, ...] = ("approval.js",)) -> str:
+    """A whole page of the approval page, as HTML text.
+
+    ``title`` is escaped; ``scripts`` are file names under ``/approval/``, loaded deferred; ``body`` is markup.
+    """
+    tags = "".join(f'<script src="/approval/{name}" defer></script>' for name in scripts)
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title>"
         '<link rel="stylesheet" href="/approval/approval.css">'
-        '<script src="/approval/approval.js" defer></script>'
-        f"</head><body>{body}</body></html>\n"
+        f"{tags}</head><body>{body}</body></html>\n"
     )
 
 
@@ -109,7 +113,7 @@ def approval_html(
         '<p class="help">Approving needs your passkey. Denying, or doing nothing, changes nothing.</p>'
         "</main>"
     )
-    return _document(f"{record.server}: approve or deny", body)
+    return document_html(f"{record.server}: approve or deny", body)
 
 
 def dialog_html(record: PendingApproval) -> str:
@@ -127,7 +131,7 @@ def view_html(record: PendingApproval, seconds_left: float) -> str:
         f'<p class="state" id="state">This view closes when the question is answered, or in '
         f"{escape(_minutes(seconds_left))}.</p></main>"
     )
-    return _document(f"{record.server}: what this changes", body)
+    return document_html(f"{record.server}: what this changes", body)
 
 
 def pairing_html(csrf: str, secret: str, vouch: bool) -> str:
@@ -148,9 +152,9 @@ def pairing_html(csrf: str, secret: str, vouch: bool) -> str:
         f'{step}<div class="actions"><button id="pair" type="button">Make a passkey</button></div>'
         '<p class="state" id="state"></p></main>'
     )
-    return _document("Pair a passkey", body)
+    return document_html("Pair a passkey", body)
 
 
 def message_html(title: str, text: str) -> str:
     """A page that only says something (not found, expired, refused)."""
-    return _document(title, f'<main><h1>{escape(title)}</h1><p class="state" id="state">{escape(text)}</p></main>')
+    return document_html(title, f'<main><h1>{escape(title)}</h1><p class="state" id="state">{escape(text)}</p></main>')
