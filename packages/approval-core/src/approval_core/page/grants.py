@@ -80,14 +80,17 @@ class GrantDesk:
     ) -> Approved | None:
         """Approve ``binding`` under a live grant (one use spent), or None: then it asks as usual.
 
-        A call outside every grant leaves what it named (``collection`` or the request ``shapes``) for the
-        page, so the person may widen a yes to it. A record store that cannot be reached allows nothing.
+        A call the person answered on the page (its pending approval, still unused, holds a decision) takes
+        that answer, never the grant: a yes acts without spending a use, and a no is never overruled by a
+        grant made after it. A call outside every grant leaves what it named (``collection`` or the request
+        ``shapes``) for the page, so the person may widen a yes to it. A record store that cannot be reached
+        allows nothing.
         """
         call = GrantCall.of(binding, collection, shapes)
         try:
             waiting = await self.page.book.current(binding.fingerprint)
-            if waiting is not None and await self.page.book.decision(waiting.id) == "approve":
-                return None  # the person's own yes to this very call acts first, and spends no use
+            if waiting is not None and await self.page.book.decision(waiting.id) is not None:
+                return None  # the person's own answer to this call comes first: a yes spends no use, a no stands
             states = await self.book.all()
             await self.close_ended(states)
             found = await self.book.use(call, states)
