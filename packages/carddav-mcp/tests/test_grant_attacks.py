@@ -52,3 +52,27 @@ async def test_a_grant_of_calls_never_covers_one_call_deleting_several_contacts(
     assert not one.is_error, one
     assert (one.meta or {})[GRANT_META_KEY]["uses_left"] == 4
     assert not radicale.exists(cards[2])
+
+
+async def test_under_every_write_a_grant_never_covers_one_call_sending_several_deletes(
+    radicale: Dav, tmp_path: Path
+) -> None:
+    cards = [radicale.put(radicale.book, f"w{i}.vcf", vcard(f"UID:w{i}", f"FN:Card {i}")) for i in range(3)]
+    page_settings = PageSettings(passkeys_file=_passkeys(tmp_path))
+    settings = ApprovalSettings(profile="every-write", page=page_settings, grants=True)
+    server = radicale.server(settings)
+    page = server.approval_gate.page
+    assert page is not None
+    assert page.grant_desk is not None
+    origin = radicale.settings.url.removesuffix("willi/").rstrip("/")
+    shape = ("DELETE", origin + radicale.book)
+    terms = GrantTerms("carddav-mcp", ("delete_contact",), None, (shape,), None, 5, int(time.time()) + 600)
+    await page.grant_desk.book.make(terms)
+    async with running_page(page), connect(server, revision="2026-07-28") as client:
+        several = await client.call_tool("delete_contact", {"contact_ids": cards[:2]})
+        one = await client.call_tool("delete_contact", {"contact_ids": [cards[2]]})
+    assert approval_of(several)["outcome"] == "approval_pending", "two DELETEs in one call ask"
+    assert all(radicale.exists(href) for href in cards[:2])
+    assert not one.is_error, one
+    assert (one.meta or {})[GRANT_META_KEY]["uses_left"] == 4
+    assert not radicale.exists(cards[2])
