@@ -180,6 +180,34 @@ async def test_cancelling_the_task_withdraws_the_approval(tmp_path: Path, mode: 
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_cancelling_a_task_whose_approval_a_plain_call_used_does_not_claim_it_was_withdrawn(
+    tmp_path: Path, mode: str
+) -> None:
+    """The identical call made plainly used the approval and acted: the cancelled task says so, truthfully."""
+    example = tasked_example(tmp_path)
+    async with tasks_client(example, mode) as client:
+        task = _task(await call_as_task(client, "delete_items", DELETE, legacy=mode == "legacy"), mode)
+        record = await _record(example, task)
+        assert example.gate.page is not None
+        await example.gate.page.book.decide(record, "approve")
+        plain = await client.call_tool("delete_items", DELETE)
+        assert not plain.is_error
+        assert example.items == {"b", "c"}
+        await task_request(client, "tasks/cancel", task["taskId"])
+        state = await task_request(client, "tasks/get", task["taskId"])
+        said = None
+        if mode == "legacy":
+            said = mt.CallToolResult.model_validate(await task_request(client, "tasks/result", task["taskId"]))
+    assert state["status"] == "cancelled"
+    assert "withdrawn" not in state["statusMessage"], "the approval was used, not withdrawn"
+    assert "used by another identical delete_items call" in state["statusMessage"]
+    if said is not None:
+        assert "withdrawn" not in _text(said)
+        assert "used by another identical call" in _text(said)
+        assert (said.meta or {})["approval-core/approval"]["outcome"] == "used_elsewhere"
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_client_that_does_not_declare_tasks_gets_todays_refusal(tmp_path: Path, mode: str) -> None:
     example = tasked_example(tmp_path)
     async with Client(example.server, mode=mode) as client:  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from approval_core.asking.binding import principal
+from approval_core.asking.results import APPROVAL_META_KEY
 from approval_core.page.pending import KEEP_AFTER_EXPIRY, PendingApproval
 from approval_core.records.store import RecordStore
 
@@ -117,6 +118,14 @@ class Outcome:
             return cls(**json.loads(raw))
         except (ValueError, TypeError):
             return None
+
+    def said(self) -> str | None:
+        """The approval outcome the result carries (``_meta[APPROVAL_META_KEY]["outcome"]``), or None."""
+        try:
+            outcome: Any = (self.result or {})["_meta"][APPROVAL_META_KEY]["outcome"]
+        except (TypeError, KeyError):
+            return None
+        return outcome if isinstance(outcome, str) else None
 
     def is_error(self) -> bool:
         """Whether the call did not run as asked (a refusal, a JSON-RPC error, or a cancel)."""
@@ -225,6 +234,8 @@ def status_message(task: TaskRecord, outcome: Outcome | None, now: float) -> str
             f"{left / 60:.0f} minute(s)."
         )
     if outcome.status == "cancelled":
+        if outcome.said() == "used_elsewhere":
+            return f"Cancelled: this task ran nothing; the approval was used by another identical {task.tool} call."
         return f"Cancelled: {task.tool} was not run and its approval was withdrawn."
     if outcome.status == "failed":
         return f"{task.tool} failed with a protocol error; nothing more will happen for this task."

@@ -212,12 +212,19 @@ class PageTasks:
         cancelled: Outcome | None = None
         if await self.book.claim(task):
             record = None if task.pending_id is None else await self.page.book.get(task.pending_id)
+            used = False
             if record is not None:
-                await self.page.book.decide(record, "deny")  # a tap after this is told it was denied
-                await self.page.book.spend(record)  # and an approval given before acts for nobody
-            text = f"{task.tool} was not run: its task was cancelled and the approval withdrawn. "
-            data = {"outcome": "cancelled", "path": "page", "code": task.code, "changed": False}
-            result = refusal(text + NOTHING_CHANGED, data).model_dump(by_alias=True, exclude_none=True)
+                verdict = await self.page.book.decide(record, "deny")  # a tap after this is told it was denied
+                # and an approval given before acts for nobody, unless an identical plain call used it already
+                used = not await self.page.book.spend(record) and verdict.decided == "approve"
+            if used:
+                text = (f"{task.tool} was not run by this task, now cancelled: its approval (code {task.code}) was "
+                        "used by another identical call, which ran once. This task changed nothing.")  # fmt: skip
+                data = {"outcome": "used_elsewhere", "path": "page", "code": task.code, "changed": False}
+            else:
+                text = f"{task.tool} was not run: its task was cancelled and the approval withdrawn. {NOTHING_CHANGED}"
+                data = {"outcome": "cancelled", "path": "page", "code": task.code, "changed": False}
+            result = refusal(text, data).model_dump(by_alias=True, exclude_none=True)
             cancelled = await self._finish(ctx, task, Outcome("cancelled", result, None, self.book.now))
             self._audit("task_cancelled", task)
         if _modern(ctx):
