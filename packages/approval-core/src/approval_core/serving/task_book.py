@@ -6,6 +6,9 @@ file store, or Redis shared by replicas) as three notes, each written once (``on
 * ``task``: the :class:`TaskRecord` (the call to make again, the pending approval it waits for, who made it);
 * ``task-run``: taken by the one request that settles the task (makes the call, or cancels it), so a task
   settles once however many ``tasks/get`` arrive together;
+* ``task-call``: written just before the task makes its call, so a request that takes ``task-run`` after it
+  lapsed (the call ran longer than :data:`RUN_SECONDS`, or its request died) never reads the approval the
+  call spent as used by another call: it waits for that call's outcome, or says the outcome is unknown;
 * ``task-outcome``: the :class:`Outcome`, the task's terminal state.
 
 Wire shapes: the ``io.modelcontextprotocol/tasks`` extension (SEP-2663; ``ttlMs``, ``pollIntervalMs``,
@@ -188,6 +191,14 @@ class TaskBook:
     async def claim(self, task: TaskRecord) -> bool:
         """Take the right to settle ``task``: True for one request only (for :data:`RUN_SECONDS`)."""
         return await self.store.write("task-run", task.id, "1", RUN_SECONDS, only_new=True)
+
+    async def start(self, task: TaskRecord) -> None:
+        """Note that the task's own call is being made (it may spend the approval), before it is made."""
+        await self.store.write("task-call", task.id, "1", max(1.0, task.expires - self.now), only_new=True)
+
+    async def started(self, task: TaskRecord) -> bool:
+        """Whether the task's own call was made already, by a request whose claim may have lapsed since."""
+        return await self.store.read("task-call", task.id) is not None
 
     async def finish(self, task: TaskRecord, outcome: Outcome) -> Outcome:
         """Record ``outcome`` unless one stands already; the outcome that stands."""

@@ -262,7 +262,16 @@ class PageTasks:
         if not await self.book.claim(task):
             return None  # another request is settling it
         code = task.code or ""
-        if record is not None and decided == "deny":
+        if await self.book.started(task):  # its own call began under a claim that lapsed: never "used elsewhere"
+            if record is not None and record.expires > self.book.now:
+                return None  # that call may still be running; it records its own outcome
+            text = (
+                f"{task.tool} was started by this task (code {code}) but its answer was lost, so whether it "
+                "changed anything is not known; read the current state before trying again."
+            )
+            result = refusal(text, {"outcome": "outcome_unknown", "path": "page", "code": code, "changed": None})
+            outcome = Outcome("completed", result.model_dump(by_alias=True, exclude_none=True), None, self.book.now)
+        elif record is not None and decided == "deny":
             await self.page.book.spend(record)
             denial = denied(task.tool, code).result
             outcome = Outcome("completed", denial.model_dump(by_alias=True, exclude_none=True), None, self.book.now)
@@ -283,6 +292,7 @@ class PageTasks:
             result = refusal(text, data).model_dump(by_alias=True, exclude_none=True)
             outcome = Outcome("completed", result, None, self.book.now)
         else:
+            await self.book.start(task)
             outcome = await self._call_again(ctx, task)
         self._audit(f"task_{outcome.status}", task)
         return await self._finish(ctx, task, outcome)
