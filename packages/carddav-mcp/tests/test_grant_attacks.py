@@ -42,7 +42,9 @@ async def test_a_grant_of_calls_never_covers_one_call_deleting_several_contacts(
     page = server.approval_gate.page
     assert page is not None
     assert page.grant_desk is not None
-    terms = GrantTerms("carddav-mcp", ("delete_contact",), radicale.book, (), None, 5, int(time.time()) + 600)
+    assert page.grant_desk.backend is not None, "equip names the configured backend to the grants"
+    backend = page.grant_desk.backend()
+    terms = GrantTerms("carddav-mcp", ("delete_contact",), radicale.book, (), None, 5, int(time.time()) + 600, backend)
     await page.grant_desk.book.make(terms)
     async with running_page(page), connect(server, revision="2026-07-28") as client:
         several = await client.call_tool("delete_contact", {"contact_ids": cards[:2]})
@@ -66,7 +68,9 @@ async def test_under_every_write_a_grant_never_covers_one_call_sending_several_d
     assert page.grant_desk is not None
     origin = radicale.settings.url.removesuffix("willi/").rstrip("/")
     shape = ("DELETE", origin + radicale.book)
-    terms = GrantTerms("carddav-mcp", ("delete_contact",), None, (shape,), None, 5, int(time.time()) + 600)
+    assert page.grant_desk.backend is not None
+    backend = page.grant_desk.backend()
+    terms = GrantTerms("carddav-mcp", ("delete_contact",), None, (shape,), None, 5, int(time.time()) + 600, backend)
     await page.grant_desk.book.make(terms)
     async with running_page(page), connect(server, revision="2026-07-28") as client:
         several = await client.call_tool("delete_contact", {"contact_ids": cards[:2]})

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -74,6 +75,9 @@ class GrantDesk:
         self.page = page
         self.book = book
         self.tools = tools
+        self.backend: Callable[[], tuple[str, str | None]] | None = None
+        """``(origin, account)`` of the configured backend (set by :func:`approval_core.equip`): part of a grant's
+        target, so a grant never covers the same collection path on another backend."""
 
     async def allow(
         self, binding: Binding, collection: str | None, shapes: tuple[tuple[str, str], ...] = ()
@@ -86,7 +90,7 @@ class GrantDesk:
         ``shapes``) for the page, so the person may widen a yes to it. A record store that cannot be reached
         allows nothing.
         """
-        call = GrantCall.of(binding, collection, shapes)
+        call = GrantCall.of(binding, collection, shapes, None if self.backend is None else self.backend())
         try:
             waiting = await self.page.book.current(binding.fingerprint)
             if waiting is not None and await self.page.book.decision(waiting.id) is not None:
