@@ -165,7 +165,7 @@ class GrantTerms:
         tools: The tools it covers, sorted.
         collection: The one calendar / book / topic (``guarded``), or None.
         shapes: The request shapes it covers (``every-write``), sorted; empty under ``guarded``.
-        principal: Whose calls it covers (None: over stdio, the process's own caller).
+        principal: Whose calls it covers (None over stdio: any process of this user sharing the file store).
         uses: How many calls it allows, 1 to :data:`MAX_GRANT_USES`.
         expires: Wall-clock seconds (UTC epoch, whole) after which it allows nothing.
         backend: The backend (origin, account) the collection is on, or None when the server names none.
