@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from soft_passkey import SoftPasskey, b64url
-from standin import NtfyStandIn
 
 from approval_core import ApprovalSettings
 from approval_core.asking.grants import GrantTerms
@@ -24,6 +23,7 @@ from approval_core.page.settings import PageSettings
 from approval_core.testing import approval_of, connect
 from ntfy_mcp.server import build_server
 from ntfy_mcp.settings import NtfySettings
+from standin import NtfyStandIn
 
 pytestmark = pytest.mark.anyio
 
