@@ -370,3 +370,30 @@ async def test_a_post_with_the_csrf_token_of_a_single_approval_is_refused(person
     refused = await person.post(f"{PREFIX}/s/{first.id}/decide", f"a:{first.id}", body)
     assert refused.status_code == 403
     assert await person.decision(first) is None
+
+
+async def test_a_deny_on_the_single_page_while_a_set_is_written_is_not_told_it_was_denied(person: Person) -> None:
+    """A Deny tapped on one call's own page while the set holds that call must not answer "denied already"."""
+    async with connect(person.example.server, revision="2026-07-28") as client:
+        first, second = await _ask(person, client, USERS[:2])
+    sets = person.page.changesets
+    store, answers = sets.store, list[httpx.Response]()
+    write = store.write
+
+    async def tapping_deny_while_held(space: Any, key: str, value: str, ttl: float, *, only_new: bool) -> bool:
+        written = await write(space, key, value, ttl, only_new=only_new)
+        if value.startswith("held:") and key == first.id:
+            path = f"{PREFIX}/a/{first.id}/decide"
+            answers.append(await person.post(path, f"a:{first.id}", {"choice": "deny"}))
+        return written
+
+    store.write = tapping_deny_while_held  # type: ignore[method-assign]
+    try:
+        await sets.approve([first, second])
+    finally:
+        store.write = write  # type: ignore[method-assign]
+    assert await person.decision(first) == "approve", "the set's passkey yes was written"
+    (answer,) = answers
+    assert answer.json().get("decided") != "deny", answer.text
+    assert "denied" not in answer.json()["message"], answer.text
+    assert answer.status_code == 409

@@ -288,3 +288,21 @@ async def test_a_journal_that_cannot_keep_stops_the_change_saying_so(tmp_path: P
         ):  # fmt: skip
             ran.append(True)
     assert ran == []
+
+
+async def test_turned_off_the_journal_still_lets_earlier_entries_go_after_their_days(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """APPROVAL_UNDO_DAYS=0 after a run that kept entries: they go after their days, not never."""
+    from approval_core.records.journal import journal_folder
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    clock = Clock()
+    folder = journal_folder()
+    fresh = await keep(journal(folder, clock=clock, days=7))
+    clock.now += 2 * 86400
+    old = await keep(journal(folder, clock=Clock(), days=1))  # kept two days ago, for one day
+    assert len(files(folder)) == 2
+    assert open_journal("caldav-mcp", 0, None, object(), clock) is None
+    assert [p.name.rsplit("-", 1)[1] for p in files(folder)] == [f"{fresh}.j"], "the expired one is gone"
+    assert old not in "".join(p.name for p in files(folder))

@@ -180,6 +180,89 @@ async def test_cancelling_the_task_withdraws_the_approval(tmp_path: Path, mode: 
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_cancelling_a_task_whose_approval_a_plain_call_used_does_not_claim_it_was_withdrawn(
+    tmp_path: Path, mode: str
+) -> None:
+    """The identical call made plainly used the approval and acted: the cancelled task says so, truthfully."""
+    example = tasked_example(tmp_path)
+    async with tasks_client(example, mode) as client:
+        task = _task(await call_as_task(client, "delete_items", DELETE, legacy=mode == "legacy"), mode)
+        record = await _record(example, task)
+        assert example.gate.page is not None
+        await example.gate.page.book.decide(record, "approve")
+        plain = await client.call_tool("delete_items", DELETE)
+        assert not plain.is_error
+        assert example.items == {"b", "c"}
+        await task_request(client, "tasks/cancel", task["taskId"])
+        state = await task_request(client, "tasks/get", task["taskId"])
+        said = None
+        if mode == "legacy":
+            said = mt.CallToolResult.model_validate(await task_request(client, "tasks/result", task["taskId"]))
+    assert state["status"] == "cancelled"
+    assert "withdrawn" not in state["statusMessage"], "the approval was used, not withdrawn"
+    assert "used by another identical delete_items call" in state["statusMessage"]
+    if said is not None:
+        assert "withdrawn" not in _text(said)
+        assert "used by another identical call" in _text(said)
+        assert (said.meta or {})["approval-core/approval"]["outcome"] == "used_elsewhere"
+
+
+async def test_a_task_whose_own_call_runs_long_is_not_told_another_call_used_its_approval(tmp_path: Path) -> None:
+    """A tasks/get arriving after the settling request's claim lapsed (120 s) waits for the call's own outcome."""
+    from approval_core.serving.tasks import PageTasks
+
+    clock = Clock()
+    example = tasked_example(tmp_path, clock=clock)
+    (tasks,) = [m for m in example.server.middleware if isinstance(m, PageTasks)]
+    check, meanwhile = example.gate.check, list[Any]()
+
+    async def slow_check(*args: Any, **kwargs: Any) -> Any:
+        decision = await check(*args, **kwargs)
+        if decision.approved and not meanwhile:  # the backend is slow: another tasks/get comes 121 s later
+            clock.now += 121
+            task = await tasks.book.get(created["taskId"])
+            meanwhile.append(await tasks.settle(None, task))  # type: ignore[arg-type]
+        return decision
+
+    example.gate.check = slow_check  # type: ignore[method-assign]
+    async with tasks_client(example, "2026-07-28") as client:
+        created = await call_as_task(client, "delete_items", DELETE, legacy=False)
+        record = await _record(example, created)
+        assert example.gate.page is not None
+        await example.gate.page.book.decide(record, "approve")
+        state = await task_request(client, "tasks/get", created["taskId"])
+    assert example.items == {"b", "c"}, "the task's own call ran once"
+    assert meanwhile == [None], "the later request waited: it neither called again nor settled the task"
+    result = mt.CallToolResult.model_validate(state["result"], by_name=False)
+    assert not result.is_error, _text(result)
+
+
+async def test_a_task_whose_own_call_lost_its_answer_says_the_outcome_is_unknown(tmp_path: Path) -> None:
+    """The request making the task's call died after it began: once the approval expired, the task says so."""
+    from approval_core.serving.tasks import PageTasks
+
+    clock = Clock()
+    example = tasked_example(tmp_path, clock=clock)
+    (tasks,) = [m for m in example.server.middleware if isinstance(m, PageTasks)]
+    async with tasks_client(example, "2026-07-28") as client:
+        created = await call_as_task(client, "delete_items", DELETE, legacy=False)
+        record = await _record(example, created)
+        assert example.gate.page is not None
+        await example.gate.page.book.decide(record, "approve")
+        task = await tasks.book.get(created["taskId"])
+        assert task is not None
+        assert await tasks.book.claim(task)
+        await tasks.book.start(task)  # ...and the request died here, its call's answer lost
+        await example.gate.page.book.spend(record)
+        clock.now = record.expires + 1
+        state = await task_request(client, "tasks/get", created["taskId"])
+    result = mt.CallToolResult.model_validate(state["result"], by_name=False)
+    assert result.is_error
+    assert "not known" in _text(result)
+    assert (result.meta or {})["approval-core/approval"]["outcome"] == "outcome_unknown"
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_client_that_does_not_declare_tasks_gets_todays_refusal(tmp_path: Path, mode: str) -> None:
     example = tasked_example(tmp_path)
     async with Client(example.server, mode=mode) as client:  # type: ignore[arg-type]

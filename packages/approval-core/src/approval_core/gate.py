@@ -302,7 +302,9 @@ class ApprovalGate:
         binding = bind(self.server_name, tool, target, version=version)
         if preapproved is not None and binding.fingerprint == preapproved:
             return Approved("every_write", binding.fingerprint)
-        shapes = request_shapes(target)  # under every-write a grant covers exactly the request shapes it names
+        # Under every-write a grant covers exactly the request shapes it names, one request per use: it counts
+        # calls, so a call sending several requests (several cards deleted at once) is never inside one.
+        shapes = request_shapes(target) if len(target.get("requests") or ()) == 1 else ()
         if self._grants is not None and (granted := await self._grants.allow(binding, None, shapes)) is not None:
             return granted
         return await self._decide(ctx, binding, dialog, None, stored)

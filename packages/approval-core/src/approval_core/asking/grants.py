@@ -109,6 +109,10 @@ class GrantCall:
         collection: The one calendar, address book or topic the call names (``guarded``), or None.
         shapes: The shapes of the call's requests (``every-write``), sorted; empty under ``guarded``.
         principal: The caller over HTTP (client id, issuer, subject), None over stdio.
+        backend: The configured backend (origin, account) the call acts on, or None when the server names none.
+            A collection is a path, the same on two servers (every Nextcloud has
+            ``/remote.php/dav/calendars/<user>/personal/``), and stdio configurations of one user share the
+            file store: so a grant names its backend too.
     """
 
     server: str
@@ -116,18 +120,27 @@ class GrantCall:
     collection: str | None
     shapes: tuple[tuple[str, str], ...] = ()
     principal: Principal = None
+    backend: Principal = None
 
     @classmethod
-    def of(cls, binding: Binding, collection: str | None, shapes: Iterable[tuple[str, str]] = ()) -> GrantCall:
-        """The call ``binding`` binds, naming ``collection`` or sending requests of ``shapes``."""
+    def of(
+        cls,
+        binding: Binding,
+        collection: str | None,
+        shapes: Iterable[tuple[str, str]] = (),
+        backend: Iterable[str | None] | None = None,
+    ) -> GrantCall:
+        """The call ``binding`` binds, naming ``collection`` or sending requests of ``shapes``, on ``backend``."""
         found = binding.target.get(PRINCIPAL_KEY)
         caller = None if found is None else tuple(found)
-        return cls(binding.server, binding.tool, collection, tuple(sorted(set(shapes))), caller)
+        where = None if backend is None else tuple(backend)
+        return cls(binding.server, binding.tool, collection, tuple(sorted(set(shapes))), caller, where)
 
     def to_json(self) -> str:
         """The call as JSON (what the page reads to offer a grant)."""
         data = {"server": self.server, "tool": self.tool, "collection": self.collection,
-                "shapes": [list(s) for s in self.shapes], "principal": self.principal}  # fmt: skip
+                "shapes": [list(s) for s in self.shapes], "principal": self.principal,
+                "backend": self.backend}  # fmt: skip
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -137,8 +150,9 @@ class GrantCall:
             data = json.loads(raw)
             shapes = tuple((str(m), str(c)) for m, c in data["shapes"])
             caller = None if data["principal"] is None else tuple(data["principal"])
-            return cls(str(data["server"]), str(data["tool"]), data["collection"], shapes, caller)
-        except (ValueError, TypeError, KeyError):
+            where = None if data.get("backend") is None else tuple(data["backend"])
+            return cls(str(data["server"]), str(data["tool"]), data["collection"], shapes, caller, where)
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
 
@@ -151,9 +165,10 @@ class GrantTerms:
         tools: The tools it covers, sorted.
         collection: The one calendar / book / topic (``guarded``), or None.
         shapes: The request shapes it covers (``every-write``), sorted; empty under ``guarded``.
-        principal: Whose calls it covers (None: over stdio, the process's own caller).
+        principal: Whose calls it covers (None over stdio: any process of this user sharing the file store).
         uses: How many calls it allows, 1 to :data:`MAX_GRANT_USES`.
         expires: Wall-clock seconds (UTC epoch, whole) after which it allows nothing.
+        backend: The backend (origin, account) the collection is on, or None when the server names none.
     """
 
     server: str
@@ -163,12 +178,14 @@ class GrantTerms:
     principal: Principal
     uses: int
     expires: int
+    backend: Principal = None
 
     def as_dict(self) -> dict[str, Any]:
         """The terms as a JSON object (what the page shows and posts back)."""
         return {"server": self.server, "tools": list(self.tools), "collection": self.collection,
                 "shapes": [list(s) for s in self.shapes], "principal": None if self.principal is None
-                else list(self.principal), "uses": self.uses, "expires": self.expires}  # fmt: skip
+                else list(self.principal), "uses": self.uses, "expires": self.expires,
+                "backend": None if self.backend is None else list(self.backend)}  # fmt: skip
 
     def to_json(self) -> str:
         """The terms as compact JSON."""
@@ -184,7 +201,7 @@ class GrantTerms:
             uses, expires = found["uses"], found["expires"]
             if type(uses) is not int or type(expires) is not int:
                 return None
-            caller = found["principal"]
+            caller, where = found["principal"], found.get("backend")
             return cls(
                 server=str(found["server"]),
                 tools=tuple(sorted(str(t) for t in found["tools"])),
@@ -193,6 +210,7 @@ class GrantTerms:
                 principal=None if caller is None else tuple(None if p is None else str(p) for p in caller),
                 uses=uses,
                 expires=expires,
+                backend=None if where is None else tuple(None if p is None else str(p) for p in where),
             )
         except (TypeError, KeyError, ValueError):
             return None
@@ -220,7 +238,7 @@ class GrantTerms:
         if not 1 <= minutes <= MAX_GRANT_MINUTES:
             raise ValueError(f"minutes: a whole number from 1 to {MAX_GRANT_MINUTES} (8 hours)")
         expires = math.ceil(now) + minutes * 60
-        return cls(call.server, named, call.collection, call.shapes, call.principal, uses, expires)
+        return cls(call.server, named, call.collection, call.shapes, call.principal, uses, expires, call.backend)
 
     def digest(self) -> bytes:
         """SHA-256 of the terms' canonical JSON (:func:`~approval_core.asking.binding.canonical_json`)."""
@@ -236,6 +254,8 @@ class GrantTerms:
             if not call.shapes or not set(call.shapes) <= set(self.shapes):
                 return "target"
         elif call.collection is None or call.shapes or call.collection != self.collection:
+            return "target"
+        if call.backend != self.backend:
             return "target"
         if call.principal != self.principal:
             return "principal"

@@ -135,6 +135,12 @@ class ApprovalPage(ChangesetRoutes, PairingRoutes, GrantRoutes):
             except CeremonyFailed as exc:
                 raise Refused(403, f"not approved: {exc}") from None
         verdict = await self.book.decide(record, choice)
+        if verdict.decided is None:  # held by the set page this instant: neither answer stands yet
+            raise Refused(
+                409,
+                "Not recorded: this request is being approved together with other calls on the set page right "
+                "now. Reload this page to see how that ended.",
+            )
         return self._verdict_response(record, verdict.decided, choice, fresh=verdict.taken)
 
     def _verdict_response(self, record: PendingApproval, standing: str, choice: str, *, fresh: bool) -> Response:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -74,20 +75,26 @@ class GrantDesk:
         self.page = page
         self.book = book
         self.tools = tools
+        self.backend: Callable[[], tuple[str, str | None]] | None = None
+        """``(origin, account)`` of the configured backend (set by :func:`approval_core.equip`): part of a grant's
+        target, so a grant never covers the same collection path on another backend."""
 
     async def allow(
         self, binding: Binding, collection: str | None, shapes: tuple[tuple[str, str], ...] = ()
     ) -> Approved | None:
         """Approve ``binding`` under a live grant (one use spent), or None: then it asks as usual.
 
-        A call outside every grant leaves what it named (``collection`` or the request ``shapes``) for the
-        page, so the person may widen a yes to it. A record store that cannot be reached allows nothing.
+        A call the person answered on the page (its pending approval, still unused, holds a decision) takes
+        that answer, never the grant: a yes acts without spending a use, and a no is never overruled by a
+        grant made after it. A call outside every grant leaves what it named (``collection`` or the request
+        ``shapes``) for the page, so the person may widen a yes to it. A record store that cannot be reached
+        allows nothing.
         """
-        call = GrantCall.of(binding, collection, shapes)
+        call = GrantCall.of(binding, collection, shapes, None if self.backend is None else self.backend())
         try:
             waiting = await self.page.book.current(binding.fingerprint)
-            if waiting is not None and await self.page.book.decision(waiting.id) == "approve":
-                return None  # the person's own yes to this very call acts first, and spends no use
+            if waiting is not None and await self.page.book.decision(waiting.id) is not None:
+                return None  # the person's own answer to this call comes first: a yes spends no use, a no stands
             states = await self.book.all()
             await self.close_ended(states)
             found = await self.book.use(call, states)

@@ -28,7 +28,11 @@ def _target(call: GrantCall) -> str:
     if call.shapes:
         rows = "".join(f"<li><code>{escape(m)} {escape(c)}</code></li>" for m, c in call.shapes)
         return f'<p>Only requests of these shapes (method, collection):</p><ul id="target">{rows}</ul>'
-    return f'<p>Only in <code id="target">{escape(call.collection or "")}</code>.</p>'
+    where = ""
+    if call.backend:
+        shown = " as ".join(p for p in call.backend if p)
+        where = f' on <code id="backend">{escape(shown)}</code>'
+    return f'<p>Only in <code id="target">{escape(call.collection or "")}</code>{where}.</p>'
 
 
 def _who(call: GrantCall) -> str:

@@ -118,11 +118,12 @@ class Verdict:
 
     Attributes:
         taken: True when this decision was recorded now.
-        decided: The decision that stands (this one, or an earlier one).
+        decided: The decision that stands (this one, or an earlier one), or None when none stands yet but
+            this one could not be recorded: the set page holds the approval while it approves it with others.
     """
 
     taken: bool
-    decided: Choice
+    decided: Choice | None
 
 
 def new_code() -> str:
@@ -222,8 +223,7 @@ class PendingBook:
         keep = self.ttl + KEEP_AFTER_EXPIRY
         if await self.store.write("decision", record.id, choice, keep, only_new=True):
             return Verdict(True, choice)
-        standing = await self.decision(record.id)
-        return Verdict(False, standing if standing is not None else choice)
+        return Verdict(False, await self.decision(record.id))
 
     async def spend(self, record: PendingApproval) -> bool:
         """Use the decision of ``record`` once: True for the first caller only."""

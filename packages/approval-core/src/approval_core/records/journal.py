@@ -338,15 +338,28 @@ def _principal() -> list[str | None] | None:
     return None if token is None else list(principal_components(token))
 
 
+def _sweep(server_name: str, clock: Callable[[], float]) -> None:
+    """Remove this server's expired entries from the data folder, where a journal turned off leaves them.
+
+    Entries kept before ``APPROVAL_UNDO_DAYS=0`` still go after their days (in Redis they expire by
+    themselves); live ones stay, since another configuration of the same server may still use them.
+    """
+    folder = journal_folder() / "journal" / server_name
+    with contextlib.suppress(OSError):
+        FileStorage(folder, max_entries=MAX_ENTRIES, max_bytes=MAX_TOTAL_BYTES, clock=clock).sweep()
+
+
 def open_journal(
     server_name: str, days: int, key_ring: KeyRing | None, store: object, clock: Callable[[], float] = time.time
 ) -> Journal | None:
     """The journal a gate uses: None when ``days`` is 0, else in Redis or in this user's data folder.
 
+    With ``days`` 0, entries an earlier setting kept in the data folder and now past their days are removed.
     In Redis when ``store`` is a :class:`RedisStore` (which the settings allow only with a key file); else in
     :func:`journal_folder` (``XDG_DATA_HOME`` moves it).
     """
     if days == 0:
+        _sweep(server_name, clock)
         return None
     if isinstance(store, RedisStore) and key_ring is not None:
         return Journal.shared(server_name, days, store, key_ring, clock)

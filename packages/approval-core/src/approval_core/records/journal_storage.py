@@ -86,6 +86,10 @@ class FileStorage:
             found.append((parts[2], int(parts[0]) / 1000, until, path))
         return sorted(found, key=lambda row: row[1], reverse=True)
 
+    def sweep(self) -> None:
+        """Remove the entries past their days (every other method does it too, as it reads the folder)."""
+        self._files()
+
     def _find(self, entry_id: str) -> Path | None:
         return next((path for found, _, _, path in self._files() if found == entry_id), None)
 

@@ -82,6 +82,7 @@ NoteSpace = Literal[
     "view-of",
     "task",
     "task-run",
+    "task-call",
     "task-outcome",
     "set-of",
     "set-slot",

@@ -74,6 +74,8 @@ def equip(
     gate = ApprovalGate.attach(server, guards, settings)
     if gate.journal is not None:
         gate.journal.backend = backend  # an entry is restored only to the backend it was kept from
+    if gate.page is not None and gate.page.grant_desk is not None:
+        gate.page.grant_desk.backend = backend  # a grant covers its collection on this backend only
     install_error_boundary(server, own_errors, translate)
     install_portable_schemas(server)  # input schemas every model SDK accepts
     install_every_write(server, gate, backend=backend, effects=effects)

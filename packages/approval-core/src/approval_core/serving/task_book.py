@@ -6,6 +6,9 @@ file store, or Redis shared by replicas) as three notes, each written once (``on
 * ``task``: the :class:`TaskRecord` (the call to make again, the pending approval it waits for, who made it);
 * ``task-run``: taken by the one request that settles the task (makes the call, or cancels it), so a task
   settles once however many ``tasks/get`` arrive together;
+* ``task-call``: written just before the task makes its call, so a request that takes ``task-run`` after it
+  lapsed (the call ran longer than :data:`RUN_SECONDS`, or its request died) never reads the approval the
+  call spent as used by another call: it waits for that call's outcome, or says the outcome is unknown;
 * ``task-outcome``: the :class:`Outcome`, the task's terminal state.
 
 Wire shapes: the ``io.modelcontextprotocol/tasks`` extension (SEP-2663; ``ttlMs``, ``pollIntervalMs``,
@@ -23,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from approval_core.asking.binding import principal
+from approval_core.asking.results import APPROVAL_META_KEY
 from approval_core.page.pending import KEEP_AFTER_EXPIRY, PendingApproval
 from approval_core.records.store import RecordStore
 
@@ -118,6 +122,14 @@ class Outcome:
         except (ValueError, TypeError):
             return None
 
+    def said(self) -> str | None:
+        """The approval outcome the result carries (``_meta[APPROVAL_META_KEY]["outcome"]``), or None."""
+        try:
+            outcome: Any = (self.result or {})["_meta"][APPROVAL_META_KEY]["outcome"]
+        except (TypeError, KeyError):
+            return None
+        return outcome if isinstance(outcome, str) else None
+
     def is_error(self) -> bool:
         """Whether the call did not run as asked (a refusal, a JSON-RPC error, or a cancel)."""
         return self.status != "completed" or bool((self.result or {}).get("isError"))
@@ -180,6 +192,14 @@ class TaskBook:
         """Take the right to settle ``task``: True for one request only (for :data:`RUN_SECONDS`)."""
         return await self.store.write("task-run", task.id, "1", RUN_SECONDS, only_new=True)
 
+    async def start(self, task: TaskRecord) -> None:
+        """Note that the task's own call is being made (it may spend the approval), before it is made."""
+        await self.store.write("task-call", task.id, "1", max(1.0, task.expires - self.now), only_new=True)
+
+    async def started(self, task: TaskRecord) -> bool:
+        """Whether the task's own call was made already, by a request whose claim may have lapsed since."""
+        return await self.store.read("task-call", task.id) is not None
+
     async def finish(self, task: TaskRecord, outcome: Outcome) -> Outcome:
         """Record ``outcome`` unless one stands already; the outcome that stands."""
         keep = max(task.expires, outcome.at) - self.now + KEEP_AFTER_EXPIRY
@@ -225,6 +245,8 @@ def status_message(task: TaskRecord, outcome: Outcome | None, now: float) -> str
             f"{left / 60:.0f} minute(s)."
         )
     if outcome.status == "cancelled":
+        if outcome.said() == "used_elsewhere":
+            return f"Cancelled: this task ran nothing; the approval was used by another identical {task.tool} call."
         return f"Cancelled: {task.tool} was not run and its approval was withdrawn."
     if outcome.status == "failed":
         return f"{task.tool} failed with a protocol error; nothing more will happen for this task."

@@ -212,12 +212,19 @@ class PageTasks:
         cancelled: Outcome | None = None
         if await self.book.claim(task):
             record = None if task.pending_id is None else await self.page.book.get(task.pending_id)
+            used = False
             if record is not None:
-                await self.page.book.decide(record, "deny")  # a tap after this is told it was denied
-                await self.page.book.spend(record)  # and an approval given before acts for nobody
-            text = f"{task.tool} was not run: its task was cancelled and the approval withdrawn. "
-            data = {"outcome": "cancelled", "path": "page", "code": task.code, "changed": False}
-            result = refusal(text + NOTHING_CHANGED, data).model_dump(by_alias=True, exclude_none=True)
+                verdict = await self.page.book.decide(record, "deny")  # a tap after this is told it was denied
+                # and an approval given before acts for nobody, unless an identical plain call used it already
+                used = not await self.page.book.spend(record) and verdict.decided == "approve"
+            if used:
+                text = (f"{task.tool} was not run by this task, now cancelled: its approval (code {task.code}) was "
+                        "used by another identical call, which ran once. This task changed nothing.")  # fmt: skip
+                data = {"outcome": "used_elsewhere", "path": "page", "code": task.code, "changed": False}
+            else:
+                text = f"{task.tool} was not run: its task was cancelled and the approval withdrawn. {NOTHING_CHANGED}"
+                data = {"outcome": "cancelled", "path": "page", "code": task.code, "changed": False}
+            result = refusal(text, data).model_dump(by_alias=True, exclude_none=True)
             cancelled = await self._finish(ctx, task, Outcome("cancelled", result, None, self.book.now))
             self._audit("task_cancelled", task)
         if _modern(ctx):
@@ -255,7 +262,16 @@ class PageTasks:
         if not await self.book.claim(task):
             return None  # another request is settling it
         code = task.code or ""
-        if record is not None and decided == "deny":
+        if await self.book.started(task):  # its own call began under a claim that lapsed: never "used elsewhere"
+            if record is not None and record.expires > self.book.now:
+                return None  # that call may still be running; it records its own outcome
+            text = (
+                f"{task.tool} was started by this task (code {code}) but its answer was lost, so whether it "
+                "changed anything is not known; read the current state before trying again."
+            )
+            result = refusal(text, {"outcome": "outcome_unknown", "path": "page", "code": code, "changed": None})
+            outcome = Outcome("completed", result.model_dump(by_alias=True, exclude_none=True), None, self.book.now)
+        elif record is not None and decided == "deny":
             await self.page.book.spend(record)
             denial = denied(task.tool, code).result
             outcome = Outcome("completed", denial.model_dump(by_alias=True, exclude_none=True), None, self.book.now)
@@ -276,6 +292,7 @@ class PageTasks:
             result = refusal(text, data).model_dump(by_alias=True, exclude_none=True)
             outcome = Outcome("completed", result, None, self.book.now)
         else:
+            await self.book.start(task)
             outcome = await self._call_again(ctx, task)
         self._audit(f"task_{outcome.status}", task)
         return await self._finish(ctx, task, outcome)

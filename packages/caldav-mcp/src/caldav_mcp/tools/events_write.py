@@ -208,7 +208,8 @@ def register(server: MCPServer[Any], app: App) -> None:
             confirm_token=confirm_token,
             # a split shows the first occurrence it removes; the dialog counts the rest
             stored=stored.delete_view(cal, resource, ical, series, occurrence, count),
-            collection=cal.path,  # a standing grant may name this calendar
+            # a standing grant may name this calendar, never a deletion the server mails to other people
+            collection=None if cancels else cal.path,
         )
         if isinstance(decision, NotApproved):
             return decision.result

@@ -224,7 +224,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             version=version,
             confirm_token=confirm_token,
             stored=view,
-            collection=books[0] if len(books) == 1 else None,  # a standing grant may name one address book
+            # a standing grant counts calls, so it may cover one card in one address book, never several
+            collection=books[0] if len(hrefs) == 1 else None,
         )
         if isinstance(decision, NotApproved):
             return decision.result

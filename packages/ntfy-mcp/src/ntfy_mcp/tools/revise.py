@@ -213,7 +213,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             dialog=delete_messages_dialog(topic, ids, scheduled),
             confirm_token=confirm_token,
             stored=stored.messages(app.settings.url, topic, [known[sid] for sid in ids]),
-            collection=topic,  # a standing grant may name this topic
+            collection=topic if len(ids) == 1 else None,  # a grant counts calls: one message, never several
         )
         if isinstance(decision, NotApproved):
             return decision.result
