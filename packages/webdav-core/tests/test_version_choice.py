@@ -139,3 +139,29 @@ async def test_the_server_is_told_once_by_its_sync_token() -> None:
     finally:
         await client.aclose()
     assert sum("sync-token" in body for body in server.asked) == 1
+
+
+async def test_a_failed_sync_token_answer_checks_by_ctag_this_time_and_asks_again_next_time() -> None:
+    server = Server()
+    failing = {"left": 1}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if b"sync-token" in request.content and failing["left"]:
+            failing["left"] -= 1
+            server.asked.append(request.content.decode())
+            return httpx.Response(500, text="busy")
+        return server.answer(request)
+
+    client = WebDavClient(
+        "https://dav.example.org/",
+        BARE_PROFILE,
+        timeout=5.0,
+        max_bytes=100_000,
+        transport=httpx.MockTransport(answer),
+    )
+    try:
+        assert not await client.versions.trusts_modified("/c/")
+        assert await client.versions.trusts_modified("/c/")
+    finally:
+        await client.aclose()
+    assert sum("sync-token" in body for body in server.asked) == 2

@@ -32,10 +32,10 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from email.utils import parsedate_to_datetime
 from typing import Generic, TypeVar
 
 from webdav_core import xml
+from webdav_core.last_change import KEEPS_MODIFIED, NEAR_SECONDS, is_unsettled, keeper_of, settled_modified
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
 from webdav_core.xml import CS, DAV, norm_href
@@ -62,19 +62,8 @@ _KINDS = ((CS, "getctag"), (DAV, "sync-token"))
 _MODIFIED = (DAV, "getlastmodified")
 _SYNC_TOKEN = (DAV, "sync-token")
 
-KEEPS_MODIFIED = (("Radicale", "http://radicale.org/ns/sync/"),)
-"""The servers whose collections' ``DAV:getlastmodified`` moves with every change of a member, each by the start of
-its collections' sync-token (RFC 6578 §4): a create, a change, a delete, a MOVE in or out, by any client. Radicale's
-file storage dates a collection by the newest of its folder's and files' times (the integration suite checks each
-kind of change on every server it runs). DAViCal and Cyrus move it too, but their CTag is cheap, and DAViCal dates
-it by PostgreSQL's clock, not Apache's behind the answer's ``Date``; Xandikos gives none; SOGo gives the time of the
-answer. Any other server is checked by its CTag."""
-
 KEPT_SECONDS = 600.0
 """How long :class:`KeptByVersion` keeps a value after its read, however its collection's version holds."""
-
-NEAR_SECONDS = 86_400
-"""How far from the server's clock a number of seconds may be and still be read as the time of a change."""
 
 _unsettled = itertools.count(1)
 
@@ -86,54 +75,6 @@ COSTLIER = 1.5
 change would do: it has no second of resolution and needs no trust learnt."""
 
 log = logging.getLogger("webdav_core")
-
-
-def is_unsettled(value: str, date: str | None, now: float | None = None) -> bool:
-    """Whether ``value`` reads as the Unix time of a second the server's clock has not yet left.
-
-    ``date`` is the answer's ``Date`` header; without a readable one, the local
-    clock ``now`` (default: the time now) stands in, and a value within
-    NEAR_SECONDS of it either way is taken as unsettled. An opaque version (a
-    hash, a URI, a counter far from the clock) is always settled.
-    """
-    if not value.isdigit() or len(value) > 12:
-        return False
-    stamp = int(value)
-    try:
-        server_now = int(parsedate_to_datetime(date).timestamp()) if date else None
-    except (TypeError, ValueError):
-        server_now = None
-    if server_now is None:
-        local = time.time() if now is None else now
-        return abs(stamp - local) <= NEAR_SECONDS
-    return server_now <= stamp <= server_now + NEAR_SECONDS
-
-
-def keeper_of(sync_token: str | None) -> str | None:
-    """The name of the server in :data:`KEEPS_MODIFIED` that gives a collection this sync-token; None for any other."""
-    if not sync_token:
-        return None
-    return next((name for name, start in KEEPS_MODIFIED if sync_token.startswith(start)), None)
-
-
-def settled_modified(value: str | None, date: str | None) -> str | None:
-    """A collection's ``DAV:getlastmodified`` (an HTTP-date, RFC 4918 §15.7) once the server's clock left its second.
-
-    ``date`` is the same answer's ``Date`` header. The value has a resolution of
-    one second, so a change made within the second it names may leave it as it
-    is; once the server's clock is past that second, any later change names a
-    later one. The ``Date`` must be two seconds later, not one: the server reads
-    the value before it dates its answer, and a change landing between the two
-    within the named second would otherwise share it. None when the value is
-    missing, unreadable, or not yet settled.
-    """
-    if not value or not date:
-        return None
-    try:
-        changed, now = parsedate_to_datetime(value).timestamp(), parsedate_to_datetime(date).timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return value if changed + 1 < now else None
 
 
 def _version(kind: tuple[str, str], value: str, date: str | None) -> str:
@@ -203,8 +144,9 @@ class CollectionVersions:
         """:meth:`modified_keeps`, once the server is known: the first time, ``path``'s sync-token is asked for it.
 
         One PROPFIND of depth 0 for ``DAV:sync-token`` per client, whose start
-        tells a server in :data:`KEEPS_MODIFIED`; a failed answer, or none,
-        leaves the server checked by its CTag.
+        tells a server in :data:`KEEPS_MODIFIED`; a server giving none, or
+        another, is checked by its CTag (a failed answer: this time, and the
+        sync-token is asked again next time).
 
         Raises:
             unreachable / unauthenticated: as for any request.
@@ -219,7 +161,7 @@ class CollectionVersions:
             except (self._profile.errors.unreachable, self._profile.errors.unauthenticated):
                 raise
             except self._profile.errors.backend:
-                found = []
+                return False  # not known yet: checked by CTag this time, asked again next time
             token = next((value for response in found if (value := response.text(*_SYNC_TOKEN))), None)
             self._keeper = keeper_of(token) is not None
             if not self._keeper:
