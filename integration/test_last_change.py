@@ -2,20 +2,26 @@
 listing is never served across such a change (Radicale, Xandikos, DAViCal, Cyrus, SOGo).
 
 caldav-mcp checks a kept listing by the calendar's settled last change alone only on a server known to move it with
-every change of a member (:data:`webdav_core.versions.KEEPS_MODIFIED`, told by its sync-token); every other server
-is checked by its CTag. The first test records, for calendars and address books, what the server gives after each
-kind of change (create, change, delete, MOVE in and out) made more than two seconds after the one before, so each
-value is settled; it fails when a trusted server stops moving it, or when what a server does no longer matches
-what docs/caldav-mcp.md says of it. The second lists a window, waits until its last change is settled (so that a
-trusted server keeps the listing under it), lets another client change the calendar in each of those ways and
-lists the window again: the change must show.
+every change of a member (:data:`webdav_core.last_change.KEEPS_MODIFIED`, told by its sync-token); every other
+server is checked by its CTag.
+
+The first test records, for calendars and address books, what the server gives after each kind of change (create,
+change, delete, MOVE in and out) made more than two seconds after the one before, so each value is settled, and
+that a value read at once after a change is not taken as settled (a second change within its second would leave it
+as it is). It fails when a trusted server stops moving it, or when what a server does no longer matches what
+docs/caldav-mcp.md says of it.
+
+The second lists a window (one per kind of change) while the calendar's last change is settled, with the last change
+made the check wherever it is trusted however cheap the CTag, lets another client change the calendar in that way
+and lists the window again: the change must show, Radicale's kept listings must have been checked by the last
+change alone and every other server's by its CTag.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from email.utils import parsedate_to_datetime
+from email.utils import formatdate, parsedate_to_datetime
 from typing import Any
 
 import httpx2 as httpx
@@ -27,7 +33,8 @@ from approval_core import ApprovalSettings
 from approval_core.testing import connect
 from caldav_mcp.server import build_server as caldav_server
 from caldav_mcp.settings import CalDAVSettings
-from webdav_core.versions import CollectionVersions, keeper_of
+from webdav_core.last_change import keeper_of, settled_modified
+from webdav_core.versions import CollectionVersions
 
 pytestmark = pytest.mark.anyio
 
@@ -141,6 +148,10 @@ def _changes(target: Any, other: OtherClient, what: str) -> list[tuple[str, bool
         before = _settle(http, collection)
         status = steps[kind]()
         assert status is None or status in (200, 201, 204), (target.kind, what, kind, status)
+        at_once = _props(http, collection)  # read in the second of the change, or the next: never settled
+        if at_once[2] is not None:
+            assert parsedate_to_datetime(at_once[2]).timestamp() + 1 >= at_once[3], (target.kind, what, kind, at_once)
+            assert settled_modified(at_once[2], formatdate(at_once[3], usegmt=True)) is None, at_once
         after = _settle(http, collection)
         assert after[0] != before[0], (target.kind, what, kind, "the version did not move")
         seen.append((kind, after[2] != before[2], before[2], after[2], after[3]))
