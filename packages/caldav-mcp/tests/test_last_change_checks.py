@@ -3,9 +3,11 @@
 Radicale computes its CTag from every entry (about the cost of a month's REPORT on 2,000 entries) and answers
 the last change from its files' times, which move with every change. A first listing after the calendar
 list reads under the last change the list noted and asks no CTag; the same window again asks the last
-change alone. A server whose last change stays while its CTag moves (a rewriting double in front of
-Radicale, freezing the value) is found out by the next answer giving both, and its listings are checked by
-the CTag from then on. The calendar's files are dated back an hour so that the noted last change is settled.
+change alone. Only a server whose sync-token is Radicale's is trusted with its last change: one that is
+not (a rewriting double in front of Radicale, renaming the sync-token and freezing the last change) is
+checked by the CTag from its first listing. A server whose last change stays while its CTag moves (the
+double freezing the value only) is found out by the next answer giving both, and its listings are checked
+by the CTag from then on. The calendar's files are dated back an hour so that the noted last change is settled.
 """
 
 from __future__ import annotations
@@ -82,6 +84,33 @@ async def test_a_server_whose_last_change_never_moves_is_checked_by_ctag_once_fo
     assert "later" in {e["uid"] for e in later["events"]}
 
 
+def unknown(body: bytes) -> bytes:
+    """A server not known to keep its last change (another sync-token) whose last change never moves."""
+    return frozen(body).replace(b"http://radicale.org/ns/sync/", b"urn:example:sync:")
+
+
+async def test_a_server_not_known_to_keep_its_last_change_is_checked_by_ctag_from_the_first_listing(
+    account: Account,
+) -> None:
+    # Nothing needs to find it out: a change by another client is seen at once, even by a listing kept under a
+    # last change that does not move.
+    fill(account, 3)
+    backdate(account)
+    with rewriting_proxy(account.server.url, unknown) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            account.put(account.work, "new.ics", day_event("new", 20))
+            seen = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            account.dav.delete(account.server.url.rstrip("/") + account.work + "e01.ics")
+            later = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            bodies = proxy.bodies
+    assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
+    assert {e["uid"] for e in seen["events"]} == {"e00", "e01", "e02", "new"}
+    assert {e["uid"] for e in later["events"]} == {"e00", "e02", "new"}
+    assert sum(b"sync-token" in body for body in bodies) == 1  # asked once, at the first listing
+
+
 async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_not_the_ctag(
     account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,7 +129,9 @@ async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_no
             again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
             repeated = proxy.requests[middle:]
     assert again["events"] == first["events"]
-    assert [r.split()[0] for r in asked] == ["PROPFIND", "REPORT", "PROPFIND"]  # last change, read, last change
+    # Once per client the sync-token tells the server (Radicale's); then the last change, the read, the last change.
+    assert [r.split()[0] for r in asked] == ["PROPFIND", "PROPFIND", "REPORT", "PROPFIND"]
+    assert b"sync-token" in bodies[0]
     assert not any(b"getctag" in body for body in bodies)
     assert [r.split()[0] for r in repeated] == ["PROPFIND"]  # kept: the last change alone
 

@@ -52,6 +52,8 @@ async def test_a_first_page_asks_no_version_and_the_next_one_reads_no_listing(
             sent_first = list(proxy.seen)
             again = (await client.call_tool("list_contacts", {"address_book": dav.book})).structured_content
             sent_again = proxy.seen[len(sent_first) :]
+            third = (await client.call_tool("list_contacts", {"address_book": dav.book})).structured_content
+            sent_third = proxy.seen[len(sent_first) + len(sent_again) :]
     assert [c["id"] for c in first["contacts"]] == hrefs
     assert again == first
     bodies = b" ".join(s.body for s in sent_first)
@@ -62,8 +64,12 @@ async def test_a_first_page_asks_no_version_and_the_next_one_reads_no_listing(
         ("PROPFIND", "1"),  # its cards' ETags
         ("REPORT", "1"),  # the page's cards
     ]
-    # Listed again: the book's properties, its last change unchanged, so no listing and no card read.
-    assert [(s.method, s.headers.get("depth")) for s in sent_again] == [("PROPFIND", "0")]
+    # Listed again: the book's properties, its last change unchanged, so no listing and no card read; before
+    # rows are first served by the last change, the sync-token tells once that the server is one known to keep it.
+    assert [(s.method, s.headers.get("depth")) for s in sent_again] == [("PROPFIND", "0"), ("PROPFIND", "0")]
+    assert [b"sync-token" in s.body for s in sent_again] == [False, True]
+    assert third == first
+    assert [(s.method, s.headers.get("depth")) for s in sent_third] == [("PROPFIND", "0")]
 
 
 async def test_another_clients_changes_are_seen_at_once_after_a_listing_kept_under_the_last_change(
@@ -117,6 +123,30 @@ async def test_rows_under_a_last_change_that_never_moves_are_read_again_once_old
             assert await rows() == ["c00.vcf"]  # the server's word: unchanged since a past second
             backend._rows.max_age = 0.0  # as when the rows are KEPT_SECONDS old
             assert await rows() == ["b.vcf", "c00.vcf"]
+        finally:
+            await backend.aclose()
+
+
+def unknown_server(body: bytes) -> bytes:
+    """A server not known to keep its last change (another sync-token) whose last change never moves."""
+    return frozen_last_change(body).replace(b"http://radicale.org/ns/sync/", b"urn:example:sync:")
+
+
+async def test_on_a_server_not_known_to_keep_its_last_change_the_book_version_decides(radicale: Dav) -> None:
+    dav = radicale
+    fill(dav, 1)
+    with rewriting_proxy(str(dav.http.base_url), unknown_server) as proxy:
+        backend = Backend(dav.settings.__class__(**{**dav.settings.__dict__, "url": f"{proxy.url}{USER}/"}))
+        try:
+
+            async def rows() -> list[str]:
+                book = (await backend.book("address_book", dav.book)).path
+                return [h.rsplit("/", 1)[-1] for h, _ in await backend.rows(book)]
+
+            assert await rows() == ["c00.vcf"]
+            assert await rows() == ["c00.vcf"]
+            dav.put(dav.book, "b.vcf", vcard("UID:b", "FN:B"))  # another client; the last change stays frozen
+            assert await rows() == ["b.vcf", "c00.vcf"]  # the CTag moved, and it decides here
         finally:
             await backend.aclose()
 

@@ -1,7 +1,8 @@
 """Which validator checks a kept value: the last change where the server keeps it and it is cheaper, else the CTag.
 
-A double (httpx ``MockTransport``) plays a server answering PROPFIND with a CTag and a ``DAV:getlastmodified``
-of its choice; the timings are the layer's own notes (:meth:`CollectionVersions._took`), set here directly.
+A double (httpx ``MockTransport``) plays a server answering PROPFIND with a CTag, a ``DAV:getlastmodified`` and a
+sync-token of its choice (by default Radicale's form, the one server trusted with its last change); the timings
+are the layer's own notes (:meth:`CollectionVersions._took`), set here directly.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Server:
     def __init__(self) -> None:
         self.ctag = "a"
         self.modified = EARLIER
+        self.sync_token = "http://radicale.org/ns/sync/" + "0" * 64
         self.asked: list[str] = []
 
     def answer(self, request: httpx.Request) -> httpx.Response:
@@ -38,6 +40,7 @@ class Server:
         self.asked.append(body)
         props = f"<C:getctag>{self.ctag}</C:getctag>" if "getctag" in body else ""
         props += f"<D:getlastmodified>{self.modified}</D:getlastmodified>" if "getlastmodified" in body else ""
+        props += f"<D:sync-token>{self.sync_token}</D:sync-token>" if "sync-token" in body else ""
         xml = (
             '<?xml version="1.0"?><D:multistatus xmlns:D="DAV:" xmlns:C="http://calendarserver.org/ns/">'
             f"<D:response><D:href>/c/</D:href><D:propstat><D:prop>{props}</D:prop>"
@@ -66,6 +69,7 @@ async def test_a_kept_value_under_the_last_change_is_checked_by_it_alone() -> No
     server = Server()
     client = client_of(server)
     try:
+        assert await client.versions.trusts_modified("/c/")
         version = client.versions.by_modified("/c/", EARLIER)
         assert await client.versions.check("/c/", version) == version
         server.modified = formatdate(NOW - 10, usegmt=True)  # another client's change
@@ -98,10 +102,66 @@ async def test_a_ctag_no_costlier_than_the_last_change_is_the_validator() -> Non
         versions = client.versions
         versions._took("getlastmodified", 0.030)
         versions._took("getctag", 0.200)
-        assert versions.modified_keeps()  # Radicale's figures for 2,000 entries: the last change is cheaper
+        assert await versions.trusts_modified("/c/")  # Radicale's figures for 2,000 entries: the last change is cheaper
         fresh = client_of(server).versions
         fresh._took("getlastmodified", 0.010)
         fresh._took("getctag", 0.012)
-        assert not fresh.modified_keeps()  # a stored CTag: it decides, with no second of resolution
+        assert not await fresh.trusts_modified("/c/")  # a stored CTag: it decides, with no second of resolution
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize(
+    "sync_token",
+    ["data:,1796319894-5", "ae4423fea231573dd53ab2567fdc26cd3f98a7ca", "1796319916", ""],  # Cyrus, Xandikos, SOGo
+)
+async def test_a_server_not_known_to_keep_its_last_change_is_checked_by_its_ctag(sync_token: str) -> None:
+    server = Server()
+    server.sync_token = sync_token
+    client = client_of(server)
+    try:
+        versions = client.versions
+        versions._took("getlastmodified", 0.030)
+        versions._took("getctag", 0.200)  # however much dearer the CTag is
+        assert not await versions.trusts_modified("/c/")
+        await versions.current("/c/")  # a pair of CTag and settled last change, as the calendar list gives
+        assert (await versions.cheapest("/c/") or "").startswith("getctag:")
+    finally:
+        await client.aclose()
+
+
+async def test_the_server_is_told_once_by_its_sync_token() -> None:
+    server = Server()
+    client = client_of(server)
+    try:
+        assert await client.versions.trusts_modified("/c/")
+        assert await client.versions.trusts_modified("/other/")
+    finally:
+        await client.aclose()
+    assert sum("sync-token" in body for body in server.asked) == 1
+
+
+async def test_a_failed_sync_token_answer_checks_by_ctag_this_time_and_asks_again_next_time() -> None:
+    server = Server()
+    failing = {"left": 1}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if b"sync-token" in request.content and failing["left"]:
+            failing["left"] -= 1
+            server.asked.append(request.content.decode())
+            return httpx.Response(500, text="busy")
+        return server.answer(request)
+
+    client = WebDavClient(
+        "https://dav.example.org/",
+        BARE_PROFILE,
+        timeout=5.0,
+        max_bytes=100_000,
+        transport=httpx.MockTransport(answer),
+    )
+    try:
+        assert not await client.versions.trusts_modified("/c/")
+        assert await client.versions.trusts_modified("/c/")
+    finally:
+        await client.aclose()
+    assert sum("sync-token" in body for body in server.asked) == 2

@@ -74,16 +74,17 @@ async def test_a_version_from_an_earlier_second_is_compared_as_it_is() -> None:
 @pytest.mark.parametrize(
     ("value", "date", "settled"),
     [
-        (formatdate(NOW - 1, usegmt=True), formatdate(NOW, usegmt=True), True),  # the clock left its second
+        (formatdate(NOW - 2, usegmt=True), formatdate(NOW, usegmt=True), True),  # the clock left the next second
+        (formatdate(NOW - 1, usegmt=True), formatdate(NOW, usegmt=True), False),  # read just before dating: shared
         (formatdate(NOW, usegmt=True), formatdate(NOW, usegmt=True), False),  # another change may share it
         (formatdate(NOW + 5, usegmt=True), formatdate(NOW, usegmt=True), False),  # ahead of the clock
-        ("Wed, 02 Dec 2026 05:17:30 +0000", formatdate(NOW, usegmt=True), True),  # SOGo's form of the date
+        ("Wed, 02 Dec 2026 05:17:29 +0000", formatdate(NOW, usegmt=True), True),  # SOGo's form of the date
         ("yesterday", formatdate(NOW, usegmt=True), False),
         (formatdate(NOW - 1, usegmt=True), None, False),  # no clock to compare with
         (None, formatdate(NOW, usegmt=True), False),
     ],
 )
-def test_a_last_change_is_noted_once_the_servers_clock_left_its_second(
+def test_a_last_change_is_noted_once_the_servers_clock_left_the_second_after_it(
     value: str | None, date: str | None, settled: bool
 ) -> None:
     assert settled_modified(value, date) == (value if settled else None)

@@ -5,7 +5,9 @@ Two validators decide whether rows read earlier still hold, the cheaper first:
 * the book's ``DAV:getlastmodified`` (RFC 4918 §15.7), as the PROPFIND of depth 0
   that resolves the book gave it moments before (:meth:`CardDavClient.book`),
   once settled (the server's clock had left the second it names,
-  :func:`webdav_core.versions.settled_modified`). Rows read after such a value
+  :func:`webdav_core.versions.settled_modified`), on a server known to move it
+  with every change of a member (:data:`webdav_core.last_change.KEEPS_MODIFIED`,
+  asked once per client before kept rows are first served by it). Rows read after such a value
   are kept under it: any change after that answer lands in a later second, so
   the value moves, and the rows are read again. Nothing more is asked before or
   after the read, so a first page costs no version request at all. On
@@ -65,13 +67,16 @@ class BookRows:
                 None when the server gave none (or not a settled one): the CTag decides then.
             read: One listing of the book (PROPFIND, depth 1).
         """
-        if modified is None:
+        if modified is None or versions.modified_untrusted:
             self._by_modified.pop(book, None)
             return await self._by_version.get(book, versions, read)
         key = f"{modified}|{versions.writes_to(book)}"
         kept = self._by_modified.get(book)
         if kept is not None and kept[0] == key and time.monotonic() - kept[2] <= self.max_age:
-            return kept[1]
+            if await versions.trusts_modified(book):  # asked once per client, before the first kept rows served
+                return kept[1]
+            self._by_modified.pop(book, None)
+            return await self._by_version.get(book, versions, read)
         rows = await read()
         self._by_modified[book] = (key, rows, time.monotonic())
         return rows

@@ -18,9 +18,12 @@ entries it costs about as much as a month's calendar-query), a cache may be
 kept under the collection's settled ``DAV:getlastmodified`` instead
 (:meth:`CollectionVersions.check`, :meth:`CollectionVersions.modified_keeps`):
 one second of resolution, so only once the server's clock has left the second
-it names, and only on a server that has not been seen to leave it as it was
-while the CTag moved (each answer that gives both is compared with the last
-one). What each kind costs on this server is timed as it is asked.
+after the one it names, only on a server known to move it with every change of
+a member (:data:`KEEPS_MODIFIED`: Radicale's file storage, told by the start of
+its sync-token, asked once), and only while that server has not been seen to
+leave it as it was while the CTag moved (each answer that gives both is
+compared with the last one). What each kind costs on this server is timed as
+it is asked.
 """
 
 from __future__ import annotations
@@ -29,15 +32,16 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from email.utils import parsedate_to_datetime
 from typing import Generic, TypeVar
 
 from webdav_core import xml
+from webdav_core.last_change import KEEPS_MODIFIED, NEAR_SECONDS, is_unsettled, keeper_of, settled_modified
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
 from webdav_core.xml import CS, DAV, norm_href
 
 __all__ = [
+    "KEEPS_MODIFIED",
     "KEPT_SECONDS",
     "MODIFIED",
     "NEAR_SECONDS",
@@ -45,6 +49,7 @@ __all__ = [
     "CollectionVersions",
     "KeptByVersion",
     "is_unsettled",
+    "keeper_of",
     "settled_modified",
 ]
 
@@ -55,12 +60,10 @@ READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 
 _KINDS = ((CS, "getctag"), (DAV, "sync-token"))
 _MODIFIED = (DAV, "getlastmodified")
+_SYNC_TOKEN = (DAV, "sync-token")
 
 KEPT_SECONDS = 600.0
 """How long :class:`KeptByVersion` keeps a value after its read, however its collection's version holds."""
-
-NEAR_SECONDS = 86_400
-"""How far from the server's clock a number of seconds may be and still be read as the time of a change."""
 
 _unsettled = itertools.count(1)
 
@@ -72,44 +75,6 @@ COSTLIER = 1.5
 change would do: it has no second of resolution and needs no trust learnt."""
 
 log = logging.getLogger("webdav_core")
-
-
-def is_unsettled(value: str, date: str | None, now: float | None = None) -> bool:
-    """Whether ``value`` reads as the Unix time of a second the server's clock has not yet left.
-
-    ``date`` is the answer's ``Date`` header; without a readable one, the local
-    clock ``now`` (default: the time now) stands in, and a value within
-    NEAR_SECONDS of it either way is taken as unsettled. An opaque version (a
-    hash, a URI, a counter far from the clock) is always settled.
-    """
-    if not value.isdigit() or len(value) > 12:
-        return False
-    stamp = int(value)
-    try:
-        server_now = int(parsedate_to_datetime(date).timestamp()) if date else None
-    except (TypeError, ValueError):
-        server_now = None
-    if server_now is None:
-        local = time.time() if now is None else now
-        return abs(stamp - local) <= NEAR_SECONDS
-    return server_now <= stamp <= server_now + NEAR_SECONDS
-
-
-def settled_modified(value: str | None, date: str | None) -> str | None:
-    """A collection's ``DAV:getlastmodified`` (an HTTP-date, RFC 4918 §15.7) once the server's clock left its second.
-
-    ``date`` is the same answer's ``Date`` header. The value has a resolution of
-    one second, so a change made within the second it names may leave it as it
-    is; once the server's clock is past that second, any later change names a
-    later one. None when the value is missing, unreadable, or not yet settled.
-    """
-    if not value or not date:
-        return None
-    try:
-        changed, now = parsedate_to_datetime(value).timestamp(), parsedate_to_datetime(date).timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return value if changed < now else None
 
 
 def _version(kind: tuple[str, str], value: str, date: str | None) -> str:
@@ -136,6 +101,7 @@ class CollectionVersions:
         self._pairs: dict[str, tuple[str, str]] = {}
         self._paired_at: dict[str, float] = {}
         self._lagging = False
+        self._keeper: bool | None = None
         self._cost: dict[str, float] = {}
 
     def _learn(self, path: str, value: str, modified: str | None) -> None:
@@ -163,15 +129,49 @@ class CollectionVersions:
     def modified_keeps(self) -> bool:
         """Whether a settled ``DAV:getlastmodified`` checks kept values here: never seen to lag, and cheaper.
 
-        False once the server was seen to leave a collection's last change as it
+        False until :meth:`trusts_modified` found the server in :data:`KEEPS_MODIFIED`,
+        once the server was seen to leave a collection's last change as it
         was while its version moved (:meth:`_learn`), and where the version costs
         at most COSTLIER times the last change (both timed as asked).
         """
-        if self._lagging:
+        if self._lagging or not self._keeper:
             return False
         version = min((self._cost[kind[1]] for kind in _KINDS if kind[1] in self._cost), default=None)
         modified = self._cost.get(MODIFIED)
         return version is None or modified is None or version > COSTLIER * modified
+
+    @property
+    def modified_untrusted(self) -> bool:
+        """True once the server is known not to keep its last change (not in KEEPS_MODIFIED, or seen to lag)."""
+        return self._keeper is False or self._lagging
+
+    async def trusts_modified(self, path: str) -> bool:
+        """:meth:`modified_keeps`, once the server is known: the first time, ``path``'s sync-token is asked for it.
+
+        One PROPFIND of depth 0 for ``DAV:sync-token`` per client, whose start
+        tells a server in :data:`KEEPS_MODIFIED`; a server giving none, or
+        another, is checked by its CTag (a failed answer: this time, and the
+        sync-token is asked again next time).
+
+        Raises:
+            unreachable / unauthenticated: as for any request.
+        """
+        if self._keeper is None and not self._lagging:
+            what = f"read {path}"
+            try:
+                answer = await self._session.send(
+                    "PROPFIND", path, body=xml.propfind([_SYNC_TOKEN]), headers={"Depth": "0"}, what=what
+                )
+                found = self._session.parsed(answer, what).responses
+            except (self._profile.errors.unreachable, self._profile.errors.unauthenticated):
+                raise
+            except self._profile.errors.backend:
+                return False  # not known yet: checked by CTag this time, asked again next time
+            token = next((value for response in found if (value := response.text(*_SYNC_TOKEN))), None)
+            self._keeper = keeper_of(token) is not None
+            if not self._keeper:
+                log.info("%s gives no sync-token of a server known to keep its last change: checked by CTag", path)
+        return self.modified_keeps()
 
     def paired_since(self, path: str) -> float:
         """Seconds since an answer last gave the version of ``path`` with its settled last change (inf: never)."""
@@ -202,7 +202,7 @@ class CollectionVersions:
         Raises:
             unreachable / unauthenticated: as for any request.
         """
-        if path in self._pairs and self.modified_keeps():
+        if path in self._pairs and await self.trusts_modified(path):
             value, date = await self._modified_now(path)
             settled = settled_modified(value, date)
             if settled is not None:

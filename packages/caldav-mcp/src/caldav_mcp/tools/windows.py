@@ -319,7 +319,7 @@ async def listing_of(
     modified = versions.modified_with(cal.path, noted) if noted else None
     if kept is not None:
         version = await versions.check(cal.path, kept[0].version) or ""  # of the kind the kept listing was read at
-    elif noted and modified is not None and versions.modified_keeps():
+    elif noted and modified is not None and await versions.trusts_modified(cal.path):
         version = versions.by_modified(cal.path, modified)
     else:
         # Nothing noted lately: the cheapest check this server keeps (its last change, else the CTag) before the
