@@ -14,7 +14,7 @@ from caldav_mcp.alarms import set_alarms
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import apply_text, bump, new_entry, now_utc, set_times
 from caldav_mcp.errors import BackendError, InvalidInput
-from caldav_mcp.ical import calendar_of, master, parse_when
+from caldav_mcp.ical import calendar_of, is_recurring, master, parse_when
 from caldav_mcp.models import Deleted, JournalDetail, JournalList, TaskDetail, TaskList, Written
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.tools import task_completion, undo
@@ -88,7 +88,8 @@ def register(server: MCPServer[Any], app: App) -> None:
             version=version_of(resource, "uid"),
             confirm_token=token,
             stored=stored.single(cal, resource, master(calendar_of(resource), kind), kind),
-            collection=cal.path,  # a standing grant may name this calendar
+            # a standing grant may name this calendar, for an entry that does not repeat (a grant counts calls)
+            collection=None if is_recurring(master(calendar_of(resource), kind)) else cal.path,
         )
         if isinstance(decision, NotApproved):
             return decision.result

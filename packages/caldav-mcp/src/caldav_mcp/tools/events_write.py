@@ -208,8 +208,9 @@ def register(server: MCPServer[Any], app: App) -> None:
             confirm_token=confirm_token,
             # a split shows the first occurrence it removes; the dialog counts the rest
             stored=stored.delete_view(cal, resource, ical, series, occurrence, count),
-            # a standing grant may name this calendar, never a deletion the server mails to other people
-            collection=None if cancels else cal.path,
+            # a standing grant may name this calendar for one entry or one occurrence: never a deletion the
+            # server mails to other people, nor one reaching several occurrences (a grant counts calls)
+            collection=cal.path if not cancels and split is None and count == 1 else None,
         )
         if isinstance(decision, NotApproved):
             return decision.result
