@@ -45,7 +45,7 @@ async def test_read_only_with_a_preset_serves_the_chosen_reads_and_says_so_at_st
             refused = await c.call_tool("list_contacts", {"address_book": radicale.book, "adress_book": "x"})
         errlog.seek(0)
         stderr = errlog.read()
-    assert names == ["list_address_books", "list_changes", "list_contacts"]
+    assert names == ["list_address_books", "list_changes", "list_contacts", "list_restorable"]
     assert not books.is_error
     assert stderr.splitlines()[0] == (
         "carddav-mcp: APPROVAL_PROFILE=read-only — only the tools that read are served, nothing can be changed; "
