@@ -67,7 +67,7 @@ def grant_form_html(record: PendingApproval, call: GrantCall, tools: tuple[str, 
         '<p class="help">Granting needs your passkey, which signs these exact terms. '
         'See <a href="/approval/grants">the grants kept</a>.</p></main>'
     )
-    return document_html(f"{record.server}: make a standing grant", body, ("grants.js",))
+    return document_html(f"{record.server}: make a standing grant", body, ("approval.js", "grants.js"))
 
 
 def _row(state: GrantState, now: float) -> str:
@@ -107,4 +107,4 @@ def grants_html(server: str, states: list[GrantState], csrf: str, now: float) ->
         '<p class="state" id="state"></p>'
         '<p class="help">Revoking needs no passkey: it only stops a grant.</p></main>'
     )
-    return document_html(f"{server}: standing grants", body, ("grants.js",))
+    return document_html(f"{server}: standing grants", body, ("approval.js", "grants.js"))

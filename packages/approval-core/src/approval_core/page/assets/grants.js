@@ -1,55 +1,8 @@
-// The script of the approval page's grant form and grant list (served from the page's own origin).
+// The script of the approval page's grant form and grant list (served from the page's own origin), loaded
+// after approval.js, whose passkey and request helpers (requestOptions, credentialJSON, post, say) it uses.
 // Making a grant asks the browser for a passkey whose challenge holds the grant's exact terms; revoking
 // needs none.
 "use strict";
-
-function b64urlToBytes(text) {
-  const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
-  const raw = atob(padded);
-  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
-}
-
-function bytesToB64url(buffer) {
-  const bytes = new Uint8Array(buffer);
-  let raw = "";
-  for (const b of bytes) raw += String.fromCharCode(b);
-  return btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function requestOptions(json) {
-  if (window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON) {
-    return PublicKeyCredential.parseRequestOptionsFromJSON(json);
-  }
-  const options = Object.assign({}, json, { challenge: b64urlToBytes(json.challenge) });
-  options.allowCredentials = (json.allowCredentials || []).map((c) => Object.assign({}, c, { id: b64urlToBytes(c.id) }));
-  return options;
-}
-
-function credentialJSON(credential) {
-  if (typeof credential.toJSON === "function") return credential.toJSON();
-  const r = credential.response;
-  const response = { clientDataJSON: bytesToB64url(r.clientDataJSON),
-                     authenticatorData: bytesToB64url(r.authenticatorData), signature: bytesToB64url(r.signature) };
-  if (r.userHandle) response.userHandle = bytesToB64url(r.userHandle);
-  return { id: credential.id, rawId: bytesToB64url(credential.rawId), type: credential.type, response: response,
-           clientExtensionResults: credential.getClientExtensionResults(),
-           authenticatorAttachment: credential.authenticatorAttachment };
-}
-
-async function post(url, csrf, body) {
-  const reply = await fetch(url, {
-    method: "POST", credentials: "same-origin", cache: "no-store",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-    body: JSON.stringify(body),
-  });
-  let data = {};
-  try { data = await reply.json(); } catch (e) { data = { message: "The page's server answered " + reply.status + "." }; }
-  return data;
-}
-
-function say(text) {
-  document.getElementById("state").textContent = text;
-}
 
 async function makeGrant(main, button) {
   button.disabled = true;
