@@ -68,7 +68,15 @@ from approval_core.records.audit import AUDIT_LOGGER
 from approval_core.records.journal import Journal, JournalEntry, JournalUnavailable, Keeping
 from approval_core.records.keys import KEY_FILE_ENV, KeyRing, read_key_file
 from approval_core.records.redis_store import RedisStore
-from approval_core.records.restorable import RESTORE_ID_PATTERN, Restorable, RestorableList, Restored, restorable
+from approval_core.records.restorable import (
+    RESTORE_ID_PATTERN,
+    Restorable,
+    RestorableList,
+    Restored,
+    RestoreIdArg,
+    RestoreTokenArg,
+    restorable,
+)
 from approval_core.records.store import MemoryStore, RecordStore, StoreUnavailable
 from approval_core.serving.boundary import Translator, install_error_boundary
 from approval_core.serving.equip import equip, run
@@ -155,6 +163,8 @@ __all__ = [
     "RequestLine",
     "Restorable",
     "RestorableList",
+    "RestoreIdArg",
+    "RestoreTokenArg",
     "Restored",
     "SentBody",
     "SettingsError",

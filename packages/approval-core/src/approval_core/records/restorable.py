@@ -16,12 +16,31 @@ from pydantic import BaseModel, Field
 
 from approval_core.records.journal import Journal, JournalEntry
 
-__all__ = ["RESTORE_ID_PATTERN", "Restorable", "RestorableList", "Restored", "restorable", "row_of", "utc_text"]
+__all__ = [
+    "RESTORE_ID_PATTERN",
+    "Restorable",
+    "RestorableList",
+    "RestoreIdArg",
+    "RestoreTokenArg",
+    "Restored",
+    "restorable",
+    "row_of",
+    "utc_text",
+]
 
 RESTORE_ID_PATTERN = r"^[0-9a-f]{16}$"
 """A journal id: 16 lower-case hex digits (:class:`approval_core.records.journal.JournalEntry`)."""
 
 RestoreId = Annotated[str, Field(pattern=RESTORE_ID_PATTERN, description="A journal id from list_restorable.")]
+
+RestoreIdArg = Annotated[
+    str, Field(pattern=RESTORE_ID_PATTERN, max_length=16, description="A journal id from list_restorable.")
+]
+"""A restore tool's ``id`` argument (at most 16 characters, checked before the pattern)."""
+RestoreTokenArg = Annotated[
+    str | None, Field(max_length=200, description="Only where a dialog cannot be shown: the token from the first call.")
+]
+"""A restore tool's ``confirm_token`` argument (the two-call fallback's token)."""
 
 
 def utc_text(seconds: float) -> str:

@@ -19,7 +19,6 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import (
-    RESTORE_ID_PATTERN,
     Approved,
     Decision,
     Dialog,
@@ -28,6 +27,8 @@ from approval_core import (
     NotApproved,
     RestorableList,
     Restored,
+    RestoreIdArg,
+    RestoreTokenArg,
     annotations,
     restorable,
     structured,
@@ -50,13 +51,6 @@ __all__ = ["RESTORE", "gate", "keeping", "move_entry", "register", "remove", "un
 RESTORE = annotations(read_only=False, destructive=True, idempotent=True, open_world=True)
 """restore_entry: it may write over the version a change left (destructive); a repeat finds the entry restored
 and changes nothing (idempotent); on a scheduling server a restored entry with attendees is sent (open world)."""
-
-RestoreIdArg = Annotated[
-    str, Field(pattern=RESTORE_ID_PATTERN, max_length=16, description="A journal id from list_restorable.")
-]
-TokenArg = Annotated[
-    str | None, Field(max_length=200, description="Only where a dialog cannot be shown: the token from the first call.")
-]
 
 
 def undo_days(app: App, resource: Resource) -> int | None:
@@ -191,7 +185,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         calendar: Annotated[str, Field(description="The calendar the entry was in (list_restorable's collection).")],
         id: RestoreIdArg,
         ctx: Context,
-        confirm_token: TokenArg = None,
+        confirm_token: RestoreTokenArg = None,
     ) -> Annotated[CallToolResult, Restored] | InputRequiredResult:
         """Put back an entry that a guarded change deleted, overwrote or moved (an id from list_restorable).
 

@@ -20,7 +20,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from approval_core import (
-    RESTORE_ID_PATTERN,
     ApprovalGate,
     Approved,
     Decision,
@@ -30,6 +29,8 @@ from approval_core import (
     NotApproved,
     RestorableList,
     Restored,
+    RestoreIdArg,
+    RestoreTokenArg,
     annotations,
     restorable,
     structured,
@@ -49,13 +50,6 @@ CONTENT_TYPE = "text/vcard; charset=utf-8"
 RESTORE = annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
 """restore_card: it may write over the version a change left (destructive); a repeat finds the card restored and
 changes nothing (idempotent); a CardDAV server sends nothing to anyone (closed world)."""
-
-RestoreIdArg = Annotated[
-    str, Field(pattern=RESTORE_ID_PATTERN, max_length=16, description="A journal id from list_restorable.")
-]
-TokenArg = Annotated[
-    str | None, Field(max_length=200, description="Only where a dialog cannot be shown: the token from the first call.")
-]
 
 
 def undo_days(gate: ApprovalGate, cards: Sequence[CardData]) -> int | None:
@@ -149,7 +143,7 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         address_book: BookArg,
         id: RestoreIdArg,
         ctx: Context,
-        confirm_token: TokenArg = None,
+        confirm_token: RestoreTokenArg = None,
     ) -> Annotated[mt.CallToolResult, Restored] | mt.InputRequiredResult:
         """Put back a card that a guarded change deleted, overwrote or moved (an id from list_restorable).
 
