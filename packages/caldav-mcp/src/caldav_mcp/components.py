@@ -30,6 +30,7 @@ __all__ = [
     "parse_calendar",
     "parse_rid",
     "parse_when",
+    "readable",
     "rid_text",
     "single_zoned",
     "times_of",
@@ -193,7 +194,7 @@ def _iso(value: dt.date | dt.datetime) -> str:
     return value.isoformat()
 
 
-def _readable(prop: Any) -> Any:
+def readable(prop: Any) -> Any:
     """``prop``, or None when it is absent or its value does not parse (icalendar's ``vBroken``)."""
     import icalendar
 
@@ -206,11 +207,11 @@ def times_of(component: icalendar.Component, start_prop: str = "DTSTART", end_pr
     A stored time that does not parse (RFC 5545 §3.3) is given as absent; the
     reads say why beside it (:func:`caldav_mcp.ical.stored_rule_problem`).
     """
-    start_p: Any = _readable(component.get(start_prop))
-    end_p: Any = _readable(component.get(end_prop))
+    start_p: Any = readable(component.get(start_prop))
+    end_p: Any = readable(component.get(end_prop))
     start = start_p.dt if start_p is not None else None
     end = end_p.dt if end_p is not None else None
-    duration: Any = _readable(component.get("DURATION"))
+    duration: Any = readable(component.get("DURATION"))
     if end is None and start is not None and duration is not None:
         end = start + duration.dt
     if end is None and isinstance(start, dt.date) and not isinstance(start, dt.datetime) and start_prop == "DTSTART":

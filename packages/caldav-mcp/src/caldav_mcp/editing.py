@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from approval_core import stable
+from caldav_mcp.components import readable
 from caldav_mcp.errors import InvalidInput
-from caldav_mcp.ical import parse_when, value_of
+from caldav_mcp.ical import parse_when
 from caldav_mcp.rrule import rule_problem, until_problem
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -131,12 +132,11 @@ _UNREADABLE: Any = object()
 
 def _stored(component: icalendar.Component, name: str) -> Any:
     """The value of ``name`` as stored: None when absent, :data:`_UNREADABLE` when it does not parse."""
-    if component.get(name) is None:
+    prop: Any = component.get(name)
+    if prop is None:
         return None
-    try:
-        return value_of(component, name)
-    except (ValueError, AttributeError):  # icalendar's BrokenCalendarProperty is a ValueError
-        return _UNREADABLE
+    kept = readable(prop)  # None for icalendar's vBroken
+    return _UNREADABLE if kept is None else getattr(kept, "dt", _UNREADABLE)
 
 
 def _unreadable(field: str, prop: str) -> str:
