@@ -37,6 +37,7 @@ from caldav_mcp.components import (
     parse_calendar,
     parse_rid,
     parse_when,
+    readable,
     rid_text,
     single_zoned,
     times_of,
@@ -143,11 +144,9 @@ def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
     loop for ever, and one of :data:`_TIMES` whose value is no date, date-time, duration or period
     (§3.3.4-§3.3.9) cannot be placed in time at all.
     """
-    import icalendar
-
     for component in cal.walk(kind):
         for name in _TIMES:
-            if any(isinstance(value, icalendar.vBroken) for value in _values(component, name)):
+            if any(readable(value) is None for value in _values(component, name)):
                 return f"its {name} is not a value RFC 5545 §3.3 can read"
         raw: Any = component.get("RRULE")
         for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
