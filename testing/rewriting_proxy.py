@@ -89,6 +89,7 @@ class RewritingProxy:
         requests: ``METHOD path`` of every request relayed.
         heads: (method, path, header fields lower-cased) of every request relayed.
         bodies: The body of every request relayed.
+        answered: How many answers were relayed back (a request counted in ``requests`` is still out until then).
         rewrite_head: What is done to every answer's head (its lines but Content-Length), as ``rewrite`` to bodies.
     """
 
@@ -97,6 +98,7 @@ class RewritingProxy:
     requests: list[str] = field(default_factory=lambda: [])
     heads: list[tuple[str, str, dict[str, str]]] = field(default_factory=lambda: [])
     bodies: list[bytes] = field(default_factory=lambda: [])
+    answered: int = 0
     rewrite_head: Callable[[list[bytes]], list[bytes]] = lambda lines: lines
 
 
@@ -127,6 +129,7 @@ def _relay(proxy: RewritingProxy, client: socket.socket, upstream: tuple[str, in
                 [line for line in head.split(b"\r\n") if not line.lower().startswith(b"content-length:")]
             )
             client.sendall(b"\r\n".join([*lines, b"Content-Length: %d" % len(body)]) + b"\r\n\r\n" + body)
+            proxy.answered += 1
 
 
 @contextlib.contextmanager

@@ -71,6 +71,20 @@ def through(account: Account, url: str) -> Any:
     return build_server(ApprovalSettings(), CalDAVSettings(proxied, "willi", "secret"))
 
 
+async def keeper_learnt(proxy: Any) -> None:
+    """Wait until the sync-token request that tells the server (started in the background) has been answered.
+
+    ``list_calendars``, or a first listing, asks it where no call waits; a test counting a later call's
+    requests waits for it first, so that none of them is counted as that call's.
+    """
+    with anyio.fail_after(20):
+        while True:
+            asked = [i for i, body in enumerate(proxy.bodies) if b"sync-token" in body]
+            if asked and proxy.answered > asked[0]:
+                return
+            await anyio.sleep(0.01)
+
+
 async def after_read_version_asked(proxy: Any) -> None:
     """Wait until the CTag request that follows the last REPORT has gone out (a first read may not wait for it)."""
     with anyio.fail_after(20):
@@ -111,6 +125,8 @@ async def test_an_unchanged_window_asked_again_costs_one_small_request(account: 
     backdate(account)
     with rewriting_proxy(account.server.url, lambda body: body) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            await keeper_learnt(proxy)
             first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
             before = len(proxy.requests)
             again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
@@ -247,6 +263,8 @@ async def test_a_search_inside_a_listed_unchanged_window_reads_no_entries_again(
     backdate(account)  # the calendar's last change settled: it checks the kept listing
     with rewriting_proxy(account.server.url, lambda body: body) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            await keeper_learnt(proxy)
             structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
             before = len(proxy.requests)
             kept = structured(await client.call_tool("search_events", search))

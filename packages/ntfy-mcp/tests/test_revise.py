@@ -286,3 +286,24 @@ async def test_a_deleted_notification_is_neither_counted_nor_revised_again() -> 
     assert revised.is_error
     assert "was deleted; there is none to revise" in revised.content[0].text
     assert [e["event"] for e in standin.messages(TOPIC)] == ["message", "message", "message_delete"]
+
+
+async def test_a_listing_names_a_sequence_id_only_where_it_is_not_the_id() -> None:
+    """A revision's sequence id is the notification it revises; an ordinary one's is its own id, left out."""
+    standin, first = standin_with("disk at 91%")
+    plain = standin.publish(TOPIC, "backup done")["id"]
+    done, _ = await call_guarded(
+        standin_server(standin),
+        "2026-07-28",
+        "update_message",
+        {"topic": TOPIC, "sequence_id": first, "message": "95%"},
+    )
+    assert not done.is_error, done.content
+    async with connect(standin_server(standin), revision="2026-07-28") as client:
+        listed = (await client.call_tool("list_messages", {"topics": [TOPIC]})).structured_content
+    by_id = {m["id"]: m for m in listed["messages"]}
+    [revision] = [m for m in listed["messages"] if m["id"] not in {first, plain}]
+    assert revision["sequence_id"] == first
+    assert "sequence_id" not in by_id[first]
+    assert "sequence_id" not in by_id[plain]
+    assert done.structured_content["sequence_id"] == first  # a publish result always names its sequence id

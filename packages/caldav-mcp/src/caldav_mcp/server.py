@@ -96,21 +96,24 @@ def build_server(
     return server
 
 
-READERS = ("icalendar", "recurring_ical_events", "dateutil.rrule")
+READERS = ("icalendar", "recurring_ical_events", "dateutil.rrule", "dateutil.parser")
 """The libraries that read iCalendar text, left out of start-up (listing the tools needs none of them) and
 imported in the background from the first tool call on (:func:`_import_readers`)."""
 
 
 def _import_readers() -> None:
-    """Import :data:`READERS` (about a quarter of a second), so that the first read of entries does not wait for it.
+    """Import :data:`READERS` (about a quarter of a second) and warm them up, so that the first read does not wait.
 
     Runs in a daemon thread started by the first tool call (usually ``list_calendars``, which reads no
     entry): a listing that follows finds them imported, or waits only for the rest of the import (Python's
-    per-module import locks). A failure here is left to the call that needs the module, which reports it.
+    per-module import locks). Then one made-up expansion (:func:`caldav_mcp.tools.events_read.warm_up`)
+    does what the first listing would otherwise do once. A failure here is left to the call that needs
+    the module, which reports it.
     """
     for name in READERS:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    events_read.warm_up()
 
 
 def _bound_expansion_per_call(server: MCPServer[Any]) -> None:

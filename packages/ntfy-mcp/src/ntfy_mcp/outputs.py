@@ -46,7 +46,11 @@ class Message(BaseModel):
     """
 
     id: str = Field(description="ntfy's message id (12 characters)")
-    sequence_id: str = Field(description="The sequence id that update/clear/delete address (the id unless set)")
+    sequence_id: str | None = Field(
+        default=None,
+        description="The sequence id that update/clear/delete address, when it is not the id (a notification "
+        "published as a revision of another); left out, the id is the sequence id",
+    )
     event: str = Field(default="message", description="message, or on ntfy >= 2.16 message_clear / message_delete")
     topic: str | None = Field(
         default=None, description="Its topic; left out of a listing of one topic (the listing's topics names it)"
@@ -89,6 +93,12 @@ def _defaults(model: type[BaseModel]) -> dict[str, Any]:
     return {name: f.get_default(call_default_factory=True) for name, f in fields.items() if not f.is_required()}
 
 
+def _sequence_of(raw: dict[str, Any]) -> str | None:
+    """The message's sequence id when ntfy gives one other than its id; None when it is the id."""
+    sequence = raw.get("sequence_id")
+    return str(sequence) if sequence and str(sequence) != str(raw.get("id", "")) else None
+
+
 def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool = True) -> Message:
     """A :class:`Message` from ntfy's JSON (ntfy docs, "JSON message format").
 
@@ -113,7 +123,7 @@ def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool, topic: 
     ]
     return Message(
         id=str(raw.get("id", "")),
-        sequence_id=str(raw.get("sequence_id") or raw.get("id", "")),
+        sequence_id=_sequence_of(raw),
         event=str(raw.get("event", "message")),
         topic=str(raw.get("topic", "")) if topic else None,
         time=int(raw.get("time", 0)),

@@ -34,6 +34,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+import anyio
+
 from webdav_core import xml
 from webdav_core.last_change import KEEPS_MODIFIED, NEAR_SECONDS, is_unsettled, keeper_of, settled_modified
 from webdav_core.profile import Profile
@@ -102,6 +104,7 @@ class CollectionVersions:
         self._paired_at: dict[str, float] = {}
         self._lagging = False
         self._keeper: bool | None = None
+        self._learning: anyio.Event | None = None
         self._cost: dict[str, float] = {}
 
     def _learn(self, path: str, value: str, modified: str | None) -> None:
@@ -144,6 +147,48 @@ class CollectionVersions:
     def modified_untrusted(self) -> bool:
         """True once the server is known not to keep its last change (not in KEEPS_MODIFIED, or seen to lag)."""
         return self._keeper is False or self._lagging
+
+    @property
+    def keeper_known(self) -> bool:
+        """Whether :meth:`trusts_modified` answers without a request: the server told by its sync-token, or lagging."""
+        return self._keeper is not None or self._lagging
+
+    async def learn_keeper(self, path: str) -> None:
+        """:meth:`trusts_modified` as a request no call waits for (started in the background): one at a time.
+
+        On Radicale the sync-token is computed from every member of ``path`` (on
+        2,000 entries it costs about a month's calendar-query), so it is asked
+        where no read waits for it, once per client; a failure tells nothing (it
+        is asked again at the next chance). :meth:`keeper_settled` waits for it.
+        """
+        if self.keeper_known or self._learning is not None:
+            return
+        self._learning = anyio.Event()
+        try:
+            await self.trusts_modified(path)
+        except Exception:  # unreachable or refused: not known yet, asked again at the next chance
+            log.info("the sync-token of %s could not be read: kept values are checked by CTag meanwhile", path)
+        finally:
+            self._learning.set()
+            self._learning = None
+
+    async def keeper_settled(self) -> None:
+        """Wait for :meth:`learn_keeper`'s request while it is out (at once when none is)."""
+        if self._learning is not None:
+            await self._learning.wait()
+
+    def paired(self, path: str, version: str) -> str | None:
+        """The settled last change an answer gave together with ``version`` (a :meth:`current` or noted version).
+
+        None unless the last answer that gave both for ``path`` gave this version, and no write was sent from
+        here since (``version`` counts them). While :meth:`modified_keeps`, the same last change now says the
+        version is still ``version``.
+        """
+        base, _, writes = version.rpartition("|")
+        pair = self._pairs.get(path)
+        if pair is None or pair[0] != base or writes != str(self.writes_to(path)):
+            return None
+        return pair[1]
 
     async def trusts_modified(self, path: str) -> bool:
         """:meth:`modified_keeps`, once the server is known: the first time, ``path``'s sync-token is asked for it.
@@ -197,12 +242,15 @@ class CollectionVersions:
         """The version of ``path`` now by the cheapest validator kept: its settled last change, else :meth:`current`.
 
         The last change alone where :meth:`modified_keeps` and an earlier answer gave it settled for ``path``
-        with its version; otherwise, or when it is not settled now, :meth:`current`.
+        with its version; otherwise, or when it is not settled now, :meth:`current`. Whether the server keeps its
+        last change is never asked here: :meth:`learn_keeper` asks it where no read waits, and a request of it
+        still out is waited for.
 
         Raises:
             unreachable / unauthenticated: as for any request.
         """
-        if path in self._pairs and await self.trusts_modified(path):
+        await self.keeper_settled()
+        if path in self._pairs and self.modified_keeps():
             value, date = await self._modified_now(path)
             settled = settled_modified(value, date)
             if settled is not None:
@@ -216,7 +264,9 @@ class CollectionVersions:
         (one PROPFIND of depth 0, cheap on Radicale) while :meth:`modified_keeps`;
         a last change not yet settled, or a server no longer trusted with it,
         gives :meth:`current` instead (another kind, so the kept value is read
-        again). Any other version is :meth:`current`.
+        again). So is a CTag or sync-token version an answer gave with a settled
+        last change (:meth:`paired`): the same last change now gives the version
+        back. Any other version is :meth:`current`.
 
         Raises:
             unreachable / unauthenticated: as for any request.
@@ -226,6 +276,10 @@ class CollectionVersions:
             settled = settled_modified(value, date)
             if settled is not None:
                 return self.by_modified(path, settled)
+        elif self.modified_keeps() and (paired := self.paired(path, version)) is not None:
+            value, date = await self._modified_now(path)
+            if settled_modified(value, date) == paired:
+                return version  # the last change it was given with has not moved: nor has the version
         return await self.current(path)
 
     def sent(self, method: str, *targets: str | None) -> None:

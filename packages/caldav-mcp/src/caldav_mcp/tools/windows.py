@@ -30,7 +30,16 @@ from caldav_mcp.tools.common import App, version_digest
 from caldav_mcp.views import sort_key
 from webdav_core import CollectionVersions
 
-__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "kept_entries", "listing_of", "window_entries"]
+__all__ = [
+    "EXPAND_BATCH",
+    "MAX_COLLECTED",
+    "MAX_SPLITS",
+    "Found",
+    "kept_entries",
+    "learn_keeper",
+    "listing_of",
+    "window_entries",
+]
 
 MAX_COLLECTED = 100_000
 """The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
@@ -143,11 +152,13 @@ async def _read(
     expanded and that value has not moved. Where ``version`` is that last
     change itself (:meth:`webdav_core.CollectionVersions.by_modified`: the
     server's CTag costs more and its last change is trusted), nothing else is
-    asked and the listing is kept under it. Otherwise the version request,
-    whose answer decides whether the listing is kept, runs in the server's own
-    task group (:class:`caldav_mcp.listings.Background`) and is returned while
-    still out. On Radicale 3.9 with 2,000 entries the CTag costs about as much
-    as a month's REPORT (it reads every entry) and the last change a sixth.
+    asked and the listing is kept under it. Otherwise the version after the
+    read (:func:`_version_after`: no request where the server keeps its last
+    change and ``version`` came with it), whose answer decides whether the
+    listing is kept, is taken in the server's own task group
+    (:class:`caldav_mcp.listings.Background`) and is returned while still
+    out. On Radicale 3.9 with 2,000 entries the CTag costs about as much as a
+    month's REPORT (it reads every entry) and the last change a sixth.
     """
     resources = await window_entries(app, cal, lo, hi)
     await anyio.lowlevel.checkpoint()  # a call cancelled meanwhile starts nothing, not even in the background
@@ -168,7 +179,9 @@ async def _read(
 
     async with anyio.create_task_group() as tasks:
         if answer is not None:
-            ask = functools.partial(answer.take, functools.partial(versions.current, cal.path))
+            ask = functools.partial(
+                answer.take, functools.partial(_version_after, versions, cal.path, version, modified)
+            )
             if modified is None or not app.background.start(ask):
                 tasks.start_soon(ask)
         if modified is not None:
@@ -197,6 +210,20 @@ async def _read(
     if moved_to and moved_to[0] != modified:
         return _Read(listing, "", moved=True)
     return _Read(listing, answer.value if answer.ready else answer)
+
+
+async def _version_after(versions: CollectionVersions, path: str, version: str, modified: str | None) -> str | None:
+    """The calendar's version once a read under ``version`` is done: what decides whether the listing is kept.
+
+    Where ``version`` came with a settled last change (``modified``) that the read's own check found unmoved,
+    and the server keeps its last change (learnt in the background, waited for while that request is out),
+    ``version`` itself, without a request; otherwise the version asked again
+    (:meth:`webdav_core.CollectionVersions.current`).
+    """
+    await versions.keeper_settled()
+    if modified is not None and versions.modified_keeps() and versions.paired(path, version) == modified:
+        return version
+    return await versions.current(path)
 
 
 def _key(item: Occurrence) -> tuple[str, str]:
@@ -266,6 +293,18 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
     return None
 
 
+def learn_keeper(app: App, path: str) -> None:
+    """Start learning, in the background, whether this server keeps a calendar's last change; once known, nothing.
+
+    One PROPFIND for the sync-token of ``path`` (:meth:`webdav_core.CollectionVersions.learn_keeper`), started
+    at the calendar list (``list_calendars``) and after any listing while it is not known, never waited for:
+    until it answers, kept listings are checked by the CTag.
+    """
+    versions = app.client.wire().versions
+    if not versions.keeper_known:
+        app.background.start(functools.partial(versions.learn_keeper, path))
+
+
 async def _pair(versions: CollectionVersions, path: str) -> None:
     """Ask the calendar's version with its last change (compared with the last pair seen); a failure tells nothing."""
     with contextlib.suppress(Exception):
@@ -319,7 +358,7 @@ async def listing_of(
     modified = versions.modified_with(cal.path, noted) if noted else None
     if kept is not None:
         version = await versions.check(cal.path, kept[0].version) or ""  # of the kind the kept listing was read at
-    elif noted and modified is not None and await versions.trusts_modified(cal.path):
+    elif noted and modified is not None and versions.modified_keeps():
         version = versions.by_modified(cal.path, modified)
     else:
         # Nothing noted lately: the cheapest check this server keeps (its last change, else the CTag) before the
@@ -336,6 +375,7 @@ async def listing_of(
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)
         if not listing.trusted and isinstance(after, str) and after:  # another version was found after the read
             app.listings.spoil(key, listing.version)
+    learn_keeper(app, cal.path)  # never asked before a read: learnt once it is done, where nothing waits for it
     if not continuing:
         return Found(listing)
     if cursor_version is None or not listing.version:

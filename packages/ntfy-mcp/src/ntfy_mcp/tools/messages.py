@@ -195,7 +195,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             )  # "now" after the answer: scheduled = in the future
             results.append(
                 PublishResult(
-                    topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time,
+                    topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id or sent.id, time=sent.time,
                     scheduled=sent.scheduled, cancellable_until=sent.time if sent.scheduled else None, note=note,
                 )
             )  # fmt: skip

@@ -177,7 +177,9 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         await _unchanged(app, topic, {sid: version})
         revised = await app.client.publish(topic, body, sequence_id=sid)
         sent = message_from_ntfy(revised, time.time(), shorten=True)
-        return structured(PublishResult(topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id, time=sent.time))
+        return structured(
+            PublishResult(topic=topic, ok=True, id=sent.id, sequence_id=sent.sequence_id or sent.id, time=sent.time)
+        )
 
     @server.tool(annotations=annotations(read_only=False, destructive=True, idempotent=True, open_world=True))
     async def delete_messages(

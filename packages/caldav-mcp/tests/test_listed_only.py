@@ -1,0 +1,74 @@
+"""What a listing parses of an entry (components.listed_only): less text, the same occurrences."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from caldav_mcp.components import calendar_of, listed_only
+from caldav_mcp.dav import Resource
+from caldav_mcp.tools.events_read import _expanded, expand, warm_up
+
+LO, HI = dt.datetime(2026, 1, 1, tzinfo=dt.UTC), dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+
+CUSTOM_ZONE = (
+    "BEGIN:VTIMEZONE\r\nTZID:W. Europe Standard Time\r\nBEGIN:STANDARD\r\nDTSTART:16010101T030000\r\n"
+    "TZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\r\nEND:STANDARD\r\n"
+    "BEGIN:DAYLIGHT\r\nDTSTART:16010101T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\n"
+    "RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=3\r\nEND:DAYLIGHT\r\nEND:VTIMEZONE\r\n"
+)
+BERLIN = (
+    "BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:STANDARD\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\n"
+    "TZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n"
+)
+RICH = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example Corp.//Client 1.0//EN\r\nCALSCALE:GREGORIAN\r\n"
+    + CUSTOM_ZONE
+    + BERLIN
+    + "BEGIN:VEVENT\r\nUID:rich@example.org\r\nDTSTAMP:20260101T000000Z\r\nCREATED:20251201T000000Z\r\n"
+    "LAST-MODIFIED:20251202T000000Z\r\nSEQUENCE:2\r\nDTSTART;TZID=W. Europe Standard Time:20260105T090000\r\n"
+    "DTEND;TZID=W. Europe Standard Time:20260105T100000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=20260228T000000Z\r\n"
+    "EXDATE;TZID=W. Europe Standard Time:20260107T090000\r\n"
+    "SUMMARY:Stand-up with a long summary that is folded over two lines because it is longer than seventy-f\r\n"
+    " ive octets\r\nDESCRIPTION:line one\\nline two, and a long one that is folded as well because it goes on\r\n"
+    "  and on\r\nLOCATION:Room 1\r\nORGANIZER;CN=Boss:mailto:boss@example.org\r\n"
+    'ATTENDEE;CN="Doe, Jane";PARTSTAT=ACCEPTED:mailto:jane@example.org\r\nSTATUS:CONFIRMED\r\n'
+    "X-APPLE-TRAVEL-ADVISORY-BEHAVIOR:AUTOMATIC\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\n"
+    "DESCRIPTION:Reminder\r\nEND:VALARM\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nUID:rich@example.org\r\nDTSTAMP:20260101T000000Z\r\n"
+    "RECURRENCE-ID;TZID=W. Europe Standard Time:20260112T090000\r\n"
+    "DTSTART;TZID=Europe/Berlin:20260112T140000\r\nDURATION:PT30M\r\nSUMMARY:Moved stand-up\r\n"
+    "STATUS:CANCELLED\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+ALL_DAY = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:day@example.org\r\nDTSTAMP:20260101T000000Z\r\n"
+    "DTSTART;VALUE=DATE:20260110\r\nDTEND;VALUE=DATE:20260112\r\nsummary:lower-case names\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n"
+)
+
+
+def test_it_keeps_what_a_listing_reads_and_drops_the_rest() -> None:
+    kept = listed_only(RICH)
+    gone = ("DTSTAMP", "CREATED", "LAST-MODIFIED", "DESCRIPTION", "LOCATION", "ORGANIZER", "ATTENDEE", "X-APPLE")
+    for name in (*gone, "VALARM", "TRIGGER", "PRODID", "VERSION", "CALSCALE", "Europe/Berlin\r\nBEGIN"):
+        assert name not in kept, name
+    assert CUSTOM_ZONE in kept  # a zone icalendar does not know is kept whole
+    assert " ive octets\r\n" in kept  # a kept property keeps its folded lines
+    assert "and on" not in kept  # a dropped one loses them
+    for name in ("UID", "SEQUENCE", "DTSTART", "DTEND", "DURATION", "RRULE", "EXDATE", "RECURRENCE-ID", "STATUS"):
+        assert f"\r\n{name}" in kept, name
+
+
+@pytest.mark.parametrize("text", [RICH, ALL_DAY], ids=["series", "all-day"])
+def test_a_listing_finds_the_same_occurrences_in_less_text(text: str) -> None:
+    entry = Resource(href="/cal/a.ics", etag='"1"', data=text)
+    whole = _expanded(calendar_of(entry, times_only=True), LO, HI, None)
+    listed = expand([entry], LO, HI, unreadable=[], ordered=False)
+    assert listed == whole
+    assert whole  # the entries have occurrences in the window
+
+
+def test_the_warm_up_expands_its_made_up_entries() -> None:
+    # a weekly series on January's four Mondays less one EXDATE (3), a timed event and an all-day one; twice
+    assert warm_up() == warm_up() == 5
