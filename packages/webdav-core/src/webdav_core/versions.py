@@ -34,13 +34,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
-import anyio
-
 from webdav_core import xml
+from webdav_core.keeper import MODIFIED, VERSION_KINDS, LastChangeTrust
 from webdav_core.last_change import KEEPS_MODIFIED, NEAR_SECONDS, is_unsettled, keeper_of, settled_modified
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
-from webdav_core.xml import CS, DAV, norm_href
+from webdav_core.xml import DAV, norm_href
 
 __all__ = [
     "KEEPS_MODIFIED",
@@ -60,21 +59,12 @@ T = TypeVar("T")
 READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PROPFIND", "REPORT"})
 """The methods that change nothing; every other one counts as a write to the collection of its target."""
 
-_KINDS = ((CS, "getctag"), (DAV, "sync-token"))
 _MODIFIED = (DAV, "getlastmodified")
-_SYNC_TOKEN = (DAV, "sync-token")
 
 KEPT_SECONDS = 600.0
 """How long :class:`KeptByVersion` keeps a value after its read, however its collection's version holds."""
 
 _unsettled = itertools.count(1)
-
-MODIFIED = "getlastmodified"
-"""The name a version taken from a collection's settled ``DAV:getlastmodified`` starts with (``getlastmodified:``)."""
-
-COSTLIER = 1.5
-"""A CTag (or sync-token) that costs at most this many times the last change is the validator even where the last
-change would do: it has no second of resolution and needs no trust learnt."""
 
 log = logging.getLogger("webdav_core")
 
@@ -86,8 +76,11 @@ def _version(kind: tuple[str, str], value: str, date: str | None) -> str:
     return f"{kind[1]}:{value}"
 
 
-class CollectionVersions:
+class CollectionVersions(LastChangeTrust):
     """The versions of the collections one client reads, and the writes it sent to each.
+
+    Whether a collection's last change can stand for its version is learnt by
+    :class:`webdav_core.keeper.LastChangeTrust`, which this extends.
 
     Args:
         session: The client's confined session (the PROPFINDs go through it).
@@ -95,87 +88,10 @@ class CollectionVersions:
     """
 
     def __init__(self, session: ConfinedSession, profile: Profile) -> None:
-        self._session = session
-        self._profile = profile
+        super().__init__(session, profile)
         self._kind: dict[str, tuple[str, str] | None] = {}
         self._writes: dict[str, int] = {}
         self._noted: dict[str, tuple[str, str | None, float]] = {}
-        self._pairs: dict[str, tuple[str, str]] = {}
-        self._paired_at: dict[str, float] = {}
-        self._lagging = False
-        self._keeper: bool | None = None
-        self._learning: anyio.Event | None = None
-        self._cost: dict[str, float] = {}
-
-    def _learn(self, path: str, value: str, modified: str | None) -> None:
-        """Compare the version and settled last change given together for ``path`` with the last pair seen.
-
-        A version that moved while a settled last change stayed shows a server whose last change of a collection
-        does not follow its members: it is never used as a validator again (for any collection of this server).
-        """
-        if modified is None:
-            return
-        last = self._pairs.get(path)
-        self._pairs[path] = (value, modified)
-        self._paired_at[path] = time.monotonic()
-        if last is not None and last[0] != value and last[1] == modified and not self._lagging:
-            self._lagging = True
-            log.warning(
-                "the last change of %s stayed while its version moved: kept values are checked by version", path
-            )
-
-    def _took(self, kind: str, seconds: float) -> None:
-        """Note what one request for ``kind`` cost (a running mean of the last ones, in seconds)."""
-        last = self._cost.get(kind)
-        self._cost[kind] = seconds if last is None else (last + seconds) / 2
-
-    def modified_keeps(self) -> bool:
-        """Whether a settled ``DAV:getlastmodified`` checks kept values here: never seen to lag, and cheaper.
-
-        False until :meth:`trusts_modified` found the server in :data:`KEEPS_MODIFIED`,
-        once the server was seen to leave a collection's last change as it
-        was while its version moved (:meth:`_learn`), and where the version costs
-        at most COSTLIER times the last change (both timed as asked).
-        """
-        if self._lagging or not self._keeper:
-            return False
-        version = min((self._cost[kind[1]] for kind in _KINDS if kind[1] in self._cost), default=None)
-        modified = self._cost.get(MODIFIED)
-        return version is None or modified is None or version > COSTLIER * modified
-
-    @property
-    def modified_untrusted(self) -> bool:
-        """True once the server is known not to keep its last change (not in KEEPS_MODIFIED, or seen to lag)."""
-        return self._keeper is False or self._lagging
-
-    @property
-    def keeper_known(self) -> bool:
-        """Whether :meth:`trusts_modified` answers without a request: the server told by its sync-token, or lagging."""
-        return self._keeper is not None or self._lagging
-
-    async def learn_keeper(self, path: str) -> None:
-        """:meth:`trusts_modified` as a request no call waits for (started in the background): one at a time.
-
-        On Radicale the sync-token is computed from every member of ``path`` (on
-        2,000 entries it costs about a month's calendar-query), so it is asked
-        where no read waits for it, once per client; a failure tells nothing (it
-        is asked again at the next chance). :meth:`keeper_settled` waits for it.
-        """
-        if self.keeper_known or self._learning is not None:
-            return
-        self._learning = anyio.Event()
-        try:
-            await self.trusts_modified(path)
-        except Exception:  # unreachable or refused: not known yet, asked again at the next chance
-            log.info("the sync-token of %s could not be read: kept values are checked by CTag meanwhile", path)
-        finally:
-            self._learning.set()
-            self._learning = None
-
-    async def keeper_settled(self) -> None:
-        """Wait for :meth:`learn_keeper`'s request while it is out (at once when none is)."""
-        if self._learning is not None:
-            await self._learning.wait()
 
     def paired(self, path: str, version: str) -> str | None:
         """The settled last change an answer gave together with ``version`` (a :meth:`current` or noted version).
@@ -189,39 +105,6 @@ class CollectionVersions:
         if pair is None or pair[0] != base or writes != str(self.writes_to(path)):
             return None
         return pair[1]
-
-    async def trusts_modified(self, path: str) -> bool:
-        """:meth:`modified_keeps`, once the server is known: the first time, ``path``'s sync-token is asked for it.
-
-        One PROPFIND of depth 0 for ``DAV:sync-token`` per client, whose start
-        tells a server in :data:`KEEPS_MODIFIED`; a server giving none, or
-        another, is checked by its CTag (a failed answer: this time, and the
-        sync-token is asked again next time).
-
-        Raises:
-            unreachable / unauthenticated: as for any request.
-        """
-        if self._keeper is None and not self._lagging:
-            what = f"read {path}"
-            try:
-                answer = await self._session.send(
-                    "PROPFIND", path, body=xml.propfind([_SYNC_TOKEN]), headers={"Depth": "0"}, what=what
-                )
-                found = self._session.parsed(answer, what).responses
-            except (self._profile.errors.unreachable, self._profile.errors.unauthenticated):
-                raise
-            except self._profile.errors.backend:
-                return False  # not known yet: checked by CTag this time, asked again next time
-            token = next((value for response in found if (value := response.text(*_SYNC_TOKEN))), None)
-            self._keeper = keeper_of(token) is not None
-            if not self._keeper:
-                log.info("%s gives no sync-token of a server known to keep its last change: checked by CTag", path)
-        return self.modified_keeps()
-
-    def paired_since(self, path: str) -> float:
-        """Seconds since an answer last gave the version of ``path`` with its settled last change (inf: never)."""
-        seen = self._paired_at.get(path)
-        return float("inf") if seen is None else time.monotonic() - seen
 
     def by_modified(self, path: str, modified: str) -> str:
         """The version of ``path`` that a settled last change ``modified`` gives, with the writes sent from here.
@@ -305,13 +188,13 @@ class CollectionVersions:
         header, that value is noted with the version once settled
         (:func:`settled_modified`, :meth:`modified_with`).
         """
-        value = response.text(*_KINDS[0])
+        value = response.text(*VERSION_KINDS[0])
         if value:
-            self._kind[path] = _KINDS[0]
+            self._kind[path] = VERSION_KINDS[0]
             modified = settled_modified(response.text(*_MODIFIED), date)
-            self._learn(path, f"{_KINDS[0][1]}:{value}", modified)
+            self._learn(path, f"{VERSION_KINDS[0][1]}:{value}", modified)
             if not is_unsettled(value, None):  # no Date at hand: a time near the local clock is not noted
-                version = f"{_version(_KINDS[0], value, None)}|{self.writes_to(path)}"
+                version = f"{_version(VERSION_KINDS[0], value, None)}|{self.writes_to(path)}"
                 self._noted[path] = (version, modified, time.monotonic())
 
     def recent(self, path: str, seconds: float) -> str | None:
@@ -369,7 +252,7 @@ class CollectionVersions:
         the last one, :meth:`_learn`, and the request timed); the kind found is
         remembered, so an unchanged collection costs one small request.
         """
-        kinds = [self._kind[path]] if path in self._kind else list(_KINDS)
+        kinds = [self._kind[path]] if path in self._kind else list(VERSION_KINDS)
         for kind in kinds:
             if kind is None:
                 return None
