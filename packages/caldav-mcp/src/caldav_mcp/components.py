@@ -127,13 +127,18 @@ def drop_known_timezones(data: str) -> str:
 
 LISTED = frozenset(
     {"BEGIN", "END", "UID", "SUMMARY", "STATUS", "SEQUENCE", "DTSTART", "DTEND", "DURATION", "DUE", "RECURRENCE-ID"}
-    | {"RRULE", "RDATE", "EXDATE", "EXRULE"}
+    | {"RRULE", "RDATE", "EXDATE", "EXRULE", "X-WR-TIMEZONE"}
 )
 """The properties a listing reads from an entry's components (an occurrence's UID, SUMMARY, STATUS and times,
-and what places its occurrences in time, RFC 5545 §3.8.2, §3.8.4.4, §3.8.5); :func:`listed_only` keeps these."""
+and what places its occurrences in time, RFC 5545 §3.8.2, §3.8.4.4, §3.8.5; and the calendar's
+``X-WR-TIMEZONE``, in whose zone the recurrence library gives UTC times); :func:`listed_only` keeps these."""
 
 _LOGICAL_LINE = re.compile(r"^(?![ \t])([A-Za-z0-9-]+)[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*(?:\r?\n|\Z)", re.M)
-_VALARM = re.compile(r"^BEGIN:VALARM[ \t]*\r?\n.*?^END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+_VALARM = re.compile(
+    r"^BEGIN:VALARM[ \t]*\r?\n(?:(?!(?:BEGIN|END)[ \t]*:)[^\r\n]*\r?\n)*?END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.I
+)
+"""A VALARM holding no other BEGIN or END line: one that holds a component, or is never closed, is not dropped
+whole (the whole entry's parse reads what it holds, or refuses it)."""
 
 
 def listed_only(data: str) -> str:
