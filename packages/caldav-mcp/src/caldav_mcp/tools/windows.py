@@ -289,6 +289,7 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
             now[kind] = await versions.check(cal.path, listing.version) or ""
         if now[kind] and listing.version == now[kind]:
             app.listings.confirm(key)
+            _pair_when_due(app, cal.path, listing.version)
             return list(listing.resources)
     return None
 
@@ -303,6 +304,20 @@ def learn_keeper(app: App, path: str) -> None:
     versions = app.client.wire().versions
     if not versions.keeper_known:
         app.background.start(functools.partial(versions.learn_keeper, path))
+
+
+def _pair_when_due(app: App, path: str, version: str) -> None:
+    """Ask the CTag with the last change in the background where ``version`` was just confirmed by the last change.
+
+    That is a version of the last change itself (:meth:`webdav_core.CollectionVersions.by_modified`) or a CTag
+    version paired with it (:meth:`webdav_core.CollectionVersions.paired`): neither asks the CTag, so where no
+    answer gave the two together for PAIRED_SECONDS, one is asked (never waited for), and a server whose last
+    change stays while its CTag moves is found out.
+    """
+    versions = app.client.wire().versions
+    by_last_change = versions.modified_in(version) is not None or versions.paired(path, version) is not None
+    if by_last_change and versions.paired_since(path) > PAIRED_SECONDS:
+        app.background.start(functools.partial(_pair, versions, path))
 
 
 async def _pair(versions: CollectionVersions, path: str) -> None:
@@ -368,8 +383,7 @@ async def listing_of(
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
-        if versions.modified_in(version) is not None and versions.paired_since(cal.path) > PAIRED_SECONDS:
-            app.background.start(functools.partial(_pair, versions, cal.path))
+        _pair_when_due(app, cal.path, version)
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)
