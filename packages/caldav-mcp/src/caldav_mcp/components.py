@@ -133,6 +133,11 @@ LISTED = frozenset(
 and what places its occurrences in time, RFC 5545 §3.8.2, §3.8.4.4, §3.8.5; and the calendar's
 ``X-WR-TIMEZONE``, in whose zone the recurrence library gives UTC times); :func:`listed_only` keeps these."""
 
+_UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
+"""A fold as icalendar undoes it (``icalendar.parser.content_line.UFOLD``: line breaks, blank lines too, before a
+space or tab, RFC 5545 §3.1): a fold anywhere, inside a property's name or after a blank line, is undone before
+the lines are filtered, so a line is kept or dropped whole as icalendar reads it."""
+
 _LOGICAL_LINE = re.compile(r"^(?![ \t])([A-Za-z0-9-]+)[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*(?:\r?\n|\Z)", re.M)
 _VALARM = re.compile(
     r"^BEGIN:VALARM[ \t]*\r?\n(?:(?!(?:BEGIN|END)[ \t]*:)[^\r\n]*\r?\n)*?END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.I
@@ -145,15 +150,15 @@ def listed_only(data: str) -> str:
     """The iCalendar text ``data`` with only what a listing of its occurrences reads: parsed in a fraction of the time.
 
     Known VTIMEZONEs go (:func:`drop_known_timezones`); any other VTIMEZONE is
-    kept whole. Elsewhere each content line (with its folded continuation
-    lines, RFC 5545 §3.1) whose property is not in :data:`LISTED` goes, and so
+    kept whole. Elsewhere, once folds are undone as icalendar undoes them
+    (RFC 5545 §3.1), each content line whose property is not in :data:`LISTED` goes, and so
     does every VALARM: the calendar's PRODID and VERSION, DTSTAMP, DESCRIPTION,
     ATTENDEE, ORGANIZER, vendor ``X-`` properties. On a typical entry from a
     calendar client those are most of its lines, and icalendar's parse costs
     the same for each line (a line it never reads, too). What the listing
     gives is the same: it reads none of them.
     """
-    data = _VALARM.sub("", drop_known_timezones(data))
+    data = _VALARM.sub("", drop_known_timezones(_UNFOLD.sub("", data)))
     kept: list[str] = []
     place = 0
     for zone in _VTIMEZONE.finditer(data):
