@@ -53,8 +53,10 @@ ALL_DAY = (
 def test_it_keeps_what_a_listing_reads_and_drops_the_rest() -> None:
     kept = listed_only(RICH)
     gone = ("DTSTAMP", "CREATED", "LAST-MODIFIED", "DESCRIPTION", "LOCATION", "ORGANIZER", "ATTENDEE", "X-APPLE")
-    for name in (*gone, "VALARM", "TRIGGER", "PRODID", "VERSION", "CALSCALE", "Europe/Berlin\r\nBEGIN"):
+    for name in (*gone, "VALARM", "TRIGGER", "Europe/Berlin\r\nBEGIN"):
         assert name not in kept, name
+    for name in ("PRODID", "VERSION", "CALSCALE"):  # the calendar's own: kept (a bad value there refuses the entry)
+        assert f"\r\n{name}:" in kept, name
     assert CUSTOM_ZONE in kept  # a zone icalendar does not know is kept whole
     assert "seventy-five octets\r\n" in kept  # a kept property keeps its folded lines (unfolded)
     assert "and on" not in kept  # a dropped one loses them
@@ -117,6 +119,28 @@ def test_the_warm_up_expands_its_made_up_entries() -> None:
 
 def test_an_entry_the_whole_parse_refuses_stays_unreadable() -> None:
     entry = Resource(href="/cal/a.ics", etag='"1"', data=UNCLOSED_ALARM)
+    with pytest.raises(BackendError):
+        _expanded(calendar_of(entry, times_only=True), LO, HI, None)
+    unreadable: list[Any] = []
+    assert expand([entry], LO, HI, unreadable=unreadable, ordered=False) == []
+    assert len(unreadable) == 1
+
+
+# icalendar refuses a whole entry for a bad value among the VCALENDAR's own properties, or a line outside it
+# (inside a VEVENT a bad value is read as broken): the listing reports such an entry unreadable as before.
+REFUSED = [
+    HEAD + "DTSTAMP:not a time\r\nBEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n",
+    "X-BEFORE:1\r\n" + HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n",
+    HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    "X-AFTER:1\r\n",
+]
+
+
+@pytest.mark.parametrize("text", REFUSED, ids=["bad-calendar-property", "line-before", "line-after"])
+def test_an_entry_the_whole_parse_refuses_is_listed_unreadable(text: str) -> None:
+    entry = Resource(href="/cal/a.ics", etag='"1"', data=text)
     with pytest.raises(BackendError):
         _expanded(calendar_of(entry, times_only=True), LO, HI, None)
     unreadable: list[Any] = []

@@ -138,6 +138,11 @@ _UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
 space or tab, RFC 5545 §3.1): a fold anywhere, inside a property's name or after a blank line, is undone before
 the lines are filtered, so a line is kept or dropped whole as icalendar reads it."""
 
+_FILTERED = re.compile(r"^BEGIN:(VEVENT|VTODO|VJOURNAL)[ \t]*\r?\n.*?^END:\1[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+"""A closed VEVENT, VTODO or VJOURNAL: the only place :func:`listed_only` drops lines. icalendar reads a bad value
+there as broken and goes on, but refuses the whole entry for one in the VCALENDAR's own properties or outside it:
+those lines (a few) are kept, so an entry the whole parse refuses is refused by the listing too."""
+
 _LOGICAL_LINE = re.compile(r"^(?![ \t])([A-Za-z0-9-]+)[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*(?:\r?\n|\Z)", re.M)
 _VALARM = re.compile(
     r"^BEGIN:VALARM[ \t]*\r?\n(?:(?!(?:BEGIN|END)[ \t]*:)[^\r\n]*\r?\n)*?END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.I
@@ -150,10 +155,10 @@ def listed_only(data: str) -> str:
     """The iCalendar text ``data`` with only what a listing of its occurrences reads: parsed in a fraction of the time.
 
     Known VTIMEZONEs go (:func:`drop_known_timezones`); any other VTIMEZONE is
-    kept whole. Elsewhere, once folds are undone as icalendar undoes them
+    kept whole, and so are the VCALENDAR's own properties. Inside each VEVENT,
+    VTODO and VJOURNAL, once folds are undone as icalendar undoes them
     (RFC 5545 §3.1), each content line whose property is not in :data:`LISTED` goes, and so
-    does every VALARM: the calendar's PRODID and VERSION, DTSTAMP, DESCRIPTION,
-    ATTENDEE, ORGANIZER, vendor ``X-`` properties. On a typical entry from a
+    does every VALARM: DTSTAMP, DESCRIPTION, ATTENDEE, ORGANIZER, vendor ``X-`` properties. On a typical entry from a
     calendar client those are most of its lines, and icalendar's parse costs
     the same for each line (a line it never reads, too). What the listing
     gives is the same: it reads none of them.
@@ -161,11 +166,12 @@ def listed_only(data: str) -> str:
     data = _VALARM.sub("", drop_known_timezones(_UNFOLD.sub("", data)))
     kept: list[str] = []
     place = 0
-    for zone in _VTIMEZONE.finditer(data):
-        kept.append(_LOGICAL_LINE.sub(_listed_line, data[place : zone.start()]))
-        kept.append(zone.group(0))
-        place = zone.end()
-    kept.append(_LOGICAL_LINE.sub(_listed_line, data[place:]))
+    for component in _FILTERED.finditer(data):
+        kept.append(data[place : component.start()])
+        whole = _VTIMEZONE.search(component.group(0)) is not None  # a zone inside is kept whole, as elsewhere
+        kept.append(component.group(0) if whole else _LOGICAL_LINE.sub(_listed_line, component.group(0)))
+        place = component.end()
+    kept.append(data[place:])
     return "".join(kept)
 
 
