@@ -146,3 +146,12 @@ def test_an_entry_the_whole_parse_refuses_is_listed_unreadable(text: str) -> Non
     unreadable: list[Any] = []
     assert expand([entry], LO, HI, unreadable=unreadable, ordered=False) == []
     assert len(unreadable) == 1
+
+
+@pytest.mark.parametrize("name", ["VEVENT", "VTIMEZONE"])
+def test_many_unclosed_components_are_kept_as_they_are(name: str) -> None:
+    # Each unclosed BEGIN is looked at up to the next BEGIN or END only: 5,000 of them in half a megabyte were
+    # searched to the end of the text each (quadratic, about ten seconds) by a lazy match to the next END.
+    lines = "".join(f"BEGIN:{name}\r\nX-PAD:{'a' * 80}\r\n" for _ in range(5000))
+    text = HEAD + lines + "END:VCALENDAR\r\n"
+    assert listed_only(text) == text

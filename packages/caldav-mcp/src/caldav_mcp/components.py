@@ -95,7 +95,13 @@ def calendar_of(resource: Any, *, times_only: bool = False, listed: bool = False
     return parse_calendar(drop_known_timezones(resource.data) if times_only else resource.data)
 
 
-_VTIMEZONE = re.compile(r"^BEGIN:VTIMEZONE[ \t]*\r?\n.*?^END:VTIMEZONE[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+_VTIMEZONE = re.compile(
+    r"^BEGIN:VTIMEZONE[ \t]*\r?\n(?:(?!(?:BEGIN|END):VTIMEZONE[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*"
+    r"END:VTIMEZONE[ \t]*(?:\r?\n|\Z)",
+    re.M | re.I,
+)
+"""A VTIMEZONE holding no other: each attempt stops at the next BEGIN or END of one, so text with many unclosed
+ones is searched in linear time (a lazy ``.*?`` to the next END searched to the end of the text for each)."""
 _TZID_LINE = re.compile(r"^TZID:([^\r\n]*)\r?\n(?![ \t])", re.M | re.I)
 
 
@@ -138,8 +144,13 @@ _UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
 space or tab, RFC 5545 §3.1): a fold anywhere, inside a property's name or after a blank line, is undone before
 the lines are filtered, so a line is kept or dropped whole as icalendar reads it."""
 
-_FILTERED = re.compile(r"^BEGIN:(VEVENT|VTODO|VJOURNAL)[ \t]*\r?\n.*?^END:\1[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
-"""A closed VEVENT, VTODO or VJOURNAL: the only place :func:`listed_only` drops lines. icalendar reads a bad value
+_FILTERED = re.compile(
+    r"^BEGIN:(VEVENT|VTODO|VJOURNAL)[ \t]*\r?\n"
+    r"(?:(?!(?:BEGIN:(?:VEVENT|VTODO|VJOURNAL)|END:\1)[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*END:\1[ \t]*(?:\r?\n|\Z)",
+    re.M | re.I,
+)
+"""A closed VEVENT, VTODO or VJOURNAL holding none of these (searched in linear time, as :data:`_VTIMEZONE`):
+the only place :func:`listed_only` drops lines. icalendar reads a bad value
 there as broken and goes on, but refuses the whole entry for one in the VCALENDAR's own properties or outside it:
 those lines (a few) are kept, so an entry the whole parse refuses is refused by the listing too."""
 
