@@ -26,20 +26,11 @@ from caldav_mcp.dav import Resource
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.listings import CONFIRMED_SECONDS, Listing, Settling
 from caldav_mcp.models import Occurrence, Unreadable
-from caldav_mcp.tools.common import App, version_digest
+from caldav_mcp.tools.common import App, learn_keeper, version_digest
 from caldav_mcp.views import sort_key
 from webdav_core import CollectionVersions
 
-__all__ = [
-    "EXPAND_BATCH",
-    "MAX_COLLECTED",
-    "MAX_SPLITS",
-    "Found",
-    "kept_entries",
-    "learn_keeper",
-    "listing_of",
-    "window_entries",
-]
+__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "kept_entries", "listing_of", "window_entries"]
 
 MAX_COLLECTED = 100_000
 """The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
@@ -292,18 +283,6 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
             _pair_when_due(app, cal.path, listing.version)
             return list(listing.resources)
     return None
-
-
-def learn_keeper(app: App, path: str) -> None:
-    """Start learning, in the background, whether this server keeps a calendar's last change; once known, nothing.
-
-    One PROPFIND for the sync-token of ``path`` (:meth:`webdav_core.CollectionVersions.learn_keeper`), started
-    at the calendar list (``list_calendars``) and after any listing while it is not known, never waited for:
-    until it answers, kept listings are checked by the CTag.
-    """
-    versions = app.client.wire().versions
-    if not versions.keeper_known:
-        app.background.start(functools.partial(versions.learn_keeper, path))
 
 
 def _pair_when_due(app: App, path: str, version: str) -> None:
