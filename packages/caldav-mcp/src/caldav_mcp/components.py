@@ -144,45 +144,51 @@ _UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
 space or tab, RFC 5545 §3.1): a fold anywhere, inside a property's name or after a blank line, is undone before
 the lines are filtered, so a line is kept or dropped whole as icalendar reads it."""
 
-_FILTERED = re.compile(
-    r"^BEGIN:(VEVENT|VTODO|VJOURNAL)[ \t]*\r?\n"
-    r"(?:(?!(?:BEGIN:(?:VEVENT|VTODO|VJOURNAL)|END:\1)[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*END:\1[ \t]*(?:\r?\n|\Z)",
+_EVENT = re.compile(
+    r"^BEGIN:VEVENT[ \t]*\r?\n(?:(?!(?:BEGIN|END):VEVENT[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*END:VEVENT[ \t]*(?:\r?\n|\Z)",
     re.M | re.I,
 )
-"""A closed VEVENT, VTODO or VJOURNAL holding none of these (searched in linear time, as :data:`_VTIMEZONE`):
-the only place :func:`listed_only` drops lines. icalendar reads a bad value
-there as broken and goes on, but refuses the whole entry for one in the VCALENDAR's own properties or outside it:
-those lines (a few) are kept, so an entry the whole parse refuses is refused by the listing too."""
+"""A closed VEVENT holding no other (searched in linear time, as :data:`_VTIMEZONE`): the only component whose
+bad values icalendar reads as broken and goes on (``Event.ignore_exceptions``), so the only place
+:func:`listed_only` drops lines. A bad value anywhere else (the VCALENDAR's own properties, a VALARM, a VTODO)
+makes it refuse the whole entry: those lines are kept, so such an entry is refused by the listing too."""
 
 _LOGICAL_LINE = re.compile(r"^(?![ \t])([A-Za-z0-9-]+)[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*(?:\r?\n|\Z)", re.M)
 _VALARM = re.compile(
-    r"^BEGIN:VALARM[ \t]*\r?\n(?:(?!(?:BEGIN|END)[ \t]*:)[^\r\n]*\r?\n)*?END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.I
+    r"^BEGIN:VALARM[ \t]*\r?\n(?:(?!(?:BEGIN|END)[ \t]*[:;])[^\r\n]*\r?\n)*?END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.I
 )
-"""A VALARM holding no other BEGIN or END line: one that holds a component, or is never closed, is not dropped
-whole (the whole entry's parse reads what it holds, or refuses it)."""
+"""A closed VALARM holding no other component: kept whole inside a VEVENT whose other lines are filtered."""
+_BEGIN = re.compile(r"^BEGIN[ \t]*[:;]", re.M | re.I)
 
 
 def listed_only(data: str) -> str:
     """The iCalendar text ``data`` with only what a listing of its occurrences reads: parsed in a fraction of the time.
 
-    Known VTIMEZONEs go (:func:`drop_known_timezones`); any other VTIMEZONE is
-    kept whole, and so are the VCALENDAR's own properties. Inside each VEVENT,
-    VTODO and VJOURNAL, once folds are undone as icalendar undoes them
-    (RFC 5545 §3.1), each content line whose property is not in :data:`LISTED` goes, and so
-    does every VALARM: DTSTAMP, DESCRIPTION, ATTENDEE, ORGANIZER, vendor ``X-`` properties. On a typical entry from a
-    calendar client those are most of its lines, and icalendar's parse costs
-    the same for each line (a line it never reads, too). What the listing
-    gives is the same: it reads none of them.
+    Known VTIMEZONEs go (:func:`drop_known_timezones`). Inside each VEVENT
+    that holds no component but VALARMs, once folds are undone as icalendar
+    undoes them (RFC 5545 §3.1), each content line whose property is not in
+    :data:`LISTED` goes: DTSTAMP, DESCRIPTION, ATTENDEE, ORGANIZER, vendor
+    ``X-`` properties. On a typical entry from a calendar client those are
+    most of its lines, and icalendar's parse costs the same for each line (a
+    line it never reads, too). What the listing gives is the same: it reads
+    none of them, and icalendar reads a bad value there as broken. Everything
+    else is kept as it is (see :data:`_EVENT`).
     """
-    data = _VALARM.sub("", drop_known_timezones(_UNFOLD.sub("", data)))
+    data = drop_known_timezones(_UNFOLD.sub("", data))
+    return _EVENT.sub(lambda event: _listed_event(event.group(0)), data)
+
+
+def _listed_event(event: str) -> str:
+    """One VEVENT's lines in :data:`LISTED`, its VALARMs whole; the VEVENT whole where it holds another component."""
+    if len(_BEGIN.findall(_VALARM.sub("", event))) != 1:
+        return event
     kept: list[str] = []
     place = 0
-    for component in _FILTERED.finditer(data):
-        kept.append(data[place : component.start()])
-        whole = _VTIMEZONE.search(component.group(0)) is not None  # a zone inside is kept whole, as elsewhere
-        kept.append(component.group(0) if whole else _LOGICAL_LINE.sub(_listed_line, component.group(0)))
-        place = component.end()
-    kept.append(data[place:])
+    for alarm in _VALARM.finditer(event):
+        kept.append(_LOGICAL_LINE.sub(_listed_line, event[place : alarm.start()]))
+        kept.append(alarm.group(0))
+        place = alarm.end()
+    kept.append(_LOGICAL_LINE.sub(_listed_line, event[place:]))
     return "".join(kept)
 
 
