@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import anyio
 import pytest
 from rewriting_proxy import rewriting_proxy
 
@@ -22,6 +23,7 @@ from approval_core.testing import connect
 from caldav_helpers import structured
 from caldav_mcp.tools import windows
 from test_listings import WINDOW, backdate, day_event, fill, keeper_learnt, through
+from webdav_core import versions as versions_module
 
 pytestmark = pytest.mark.anyio
 
@@ -149,3 +151,49 @@ async def test_an_entry_removed_by_another_client_is_not_listed_again(account: A
         second = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
     assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
     assert {e["uid"] for e in second["events"]} == {"e00", "e02"}
+
+
+async def answered(proxy: Any, marker: bytes, count: int) -> None:
+    """Wait until the ``count``-th request whose body holds ``marker`` has been answered (asked in the background)."""
+    with anyio.fail_after(20):
+        while True:
+            asked = [i for i, body in enumerate(proxy.bodies) if marker in body]
+            if len(asked) >= count and proxy.answered > asked[count - 1]:
+                return
+            await anyio.sleep(0.01)
+
+
+async def test_a_listing_kept_under_the_ctag_finds_out_a_last_change_that_never_moves(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first sync-token answer fails, so the first listing is read and kept under the calendar list's CTag;
+    # the server is then learnt to be Radicale, and that CTag listing is checked by its paired last change.
+    # A server whose last change never moves must still be found out by the CTag asked with it now and then,
+    # as a listing kept under the last change itself is (PAIRED_SECONDS).
+    monkeypatch.setattr(windows, "PAIRED_SECONDS", -1.0)  # every check by the last change pairs it again
+    monkeypatch.setattr(versions_module, "COSTLIER", 0.0)  # the CTag counts as costlier, whatever the timings
+    broken: list[bytes] = []
+
+    def rewrite(body: bytes) -> bytes:
+        if b"sync-token" in body and not broken:
+            broken.append(body)
+            return b"<not xml"
+        return frozen(body)
+
+    fill(account, 3)
+    backdate(account)
+    with rewriting_proxy(account.server.url, rewrite) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            await answered(proxy, b"sync-token", 1)  # failed: not known
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            await client.call_tool("list_calendars", {})  # the same CTag and last change; the sync-token asked again
+            await answered(proxy, b"sync-token", 2)  # (after the listing or this list, whichever came first): Radicale
+            account.put(account.work, "new.ics", day_event("new", 20))
+            pairs = sum(b"getctag" in body for body in proxy.bodies)
+            await client.call_tool("list_events", {"calendar": account.work, **WINDOW})
+            await answered(proxy, b"getctag", pairs + 1)  # the CTag with the last change, in the background
+            later = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+    assert broken
+    assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
+    assert {e["uid"] for e in later["events"]} == {"e00", "e01", "e02", "new"}

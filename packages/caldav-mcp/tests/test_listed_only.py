@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
 from caldav_mcp.components import calendar_of, listed_only
 from caldav_mcp.dav import Resource
+from caldav_mcp.errors import BackendError
 from caldav_mcp.tools.events_read import _expanded, expand, warm_up
 
 LO, HI = dt.datetime(2026, 1, 1, tzinfo=dt.UTC), dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
@@ -50,17 +52,61 @@ ALL_DAY = (
 
 def test_it_keeps_what_a_listing_reads_and_drops_the_rest() -> None:
     kept = listed_only(RICH)
-    gone = ("DTSTAMP", "CREATED", "LAST-MODIFIED", "DESCRIPTION", "LOCATION", "ORGANIZER", "ATTENDEE", "X-APPLE")
-    for name in (*gone, "VALARM", "TRIGGER", "PRODID", "VERSION", "CALSCALE", "Europe/Berlin\r\nBEGIN"):
+    gone = ("DTSTAMP", "CREATED", "LAST-MODIFIED", "DESCRIPTION:line", "LOCATION", "ORGANIZER", "ATTENDEE", "X-APPLE")
+    for name in (*gone, "Europe/Berlin\r\nBEGIN"):
         assert name not in kept, name
+    # a VALARM is kept whole: icalendar refuses the whole entry for a bad value in one (only a VEVENT's are
+    # read as broken)
+    assert "BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:Reminder\r\nEND:VALARM\r\n" in kept
+    for name in ("PRODID", "VERSION", "CALSCALE"):  # the calendar's own: kept (a bad value there refuses the entry)
+        assert f"\r\n{name}:" in kept, name
     assert CUSTOM_ZONE in kept  # a zone icalendar does not know is kept whole
-    assert " ive octets\r\n" in kept  # a kept property keeps its folded lines
+    assert "seventy-five octets\r\n" in kept  # a kept property keeps its folded lines (unfolded)
     assert "and on" not in kept  # a dropped one loses them
     for name in ("UID", "SEQUENCE", "DTSTART", "DTEND", "DURATION", "RRULE", "EXDATE", "RECURRENCE-ID", "STATUS"):
         assert f"\r\n{name}" in kept, name
 
 
-@pytest.mark.parametrize("text", [RICH, ALL_DAY], ids=["series", "all-day"])
+HEAD = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\n"
+# X-WR-TIMEZONE (a calendar-wide zone some clients write) moves a UTC time into that zone in the recurrence
+# library: a listing that drops it gives other start times and another TZID than the whole entry.
+WR_ZONE = (
+    HEAD + "X-WR-TIMEZONE:Europe/Berlin\r\nBEGIN:VEVENT\r\nUID:wr@example.org\r\nDTSTART:20260105T090000Z\r\n"
+    "DURATION:PT1H\r\nRRULE:FREQ=WEEKLY;COUNT=3\r\nRDATE:20260201T090000Z\r\nSUMMARY:s\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nUID:wr-single@example.org\r\nDTSTART:20260106T090000Z\r\nSUMMARY:t\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n"
+)
+# A VALARM that holds a component of its own (written by another client): the whole entry reads that VEVENT
+# (an override moving the first occurrence); dropping the VALARM with what it holds would lose it.
+HOLDING_ALARM = (
+    HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nDURATION:PT1H\r\nSUMMARY:one\r\n"
+    "BEGIN:VALARM\r\nTRIGGER:-PT5M\r\nBEGIN:VEVENT\r\nUID:a@example.org\r\nRECURRENCE-ID:20260105T090000Z\r\n"
+    "DTSTART:20260107T090000Z\r\nEND:VEVENT\r\nEND:VALARM\r\nRRULE:FREQ=DAILY;COUNT=2\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n"
+)
+# A VALARM never closed: the whole entry is not valid iCalendar (listed as unreadable), and so is what a listing
+# parses of it; the VALARM's removal must not run on to a later END:VALARM and swallow another VEVENT.
+UNCLOSED_ALARM = (
+    HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nSUMMARY:one\r\nBEGIN:VALARM\r\n"
+    "TRIGGER:-PT5M\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:b@example.org\r\nDTSTART:20260106T090000Z\r\n"
+    "SUMMARY:two\r\nBEGIN:VALARM\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+# Folds as icalendar undoes them (line breaks before a space or tab, blank lines between too): one inside a kept
+# property's name, and blank lines before a continuation of a dropped one, which would otherwise join the kept
+# line before it (LF line ends too).
+FOLDS = (
+    HEAD + "BEGIN:VEVENT\r\nUID:f@example.org\r\nDTSTART:20260105T090000Z\r\nSUMM\r\n ARY:folded name\r\n"
+    "STATUS:TENTATIVE\r\nDESCRIPTION:foo\r\n\r\n more\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:g@example.org\r\n"
+    "DTSTART:20260106T090000Z\nSUMMARY:x\nX-A:foo\n\n\tRRULE:FREQ=DAILY;COUNT=3\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [RICH, ALL_DAY, WR_ZONE, HOLDING_ALARM, FOLDS],
+    ids=["series", "all-day", "x-wr-timezone", "alarm-holding-an-override", "folds"],
+)
 def test_a_listing_finds_the_same_occurrences_in_less_text(text: str) -> None:
     entry = Resource(href="/cal/a.ics", etag='"1"', data=text)
     whole = _expanded(calendar_of(entry, times_only=True), LO, HI, None)
@@ -72,3 +118,52 @@ def test_a_listing_finds_the_same_occurrences_in_less_text(text: str) -> None:
 def test_the_warm_up_expands_its_made_up_entries() -> None:
     # a weekly series on January's four Mondays less one EXDATE (3), a timed event and an all-day one; twice
     assert warm_up() == warm_up() == 5
+
+
+def test_an_entry_the_whole_parse_refuses_stays_unreadable() -> None:
+    entry = Resource(href="/cal/a.ics", etag='"1"', data=UNCLOSED_ALARM)
+    with pytest.raises(BackendError):
+        _expanded(calendar_of(entry, times_only=True), LO, HI, None)
+    unreadable: list[Any] = []
+    assert expand([entry], LO, HI, unreadable=unreadable, ordered=False) == []
+    assert len(unreadable) == 1
+
+
+# icalendar refuses a whole entry for a bad value in a VALARM, a VJOURNAL or among the VCALENDAR's own properties,
+# or a line outside it (only inside a VEVENT is a bad value read as broken): the listing reports such an entry
+# unreadable as before.
+REFUSED = [
+    HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\n"
+    "TRIGGER:soon\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+    HEAD + "BEGIN:VJOURNAL\r\nUID:j@example.org\r\nDTSTAMP:not a time\r\nEND:VJOURNAL\r\nBEGIN:VEVENT\r\n"
+    "UID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+    HEAD + "DTSTAMP:not a time\r\nBEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n",
+    "X-BEFORE:1\r\n" + HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n",
+    HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    "X-AFTER:1\r\n",
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    REFUSED,
+    ids=["bad-alarm-trigger", "bad-journal-value", "bad-calendar-property", "line-before", "line-after"],
+)
+def test_an_entry_the_whole_parse_refuses_is_listed_unreadable(text: str) -> None:
+    entry = Resource(href="/cal/a.ics", etag='"1"', data=text)
+    with pytest.raises(BackendError):
+        _expanded(calendar_of(entry, times_only=True), LO, HI, None)
+    unreadable: list[Any] = []
+    assert expand([entry], LO, HI, unreadable=unreadable, ordered=False) == []
+    assert len(unreadable) == 1
+
+
+@pytest.mark.parametrize("name", ["VEVENT", "VTIMEZONE"])
+def test_many_unclosed_components_are_kept_as_they_are(name: str) -> None:
+    # Each unclosed BEGIN is looked at up to the next BEGIN or END only: 5,000 of them in half a megabyte were
+    # searched to the end of the text each (quadratic, about ten seconds) by a lazy match to the next END.
+    lines = "".join(f"BEGIN:{name}\r\nX-PAD:{'a' * 80}\r\n" for _ in range(5000))
+    text = HEAD + lines + "END:VCALENDAR\r\n"
+    assert listed_only(text) == text

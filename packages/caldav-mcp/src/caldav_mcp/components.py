@@ -95,7 +95,13 @@ def calendar_of(resource: Any, *, times_only: bool = False, listed: bool = False
     return parse_calendar(drop_known_timezones(resource.data) if times_only else resource.data)
 
 
-_VTIMEZONE = re.compile(r"^BEGIN:VTIMEZONE[ \t]*\r?\n.*?^END:VTIMEZONE[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+_VTIMEZONE = re.compile(
+    r"^BEGIN:VTIMEZONE[ \t]*\r?\n(?:(?!(?:BEGIN|END):VTIMEZONE[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*"
+    r"END:VTIMEZONE[ \t]*(?:\r?\n|\Z)",
+    re.M | re.I,
+)
+"""A VTIMEZONE holding no other: each attempt stops at the next BEGIN or END of one, so text with many unclosed
+ones is searched in linear time (a lazy ``.*?`` to the next END searched to the end of the text for each)."""
 _TZID_LINE = re.compile(r"^TZID:([^\r\n]*)\r?\n(?![ \t])", re.M | re.I)
 
 
@@ -127,35 +133,62 @@ def drop_known_timezones(data: str) -> str:
 
 LISTED = frozenset(
     {"BEGIN", "END", "UID", "SUMMARY", "STATUS", "SEQUENCE", "DTSTART", "DTEND", "DURATION", "DUE", "RECURRENCE-ID"}
-    | {"RRULE", "RDATE", "EXDATE", "EXRULE"}
+    | {"RRULE", "RDATE", "EXDATE", "EXRULE", "X-WR-TIMEZONE"}
 )
 """The properties a listing reads from an entry's components (an occurrence's UID, SUMMARY, STATUS and times,
-and what places its occurrences in time, RFC 5545 §3.8.2, §3.8.4.4, §3.8.5); :func:`listed_only` keeps these."""
+and what places its occurrences in time, RFC 5545 §3.8.2, §3.8.4.4, §3.8.5; and the calendar's
+``X-WR-TIMEZONE``, in whose zone the recurrence library gives UTC times); :func:`listed_only` keeps these."""
+
+_UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
+"""A fold as icalendar undoes it (``icalendar.parser.content_line.UFOLD``: line breaks, blank lines too, before a
+space or tab, RFC 5545 §3.1): a fold anywhere, inside a property's name or after a blank line, is undone before
+the lines are filtered, so a line is kept or dropped whole as icalendar reads it."""
+
+_EVENT = re.compile(
+    r"^BEGIN:VEVENT[ \t]*\r?\n(?:(?!(?:BEGIN|END):VEVENT[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*END:VEVENT[ \t]*(?:\r?\n|\Z)",
+    re.M | re.I,
+)
+"""A closed VEVENT holding no other (searched in linear time, as :data:`_VTIMEZONE`): the only component whose
+bad values icalendar reads as broken and goes on (``Event.ignore_exceptions``), so the only place
+:func:`listed_only` drops lines. A bad value anywhere else (the VCALENDAR's own properties, a VALARM, a VTODO)
+makes it refuse the whole entry: those lines are kept, so such an entry is refused by the listing too."""
 
 _LOGICAL_LINE = re.compile(r"^(?![ \t])([A-Za-z0-9-]+)[^\r\n]*(?:\r?\n[ \t][^\r\n]*)*(?:\r?\n|\Z)", re.M)
-_VALARM = re.compile(r"^BEGIN:VALARM[ \t]*\r?\n.*?^END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.S | re.I)
+_VALARM = re.compile(
+    r"^BEGIN:VALARM[ \t]*\r?\n(?:(?!(?:BEGIN|END)[ \t]*[:;])[^\r\n]*\r?\n)*?END:VALARM[ \t]*(?:\r?\n|\Z)", re.M | re.I
+)
+"""A closed VALARM holding no other component: kept whole inside a VEVENT whose other lines are filtered."""
+_BEGIN = re.compile(r"^BEGIN[ \t]*[:;]", re.M | re.I)
 
 
 def listed_only(data: str) -> str:
     """The iCalendar text ``data`` with only what a listing of its occurrences reads: parsed in a fraction of the time.
 
-    Known VTIMEZONEs go (:func:`drop_known_timezones`); any other VTIMEZONE is
-    kept whole. Elsewhere each content line (with its folded continuation
-    lines, RFC 5545 §3.1) whose property is not in :data:`LISTED` goes, and so
-    does every VALARM: the calendar's PRODID and VERSION, DTSTAMP, DESCRIPTION,
-    ATTENDEE, ORGANIZER, vendor ``X-`` properties. On a typical entry from a
-    calendar client those are most of its lines, and icalendar's parse costs
-    the same for each line (a line it never reads, too). What the listing
-    gives is the same: it reads none of them.
+    Known VTIMEZONEs go (:func:`drop_known_timezones`). Inside each VEVENT
+    that holds no component but VALARMs, once folds are undone as icalendar
+    undoes them (RFC 5545 §3.1), each content line whose property is not in
+    :data:`LISTED` goes: DTSTAMP, DESCRIPTION, ATTENDEE, ORGANIZER, vendor
+    ``X-`` properties. On a typical entry from a calendar client those are
+    most of its lines, and icalendar's parse costs the same for each line (a
+    line it never reads, too). What the listing gives is the same: it reads
+    none of them, and icalendar reads a bad value there as broken. Everything
+    else is kept as it is (see :data:`_EVENT`).
     """
-    data = _VALARM.sub("", drop_known_timezones(data))
+    data = drop_known_timezones(_UNFOLD.sub("", data))
+    return _EVENT.sub(lambda event: _listed_event(event.group(0)), data)
+
+
+def _listed_event(event: str) -> str:
+    """One VEVENT's lines in :data:`LISTED`, its VALARMs whole; the VEVENT whole where it holds another component."""
+    if len(_BEGIN.findall(_VALARM.sub("", event))) != 1:
+        return event
     kept: list[str] = []
     place = 0
-    for zone in _VTIMEZONE.finditer(data):
-        kept.append(_LOGICAL_LINE.sub(_listed_line, data[place : zone.start()]))
-        kept.append(zone.group(0))
-        place = zone.end()
-    kept.append(_LOGICAL_LINE.sub(_listed_line, data[place:]))
+    for alarm in _VALARM.finditer(event):
+        kept.append(_LOGICAL_LINE.sub(_listed_line, event[place : alarm.start()]))
+        kept.append(alarm.group(0))
+        place = alarm.end()
+    kept.append(_LOGICAL_LINE.sub(_listed_line, event[place:]))
     return "".join(kept)
 
 

@@ -12,8 +12,7 @@ from approval_core import structured
 from caldav_mcp.calendars import home_sets
 from caldav_mcp.errors import BackendError
 from caldav_mcp.models import CalendarOut, Calendars, DiscoveryOut, ServerInfo
-from caldav_mcp.tools.common import READ, App
-from caldav_mcp.tools.windows import learn_keeper
+from caldav_mcp.tools.common import READ, App, learn_keeper
 
 __all__ = ["register"]
 

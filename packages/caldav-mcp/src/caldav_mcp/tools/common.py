@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ __all__ = [
     "cursor_version",
     "decode_cursor",
     "encode_cursor",
+    "learn_keeper",
     "split_id",
     "version_digest",
     "window",
@@ -142,3 +144,15 @@ def decode_cursor(cursor: str | None, query: Any) -> Any:
     if bound != json.loads(json.dumps(query, default=str)):
         raise InvalidInput("cursor: it continues a different query; repeat the same arguments with it")
     return key
+
+
+def learn_keeper(app: App, path: str) -> None:
+    """Start learning, in the background, whether this server keeps a calendar's last change; once known, nothing.
+
+    One PROPFIND for the sync-token of ``path`` (:meth:`webdav_core.CollectionVersions.learn_keeper`), started
+    at the calendar list (``list_calendars``) and after any listing while it is not known, never waited for:
+    until it answers, kept listings are checked by the CTag.
+    """
+    versions = app.client.wire().versions
+    if not versions.keeper_known:
+        app.background.start(functools.partial(versions.learn_keeper, path))

@@ -26,20 +26,11 @@ from caldav_mcp.dav import Resource
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.listings import CONFIRMED_SECONDS, Listing, Settling
 from caldav_mcp.models import Occurrence, Unreadable
-from caldav_mcp.tools.common import App, version_digest
+from caldav_mcp.tools.common import App, learn_keeper, version_digest
 from caldav_mcp.views import sort_key
 from webdav_core import CollectionVersions
 
-__all__ = [
-    "EXPAND_BATCH",
-    "MAX_COLLECTED",
-    "MAX_SPLITS",
-    "Found",
-    "kept_entries",
-    "learn_keeper",
-    "listing_of",
-    "window_entries",
-]
+__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "kept_entries", "listing_of", "window_entries"]
 
 MAX_COLLECTED = 100_000
 """The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
@@ -289,20 +280,23 @@ async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.date
             now[kind] = await versions.check(cal.path, listing.version) or ""
         if now[kind] and listing.version == now[kind]:
             app.listings.confirm(key)
+            _pair_when_due(app, cal.path, listing.version)
             return list(listing.resources)
     return None
 
 
-def learn_keeper(app: App, path: str) -> None:
-    """Start learning, in the background, whether this server keeps a calendar's last change; once known, nothing.
+def _pair_when_due(app: App, path: str, version: str) -> None:
+    """Ask the CTag with the last change in the background where ``version`` was just confirmed by the last change.
 
-    One PROPFIND for the sync-token of ``path`` (:meth:`webdav_core.CollectionVersions.learn_keeper`), started
-    at the calendar list (``list_calendars``) and after any listing while it is not known, never waited for:
-    until it answers, kept listings are checked by the CTag.
+    That is a version of the last change itself (:meth:`webdav_core.CollectionVersions.by_modified`) or a CTag
+    version paired with it (:meth:`webdav_core.CollectionVersions.paired`): neither asks the CTag, so where no
+    answer gave the two together for PAIRED_SECONDS, one is asked (never waited for), and a server whose last
+    change stays while its CTag moves is found out.
     """
     versions = app.client.wire().versions
-    if not versions.keeper_known:
-        app.background.start(functools.partial(versions.learn_keeper, path))
+    by_last_change = versions.modified_in(version) is not None or versions.paired(path, version) is not None
+    if by_last_change and versions.paired_since(path) > PAIRED_SECONDS:
+        app.background.start(functools.partial(_pair, versions, path))
 
 
 async def _pair(versions: CollectionVersions, path: str) -> None:
@@ -368,8 +362,7 @@ async def listing_of(
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
-        if versions.modified_in(version) is not None and versions.paired_since(cal.path) > PAIRED_SECONDS:
-            app.background.start(functools.partial(_pair, versions, cal.path))
+        _pair_when_due(app, cal.path, version)
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)
