@@ -31,11 +31,11 @@ Where the first listing's time goes is printed as processor time (steadier than 
 Radicale's for the raw REPORT and for the first listing, caldav-mcp's own process, and this client (its JSON
 and schema check). On two cores, Radicale spent 0.45-0.5 s on the REPORT either way (its time hardly depends
 on what the month holds: an empty day costs as much, since it reads every entry and expands the never-ending
-series to answer), caldav-mcp about 0.12 s and the client about 30 ms, of which the outputSchema check is
-about 15 ms. Of caldav-mcp's part, ``--profile`` (one first listing in process under cProfile, the expansion's
+series to answer), caldav-mcp 0.10-0.18 s and the client 22-38 ms, of which the outputSchema check is
+12-20 ms. Of caldav-mcp's part, ``--profile`` (one first listing in process under cProfile, the expansion's
 worker thread run inline so that it is seen) shows parsing the 235 entries with icalendar as the largest
-(about half: it costs the same for each content line, so a listing parses only the lines it reads,
-``caldav_mcp.components.listed_only``), then expanding the 70 series and building the 565 occurrences
+(about half: it costs the same for each content line, so a listing parses only the lines of a VEVENT it
+reads, ``caldav_mcp.components.listed_only``), then expanding the 70 series and building the 565 occurrences
 (about a third), then reading the multistatus (the C XML parser, where the answer can hold no DTD); writing
 the page of 200 is small. Three costs a process pays once are kept off the first listing: importing
 icalendar, recurring-ical-events and dateutil, and one made-up expansion that reads the system's zone names
