@@ -174,7 +174,9 @@ def listed_only(data: str) -> str:
     none of them, and icalendar reads a bad value there as broken. Everything
     else is kept as it is (see :data:`_EVENT`).
     """
-    data = drop_known_timezones(_UNFOLD.sub("", data))
+    if "\n " in data or "\n\t" in data:  # every fold ends a line before a space or tab: none, nothing to undo
+        data = _UNFOLD.sub("", data)
+    data = drop_known_timezones(data)
     return _EVENT.sub(lambda event: _listed_event(event.group(0)), data)
 
 
