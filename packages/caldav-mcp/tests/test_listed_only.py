@@ -120,19 +120,11 @@ def test_the_warm_up_expands_its_made_up_entries() -> None:
     assert warm_up() == warm_up() == 5
 
 
-def test_an_entry_the_whole_parse_refuses_stays_unreadable() -> None:
-    entry = Resource(href="/cal/a.ics", etag='"1"', data=UNCLOSED_ALARM)
-    with pytest.raises(BackendError):
-        _expanded(calendar_of(entry, times_only=True), LO, HI, None)
-    unreadable: list[Any] = []
-    assert expand([entry], LO, HI, unreadable=unreadable, ordered=False) == []
-    assert len(unreadable) == 1
-
-
 # icalendar refuses a whole entry for a bad value in a VALARM, a VJOURNAL or among the VCALENDAR's own properties,
 # or a line outside it (only inside a VEVENT is a bad value read as broken): the listing reports such an entry
 # unreadable as before.
 REFUSED = [
+    UNCLOSED_ALARM,
     HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\n"
     "TRIGGER:soon\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
     HEAD + "BEGIN:VJOURNAL\r\nUID:j@example.org\r\nDTSTAMP:not a time\r\nEND:VJOURNAL\r\nBEGIN:VEVENT\r\n"
@@ -149,7 +141,14 @@ REFUSED = [
 @pytest.mark.parametrize(
     "text",
     REFUSED,
-    ids=["bad-alarm-trigger", "bad-journal-value", "bad-calendar-property", "line-before", "line-after"],
+    ids=[
+        "unclosed-alarm",
+        "bad-alarm-trigger",
+        "bad-journal-value",
+        "bad-calendar-property",
+        "line-before",
+        "line-after",
+    ],
 )
 def test_an_entry_the_whole_parse_refuses_is_listed_unreadable(text: str) -> None:
     entry = Resource(href="/cal/a.ics", etag='"1"', data=text)
