@@ -27,9 +27,9 @@ Per server, three clients:
    and the token path of the same guarded tool on a server started with
    ``ELICITATION=false``: the refusal (exit 5, ``isError``) must carry the
    token in ``_meta["approval-core/approval"]`` and in its text and no
-   ``structuredContent``. Each ``--cli`` command starts the server anew and a
-   token is redeemable only in the process that issued it, so the repeat with
-   that token must be refused the same readable way, changing nothing.
+   ``structuredContent``, and nothing changed. Each ``--cli`` command starts the
+   server anew; over stdio single-use records live in a file the user's server
+   processes share, so the repeat with that token, in the next process, acts.
 3. The Inspector's connect-once CLI, ``mcpdo`` (same package; a private
    daemon of this run keeps one server process per connection, stopped at the
    end): the token issued and redeemed on one connection (``ELICITATION=false``,
@@ -328,18 +328,18 @@ def run_inspector(report: Report, clients: Path, node: Path, server: str, script
         return approval, text
 
     def token_path() -> str:
-        # Each --cli call starts the server anew, and a token is redeemable only in the server process that
-        # issued it: the repeat must be refused, readably, with a fresh token, and change nothing.
-        args = state["make"]("token")
+        # Each --cli call starts the server anew; over stdio a token lives in the user's record file, shared by
+        # their server processes: the next process redeems it.
+        args = state["make"]("cli-token")
         first, _ = refusal_of(*cli.call(guarded, args, env=off))
-        second, text = refusal_of(*cli.call(guarded, {**args, "confirm_token": first["confirm_token"]}, env=off))
-        if first["outcome"] != "token_issued" or second["outcome"] != "token_refused":
-            raise Failed(f"outcomes {first['outcome']}, {second['outcome']}")
-        if "not issued by this server" not in text:
-            raise Failed(f"the refusal does not say why: {text[:400]}")
-        if state["changed"](args):
-            raise Failed("a refused token changed something")
-        return "token_issued, then token_refused in the next process (exit 5 twice, readable); nothing changed"
+        if first["outcome"] != "token_issued" or state["changed"](args):
+            raise Failed(f"first call: {first['outcome']}, or it changed something")
+        code, done = cli.call(guarded, {**args, "confirm_token": first["confirm_token"]}, env=off)
+        if code != 0 or done.get("isError") or not state["changed"](args):
+            raise Failed(f"the token was not redeemed in the next process: exit {code}: {json.dumps(done)[:800]}")
+        # A repeat now finds its target gone (or made) and says so before any token is looked at; that a used token
+        # is refused in a later process is approval-core's test_file_store.py.
+        return "token_issued (exit 5, nothing changed), then redeemed in the next process"
 
     timed(report, server, f"{guarded}: token path", token_path)
 
