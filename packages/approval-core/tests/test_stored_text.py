@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Annotated, Any
 
+import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from approval_core import structured
 from approval_core.asking.dialog import BLANK_FILLERS
-from approval_core.serving.stored_text import _stored_paths, fenced_text  # pyright: ignore[reportPrivateUsage]
+from approval_core.asking.results import dumped_text
+from approval_core.serving.stored_text import UNTRUSTED_KEY, fenced_text, install_stored_text, marked_and_fenced
+from approval_core.testing import connect
 
 FIELDS = frozenset({"summary", "tags", "attachment"})
 
@@ -18,7 +27,8 @@ def test_pointers_name_every_stored_string_with_array_indices_as_stars() -> None
         "attachment": {"name": "f.png", "size": 3},
         "a/b": {"summary": "c"},
     }
-    assert sorted(set(_stored_paths(data, FIELDS))) == sorted(
+    marked, _ = marked_and_fenced(data, FIELDS)
+    assert sorted(set(marked[UNTRUSTED_KEY])) == sorted(
         ["/a~1b/summary", "/attachment/name", "/events/*/summary", "/tags/*"]
     )
 
@@ -35,3 +45,72 @@ def test_every_invisible_character_of_the_dialog_is_escaped_and_the_json_still_r
     assert body["summary"] == f"⟦stored 0a1b2c3d⟧x{hidden}y⟦/stored 0a1b2c3d⟧"
     assert body["tags"] == ["⟦stored 0a1b2c3d⟧`````⟦/stored 0a1b2c3d⟧"]
     assert body["id"] == "plain"
+
+
+def test_invisible_characters_outside_stored_fields_and_a_delete_are_escaped_too() -> None:
+    data = {"id": "a\u202eb", "k\u200by": 1, "summary": "x\x7fy", "tags": ["plain"]}
+    text = fenced_text(data, FIELDS, nonce="0a1b2c3d")
+    assert all(escape in text for escape in ("\\u202e", "\\u200b", "\\u007f"))
+    assert not {"\u202e", "\u200b", "\x7f"} & set(text)
+
+
+def test_an_ascii_result_reads_back_as_its_data_with_each_stored_string_fenced() -> None:
+    data = {"events": [{"summary": "a", "id": "x"}], "tags": ["t"], "n": 2, "none": None}
+    text = fenced_text(data, FIELDS, nonce="0a1b2c3d")
+    body = json.loads(text.removeprefix("```json\n").removesuffix("\n```"))
+    fence = "⟦stored 0a1b2c3d⟧{}⟦/stored 0a1b2c3d⟧"
+    assert body == {"events": [{"summary": fence.format("a"), "id": "x"}], "tags": [fence.format("t")], "n": 2,
+                    "none": None}  # fmt: skip
+
+
+class Note(BaseModel):
+    id: str
+    summary: str
+
+
+def _server() -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("stored-mcp")
+
+    @server.tool()
+    async def made_by_structured() -> Annotated[CallToolResult, Note]:
+        """The usual result: structured()."""
+        return structured(Note(id="n1", summary="Ignore \u202eall"))
+
+    @server.tool()
+    async def made_by_hand() -> Annotated[CallToolResult, Note]:
+        """A result built another way: the data repeated (indented), and a second block."""
+        data = {"id": "n2", "summary": "by hand"}
+        dump = TextContent(type="text", text=json.dumps(data, indent=2))
+        return CallToolResult(content=[dump, TextContent(type="text", text="{note}")], structured_content=data)
+
+    install_stored_text(server, frozenset({"summary"}))
+    return server
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "summary", "kept"), [("made_by_structured", "Ignore \u202eall", []),
+                                                       ("made_by_hand", "by hand", ["{note}"])])  # fmt: skip
+async def test_the_block_repeating_the_data_is_fenced_however_the_result_was_built(
+    tool: str, summary: str, kept: list[str]
+) -> None:
+    async with connect(_server(), revision="2025-11-25") as client:
+        result = await client.call_tool(tool, {})
+    data = result.structured_content or {}
+    assert data["summary"] == summary
+    assert data[UNTRUSTED_KEY] == ["/summary"]
+    first, *rest = [block.text for block in result.content if isinstance(block, TextContent)]
+    assert re.search(r"⟦stored [0-9a-f]{8}⟧", first)
+    assert "\u202e" not in first
+    assert rest == kept
+
+
+def test_structured_tells_once_which_text_repeats_its_data_and_nothing_about_other_data() -> None:
+    result = structured(Note(id="n1", summary="s"))
+    data = result.structured_content
+    assert dumped_text({"id": "n1", "summary": "s"}) is None  # equal data, another object
+    known = dumped_text(data)
+    assert known is not None
+    assert isinstance(result.content[0], TextContent)
+    assert known is result.content[0].text
+    assert json.loads(known) == data
+    assert dumped_text(data) is None  # told once

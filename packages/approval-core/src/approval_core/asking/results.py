@@ -21,12 +21,13 @@ the machine-readable outcome in the result's ``_meta`` under
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-__all__ = ["APPROVAL_META_KEY", "approval_outcome", "refusal", "structured"]
+__all__ = ["APPROVAL_META_KEY", "approval_outcome", "dumped_text", "refusal", "structured"]
 
 APPROVAL_META_KEY = "approval-core/approval"
 """The ``_meta`` key of a refusal's machine-readable outcome.
@@ -48,7 +49,33 @@ def structured(model: BaseModel) -> CallToolResult:
     """
     data = model.model_dump(mode="json", by_alias=True)
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    result = CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    kept: object = result.structured_content  # pyright: ignore[reportUnknownMemberType]
+    _DUMPS[id(kept)] = (kept, text)
+    if len(_DUMPS) > _KEPT_DUMPS:
+        _DUMPS.popitem(last=False)
+    return result
+
+
+_KEPT_DUMPS = 16
+_DUMPS: OrderedDict[int, tuple[object, str]] = OrderedDict()
+"""The text of the latest results :func:`structured` made, by the identity of their structured content.
+
+Each entry holds its structured content, so that identity cannot pass to another object while it is kept.
+"""
+
+
+def dumped_text(data: object) -> str | None:
+    """The text :func:`structured` made for this very ``data`` (its result's ``structured_content``), or None.
+
+    Lets a wrapper tell which text block of a result repeats its structured content without parsing the
+    text: the block whose text is this very string. Each result is answered once (the entry is dropped),
+    and only for the latest 16 results made; None for any other, and for a result built another way.
+    """
+    entry = _DUMPS.pop(id(data), None)
+    if entry is None or entry[0] is not data:
+        return None
+    return entry[1]
 
 
 def refusal(text: str, approval: dict[str, Any]) -> CallToolResult:

@@ -29,7 +29,16 @@ from typing import Any, cast
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
-__all__ = ["STORED_TEXT_INSTRUCTIONS", "UNTRUSTED_KEY", "UNTRUSTED_SCHEMA", "fenced_text", "install_stored_text"]
+from approval_core.asking.results import dumped_text
+
+__all__ = [
+    "STORED_TEXT_INSTRUCTIONS",
+    "UNTRUSTED_KEY",
+    "UNTRUSTED_SCHEMA",
+    "fenced_text",
+    "install_stored_text",
+    "marked_and_fenced",
+]
 
 UNTRUSTED_KEY = "untrusted"
 UNTRUSTED_SCHEMA: dict[str, Any] = {
@@ -51,6 +60,17 @@ _INVISIBLE = re.compile(  # controls, format characters, blank letters (dialog.B
 )
 
 
+def _plain(body: str) -> bool:
+    """Whether ``body`` (JSON text) holds nothing :data:`_INVISIBLE` matches: printable ASCII and fence brackets.
+
+    ``json.dumps`` writes every control character below U+0020 as an escape, so a body whose only
+    non-ASCII characters are the fences' brackets (U+27E6, U+27E7: three UTF-8 bytes each, and not invisible)
+    and without DEL has nothing to escape. Checked in C, far quicker than the search itself.
+    """
+    brackets = body.count("\u27e6") + body.count("\u27e7")
+    return len(body.encode("utf-8", "surrogatepass")) == len(body) + 2 * brackets and "\x7f" not in body
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code <= 0xFFFF:
@@ -59,44 +79,68 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"  # a JSON surrogate pair
 
 
-def _stored_paths(
-    value: Any, fields: frozenset[str], path: str = "", stored: bool = False, found: set[str] | None = None
-) -> set[str]:
-    """The pointers of the strings under ``value`` under a key of ``fields`` (stored text), added to ``found``."""
-    found = set() if found is None else found
-    if isinstance(value, str):
-        if stored:
-            found.add(path)
-    elif isinstance(value, dict):
-        for key, item in cast(dict[str, Any], value).items():
-            if isinstance(item, (str, dict, list)):  # numbers, booleans and null carry no text
-                where = f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
-                _stored_paths(item, fields, where, stored or key in fields, found)
-    elif isinstance(value, list):
-        where = f"{path}/*"
-        for item in cast(list[Any], value):
-            _stored_paths(item, fields, where, stored, found)
-    return found
+def _pointer(path: str, key: str) -> str:
+    """``path`` extended by ``key``, escaped as RFC 6901 says (``~`` as ``~0``, ``/`` as ``~1``)."""
+    if "~" in key or "/" in key:
+        key = key.replace("~", "~0").replace("/", "~1")
+    return f"{path}/{key}"
 
 
-def _fenced(value: Any, fields: frozenset[str], fence: tuple[str, str], stored: bool = False) -> Any:
-    """``value`` with every stored string (under a key of ``fields``) between the two marks of ``fence``."""
-    if isinstance(value, str):
-        return f"{fence[0]}{value}{fence[1]}" if stored else value
-    if isinstance(value, list):
-        return [_fenced(item, fields, fence, stored) for item in cast(list[Any], value)]
+def _walk(
+    value: Any, fields: frozenset[str], fence: tuple[str, str], found: set[str], path: str, marked: bool, fenced: bool
+) -> Any:
+    """``value`` with its stored strings fenced, adding the pointers of its stored strings to ``found``.
+
+    One pass for both: a string is stored text when a key of ``fields`` is on its way (``marked``: its pointer
+    goes in ``found``); it is fenced likewise, except below a key named :data:`UNTRUSTED_KEY` (``fenced``), whose
+    pointers are the server's own. Numbers, booleans and null carry no text and are kept as they are.
+    """
     if isinstance(value, dict):
-        mapping = cast(dict[str, Any], value)
         out: dict[str, Any] = {}
-        for k, v in mapping.items():
-            inside = k != UNTRUSTED_KEY and (stored or k in fields)
-            out[k] = (
-                _fenced(v, fields, fence, inside)
-                if isinstance(v, (dict, list)) or (inside and isinstance(v, str))
-                else v
-            )
+        for key, item in cast(dict[str, Any], value).items():
+            if isinstance(item, str):
+                inside = key in fields
+                if marked or inside:
+                    found.add(_pointer(path, key))
+                out[key] = f"{fence[0]}{item}{fence[1]}" if (fenced or inside) and key != UNTRUSTED_KEY else item
+            elif isinstance(item, (dict, list)):
+                inside = key in fields
+                out[key] = _walk(
+                    item, fields, fence, found, _pointer(path, key), marked or inside,
+                    (fenced or inside) and key != UNTRUSTED_KEY,
+                )  # fmt: skip
+            else:
+                out[key] = item
         return out
+    if isinstance(value, list):
+        where = f"{path}/*"
+        items: list[Any] = []
+        for item in cast(list[Any], value):
+            if isinstance(item, str):
+                if marked:
+                    found.add(where)
+                items.append(f"{fence[0]}{item}{fence[1]}" if fenced else item)
+            elif isinstance(item, (dict, list)):
+                items.append(_walk(item, fields, fence, found, where, marked, fenced))
+            else:
+                items.append(item)
+        return items
     return value
+
+
+def _fences(nonce: str | None) -> tuple[str, str]:
+    nonce = nonce or secrets.token_hex(4)
+    return _OPEN.format(nonce=nonce), _CLOSE.format(nonce=nonce)
+
+
+def _code_block(fenced: Any) -> str:
+    """``fenced`` as compact JSON, invisible characters escaped, in a Markdown code fence longer than any in it."""
+    body = json.dumps(fenced, separators=(",", ":"), ensure_ascii=False)
+    if not _plain(body):
+        body = _INVISIBLE.sub(_escape, body)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0) if "`" in body else 0
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}json\n{body}\n{fence}"
 
 
 def fenced_text(data: dict[str, Any], fields: frozenset[str], nonce: str | None = None) -> str:
@@ -107,18 +151,40 @@ def fenced_text(data: dict[str, Any], fields: frozenset[str], nonce: str | None 
         fields: The keys whose string values (or lists of strings) are stored text.
         nonce: The per-call fence marker (default: 8 random hex digits).
     """
-    nonce = nonce or secrets.token_hex(4)
-    fence = (_OPEN.format(nonce=nonce), _CLOSE.format(nonce=nonce))
-    body = json.dumps(_fenced(data, fields, fence), separators=(",", ":"), ensure_ascii=False)
-    body = _INVISIBLE.sub(_escape, body)
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0) if "`" in body else 0
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}json\n{body}\n{fence}"
+    return _code_block(_walk(data, fields, _fences(nonce), set(), "", False, False))
 
 
-def _dump_of(block: Any, data: dict[str, Any]) -> bool:
-    """Whether ``block`` is the text block that repeats ``data`` as JSON (the one a model reads)."""
-    if not isinstance(block, TextContent) or not block.text.startswith("{"):
+def marked_and_fenced(
+    data: dict[str, Any], fields: frozenset[str], nonce: str | None = None
+) -> tuple[dict[str, Any], str]:
+    """``data`` marked (:data:`UNTRUSTED_KEY` added, the values as they are) and its fenced text, in one walk.
+
+    Args:
+        data: The result's structured content.
+        fields: The keys whose string values (or lists of strings) are stored text.
+        nonce: The per-call fence marker (default: 8 random hex digits).
+
+    Returns:
+        (the structured content with its sorted pointers, the text a model reads: :func:`fenced_text` of it).
+    """
+    found: set[str] = set()
+    copy = _walk(data, fields, _fences(nonce), found, "", False, False)
+    pointers = sorted(found)
+    copy[UNTRUSTED_KEY] = pointers  # the server's own pointers: never fenced
+    return {**data, UNTRUSTED_KEY: pointers}, _code_block(copy)
+
+
+def _dump_of(block: Any, data: dict[str, Any], known: str | None) -> bool:
+    """Whether ``block`` is the text block that repeats ``data`` as JSON (the one a model reads).
+
+    ``known`` is the text :func:`~approval_core.asking.results.structured` made for this very ``data``, if it
+    made it: its block is recognised by identity, without reading it back.
+    """
+    if not isinstance(block, TextContent):
+        return False
+    if known is not None and block.text is known:
+        return True
+    if not block.text.startswith("{"):
         return False
     try:
         return json.loads(block.text) == data
@@ -154,9 +220,10 @@ def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
         if not isinstance(raw, dict):
             return result
         data = cast(dict[str, Any], raw)
-        marked: dict[str, Any] = {**data, UNTRUSTED_KEY: sorted(_stored_paths(data, fields))}
-        fenced = TextContent(type="text", text=fenced_text(marked, fields))
-        content = [fenced if _dump_of(block, data) else block for block in result.content]
+        marked, text = marked_and_fenced(data, fields)
+        fenced = TextContent(type="text", text=text)
+        known = dumped_text(data)
+        content = [fenced if _dump_of(block, data, known) else block for block in result.content]
         return result.model_copy(update={"structured_content": marked, "content": content})
 
     server.list_tools = listed  # type: ignore[method-assign]
