@@ -6,10 +6,11 @@ import time
 
 import httpx2
 import pytest
-from ntfy_conftest import HOSTILE, real_server
+from ntfy_conftest import HOSTILE, real_server, standin_server
 from ntfy_server import NtfyServer
 
 from approval_core.testing import connect
+from standin import NtfyStandIn
 
 pytestmark = pytest.mark.anyio
 
@@ -220,3 +221,39 @@ async def test_a_listed_http_action_says_its_headers_were_left_out(ntfy: NtfySer
     assert "headers" not in shown
     assert shown["headers_withheld"] == 2
     assert "door-secret" not in listed.content[0].text
+
+
+async def test_fields_ntfy_writes_at_their_default_are_left_out_of_a_listing() -> None:
+    # ntfy itself leaves such fields out of its JSON; the stand-in writes them, as a server might.
+    standin = NtfyStandIn()
+    standin.publish("alerts", "m", priority=3, tags=[], content_type="text/plain", actions=[], title=None, click=None)
+    async with connect(standin_server(standin, topics=("alerts",)), revision="2025-11-25") as client:
+        listed = await client.call_tool("list_messages", {})
+    (message,) = (listed.structured_content or {})["messages"]
+    assert set(message) == {"id", "time", "message"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "wrong"),
+    [
+        ("list_messages", {"title": 5}),
+        ("list_messages", {"time": "soon"}),
+        ("list_messages", {"priority": "urgent"}),
+        ("list_messages", {"tags": [1]}),
+        ("list_messages", {"attachment": "report.pdf"}),
+        ("list_messages", {"click": 3}),
+        ("list_messages", {"actions": ["view"]}),
+        ("get_message", {"expires": "later"}),
+    ],
+)
+async def test_a_value_of_the_wrong_type_from_the_server_is_an_error_never_a_result_off_its_schema(
+    tool: str, wrong: dict
+) -> None:
+    standin = NtfyStandIn()  # the real ntfy writes each field with its own type
+    standin.publish("alerts", "fine")
+    bad = standin.publish("alerts", "m", **wrong)
+    args = {"topic": "alerts", "id": bad["id"]} if tool == "get_message" else {}
+    async with connect(standin_server(standin, topics=("alerts",)), revision="2025-11-25") as client:
+        result = await client.call_tool(tool, args)
+    assert result.is_error
+    assert result.structured_content is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field, TypeAdapter, model_serializer
 
 __all__ = [
     "LISTING_BODY_CHARS",
@@ -29,6 +29,7 @@ __all__ = [
     "UserResult",
     "Users",
     "message_from_ntfy",
+    "messages_from_ntfy",
 ]
 
 LISTING_BODY_CHARS = 280
@@ -75,11 +76,12 @@ class Message(BaseModel):
         description=f"{_FROM_TOPIC}. An http action's headers are not shown; headers_withheld counts them",
     )
 
-    @model_serializer(mode="wrap")
-    def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    @model_serializer(mode="plain")
+    def _without_defaults(self) -> dict[str, Any]:
+        # Every field holds JSON's own types (str, int, bool, None, lists and objects of them), as validated:
+        # they are written as they are, in the fields' order, each one at its default left out.
         defaults = _defaults(type(self))
-        return {key: value for key, value in data.items() if key not in defaults or value != defaults[key]}
+        return {key: value for key, value in self.__dict__.items() if key not in defaults or value != defaults[key]}
 
 
 @cache
@@ -100,47 +102,73 @@ def _sequence_of(raw: dict[str, Any]) -> str | None:
 
 
 def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool = True) -> Message:
-    """A :class:`Message` from ntfy's JSON (ntfy docs, "JSON message format").
+    """A :class:`Message` from ntfy's JSON (ntfy docs, "JSON message format"), its values checked by the model.
 
     Args:
         raw: One line of ``GET /<topic>/json`` or a publish response.
         now: Unix seconds, to tell scheduled from delivered.
         shorten: Cut the body to :data:`LISTING_BODY_CHARS` characters, and leave out the cache expiry.
         topic: Whether the message names its topic (a listing of one topic names it once instead).
+
+    Raises:
+        pydantic.ValidationError: a value of ntfy's is not of its field's type.
     """
+    return Message.model_validate(_values(raw, now, shorten=shorten, topic=topic))
+
+
+def messages_from_ntfy(raws: list[dict[str, Any]], now: float, *, shorten: bool, topic: bool) -> list[Message]:
+    """:func:`message_from_ntfy` of each of ``raws``, checked in one call of the validator (a listing's page)."""
+    return _message_list().validate_python([_values(raw, now, shorten=shorten, topic=topic) for raw in raws])
+
+
+@cache
+def _message_list() -> TypeAdapter[list[Message]]:
+    return TypeAdapter(list[Message])  # made at the first listing: a server that only lists its tools needs none
+
+
+def _values(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool) -> dict[str, Any]:
+    """The values of a message's fields that differ from their default (the rest are left out of a result).
+
+    So a listed message hands its model five or so values to check rather than nineteen. Raises what
+    ``int()`` raises on a time or priority that is no number.
+    """
+    when = int(raw.get("time", 0))
+    values: dict[str, Any] = {"id": str(raw.get("id", "")), "time": when}
+    if (sequence := _sequence_of(raw)) is not None:
+        values["sequence_id"] = sequence
+    if (event := str(raw.get("event", "message"))) != "message":
+        values["event"] = event
+    if topic:
+        values["topic"] = str(raw.get("topic", ""))
+    if not shorten and (expires := raw.get("expires")) is not None:
+        values["expires"] = expires
+    if when > now:
+        values["scheduled"] = True
+    for key in ("title", "click", "icon", "attachment"):
+        if (value := raw.get(key)) is not None:
+            values[key] = value
     body = raw.get("message")
-    length = len(body) if isinstance(body, str) else 0
-    cut = shorten and length > LISTING_BODY_CHARS
-    buttons: list[dict[str, Any]] = list(raw.get("actions") or [])
-    # An http action's headers may hold credentials: left out, and each such action says how many it had,
-    # so a revision built from this read knows it would not carry them.
-    actions = [
-        {
-            **{k: v for k, v in a.items() if k != "headers"},
-            **({"headers_withheld": len(a["headers"])} if a.get("headers") else {}),
-        }
-        for a in buttons
-    ]
-    return Message(
-        id=str(raw.get("id", "")),
-        sequence_id=_sequence_of(raw),
-        event=str(raw.get("event", "message")),
-        topic=str(raw.get("topic", "")) if topic else None,
-        time=int(raw.get("time", 0)),
-        expires=None if shorten else raw.get("expires"),
-        scheduled=int(raw.get("time", 0)) > now,
-        title=raw.get("title"),
-        message=(body[:LISTING_BODY_CHARS] + "…") if cut and isinstance(body, str) else body,
-        message_truncated=cut,
-        message_length=length if cut else None,
-        priority=int(raw.get("priority") or 3),
-        tags=list(raw.get("tags") or []),
-        markdown=raw.get("content_type") == "text/markdown",
-        click=raw.get("click"),
-        icon=raw.get("icon"),
-        attachment=raw.get("attachment"),
-        actions=actions,
-    )
+    if isinstance(body, str) and shorten and len(body) > LISTING_BODY_CHARS:
+        values.update(message=body[:LISTING_BODY_CHARS] + "…", message_truncated=True, message_length=len(body))
+    elif body is not None:
+        values["message"] = body
+    if (priority := int(raw.get("priority") or 3)) != 3:  # ntfy's default priority, left out
+        values["priority"] = priority
+    if tags := raw.get("tags"):
+        values["tags"] = list(tags)
+    if raw.get("content_type") == "text/markdown":
+        values["markdown"] = True
+    if buttons := raw.get("actions"):
+        # An http action's headers may hold credentials: left out, and each such action says how many it had,
+        # so a revision built from this read knows it would not carry them.
+        values["actions"] = [
+            {
+                **{k: v for k, v in a.items() if k != "headers"},
+                **({"headers_withheld": len(a["headers"])} if a.get("headers") else {}),
+            }
+            for a in buttons
+        ]
+    return values
 
 
 class MessageList(BaseModel):

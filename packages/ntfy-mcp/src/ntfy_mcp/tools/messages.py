@@ -19,7 +19,16 @@ from approval_core import annotations, chosen_by_server, plan_writes, structured
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import BackendError, InputError, NtfyUnavailable
 from ntfy_mcp.models import Priority, priority_number
-from ntfy_mcp.outputs import IdResult, IdResults, Message, MessageList, PublishResult, PublishResults, message_from_ntfy
+from ntfy_mcp.outputs import (
+    IdResult,
+    IdResults,
+    Message,
+    MessageList,
+    PublishResult,
+    PublishResults,
+    message_from_ntfy,
+    messages_from_ntfy,
+)
 from ntfy_mcp.tools._common import (
     ActionsArg,
     AttachArg,
@@ -239,7 +248,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
             params["tags"] = ",".join(tags)
         events = await app.client.poll(chosen, params, limit=limit + 1)
         now = time.time()
-        page = [message_from_ntfy(e, now, shorten=True, topic=len(chosen) > 1) for e in events[:limit]]
+        page = messages_from_ntfy(events[:limit], now, shorten=True, topic=len(chosen) > 1)
         cut = len(events) > limit
         listing = MessageList(
             topics=chosen, messages=page, count=len(page), next_cursor=page[-1].id if cut else None, cut=cut
