@@ -11,9 +11,10 @@ import http.server
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx2
 import pytest
 from ntfy_conftest import real_server
 from ntfy_server import NtfyServer
@@ -88,6 +89,23 @@ def test_a_url_kept_for_reuse_is_one_that_passed_and_the_rules_still_hold_once_m
         for value in escape_corpus(9, "ok-topic"):
             with pytest.raises(InputError, match=r"^topic: "):
                 client.url(("topic", value), route="json")
+
+
+async def test_a_poll_stops_reading_an_endless_answer_once_it_holds_the_lines_it_needs() -> None:
+    """A DOUBLE answering a poll with lines without end (two a chunk): the poll reads three chunks for five events."""
+    pulled = 0
+
+    async def endless() -> AsyncIterator[bytes]:
+        nonlocal pulled
+        for n in range(100_000):
+            pulled += 1
+            yield b"".join(b'{"id":"m%d","time":1,"event":"message"}\n' % (2 * n + k) for k in range(2))
+
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, content=endless()))
+    async with NtfyClient(NtfySettings(url="http://127.0.0.1:8", token="tk_x"), transport=transport) as client:
+        events = await client.poll(["alerts"], {"since": "all"}, limit=5)
+    assert [event["id"] for event in events] == ["m0", "m1", "m2", "m3", "m4"]
+    assert pulled == 3
 
 
 class Double(http.server.ThreadingHTTPServer):

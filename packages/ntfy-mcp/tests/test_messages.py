@@ -165,6 +165,18 @@ async def test_list_pages_with_a_cursor_and_shortens_bodies(ntfy: NtfyServer, to
     assert "message_truncated" not in whole.structured_content  # not cut: the default, left out
 
 
+async def test_a_next_line_character_in_a_message_does_not_break_the_listing(ntfy: NtfyServer, topic: str) -> None:
+    # ntfy writes U+0085 unescaped in its JSON; str.splitlines() cut a poll's line there and the listing failed.
+    odd = "line one\u0085line two \u2028 and \x0c the end"
+    httpx2.post(ntfy.url, json={"topic": topic, "message": odd, "title": odd}, headers=ntfy.admin_headers())
+    async with connect(real_server(ntfy), revision="2025-11-25") as client:
+        listed = await client.call_tool("list_messages", {"topics": [topic]})
+        (message,) = listed.structured_content["messages"]
+        whole = await client.call_tool("get_message", {"topic": topic, "id": message["id"]})
+    assert (message["title"], message["message"]) == (odd, odd)
+    assert whole.structured_content["message"] == odd
+
+
 async def test_list_filters_are_ntfys(ntfy: NtfyServer, topic: str) -> None:
     server = real_server(ntfy)
     async with connect(server, revision="2025-11-25") as client:

@@ -219,11 +219,14 @@ class NtfyClient:
             if response.is_stream_consumed:  # an in-memory transport hands over a response already read
                 content.extend(response.content)
             else:
-                enough = lines is not None and response.status_code == 200
+                wanted = lines if lines is not None and response.status_code == 200 else None
+                seen = 0  # complete lines so far, counted in each chunk as it comes (not the whole buffer again)
                 async for chunk in response.aiter_bytes():
                     content.extend(chunk)
-                    if enough and content.count(b"\n") >= (lines or 0):
-                        break  # the rest is not needed; closing the response drops its connection
+                    if wanted is not None:
+                        seen += chunk.count(b"\n")
+                        if seen >= wanted:
+                            break  # the rest is not needed; closing the response drops its connection
                     if len(content) > limit:
                         raise NtfyUnavailable(_too_large(request, limit))
             if len(content) > limit:
@@ -290,7 +293,9 @@ class NtfyClient:
         url = self.url(("topics", ",".join(topics)), route="json")
         content = await self._send("GET", url, params={"poll": "1", **params}, lines=limit)
         events: list[dict[str, Any]] = []
-        for line in content.decode("utf-8", errors="replace").splitlines():
+        # NDJSON lines end at "\n" only: str.splitlines() would also cut at a NEL (U+0085), which ntfy's JSON
+        # writes unescaped inside a string, and the whole listing would fail on the broken line.
+        for line in content.decode("utf-8", errors="replace").split("\n"):
             if limit is not None and len(events) >= limit:
                 break
             if line.strip():
