@@ -87,13 +87,20 @@ def _pointer(path: str, key: str) -> str:
 
 
 def _walk(
-    value: Any, fields: frozenset[str], fence: tuple[str, str], found: set[str], path: str, marked: bool, fenced: bool
+    value: Any,
+    fields: frozenset[str],
+    fence: tuple[str, str],
+    found: set[tuple[str, str]],
+    path: str,
+    marked: bool,
+    fenced: bool,
 ) -> Any:
-    """``value`` with its stored strings fenced, adding the pointers of its stored strings to ``found``.
+    """``value`` with its stored strings fenced, adding where its stored strings are to ``found``.
 
-    One pass for both: a string is stored text when a key of ``fields`` is on its way (``marked``: its pointer
-    goes in ``found``); it is fenced likewise, except below a key named :data:`UNTRUSTED_KEY` (``fenced``), whose
-    pointers are the server's own. Numbers, booleans and null carry no text and are kept as they are.
+    One pass for both: a string is stored text when a key of ``fields`` is on its way (``marked``: its place
+    goes in ``found``, as the pointer of its parent and its key, or ``*`` in an array); it is fenced likewise,
+    except below a key named :data:`UNTRUSTED_KEY` (``fenced``), whose pointers are the server's own. Numbers,
+    booleans and null carry no text and are kept as they are.
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -101,7 +108,7 @@ def _walk(
             if isinstance(item, str):
                 inside = key in fields
                 if marked or inside:
-                    found.add(_pointer(path, key))
+                    found.add((path, key))  # made a pointer once at the end: the items of a list repeat it
                 out[key] = f"{fence[0]}{item}{fence[1]}" if (fenced or inside) and key != UNTRUSTED_KEY else item
             elif isinstance(item, (dict, list)):
                 inside = key in fields
@@ -118,7 +125,7 @@ def _walk(
         for item in cast(list[Any], value):
             if isinstance(item, str):
                 if marked:
-                    found.add(where)
+                    found.add((path, "*"))
                 items.append(f"{fence[0]}{item}{fence[1]}" if fenced else item)
             elif isinstance(item, (dict, list)):
                 items.append(_walk(item, fields, fence, found, where, marked, fenced))
@@ -167,9 +174,9 @@ def marked_and_fenced(
     Returns:
         (the structured content with its sorted pointers, the text a model reads: :func:`fenced_text` of it).
     """
-    found: set[str] = set()
+    found: set[tuple[str, str]] = set()
     copy = _walk(data, fields, _fences(nonce), found, "", False, False)
-    pointers = sorted(found)
+    pointers = sorted({_pointer(path, key) for path, key in found})  # an array's "*" is written as it is
     copy[UNTRUSTED_KEY] = pointers  # the server's own pointers: never fenced
     return {**data, UNTRUSTED_KEY: pointers}, _code_block(copy)
 
