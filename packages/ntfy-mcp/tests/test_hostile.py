@@ -23,7 +23,7 @@ from approval_core import ApprovalSettings
 from approval_core.testing import connect, escape_corpus, listening
 from ntfy_mcp import build_server
 from ntfy_mcp.client import NtfyClient
-from ntfy_mcp.errors import InputError
+from ntfy_mcp.errors import InputError, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 
 pytestmark = pytest.mark.anyio
@@ -106,6 +106,23 @@ async def test_a_poll_stops_reading_an_endless_answer_once_it_holds_the_lines_it
         events = await client.poll(["alerts"], {"since": "all"}, limit=5)
     assert [event["id"] for event in events] == ["m0", "m1", "m2", "m3", "m4"]
     assert pulled == 3
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"id":"m1","time":1', "held a line that is not JSON"),
+        (b'{"id":"m1","title":"\\ud800"}', "held a line that is not JSON"),  # an unpaired surrogate escape
+        (b'["m1"]', "held a line that is not a JSON object"),
+    ],
+)
+async def test_a_poll_answer_with_a_line_that_is_no_message_is_refused(line: bytes, expected: str) -> None:
+    """A DOUBLE answering a poll with one good line and one bad: the listing fails, saying what was wrong."""
+    good = b'{"id":"m0","time":1,"event":"message"}\n'
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, content=good + line + b"\n"))
+    async with NtfyClient(NtfySettings(url="http://127.0.0.1:8", token="tk_x"), transport=transport) as client:
+        with pytest.raises(NtfyUnavailable, match=expected):
+            await client.poll(["alerts"], {"since": "all"})
 
 
 class Double(http.server.ThreadingHTTPServer):
