@@ -1,30 +1,24 @@
 """The ntfy HTTP client: the one place where URLs are made and where ntfy's replies become this package's errors.
 
 Built on httpx2 (as the MCP SDK); with APPROVAL_PROFILE=every-write each request passes ``before_send`` first.
-Where requests go (:meth:`NtfyClient.url`): every path argument (a topic, a
-sequence id) is checked against ntfy's own rule for it, after any decoding,
-and joined under ``NTFY_URL``; the resulting URL must have ``NTFY_URL``'s
-scheme, host and port, or the call is refused naming the field. Credentials
-(:class:`_OriginAuth`) are attached only to requests for that origin, and
-redirects are never followed: a 3xx is reported, so neither a request nor a
+Where requests go (:meth:`NtfyClient.url`): every path argument (a topic, a sequence id) is checked against ntfy's
+own rule for it, after any decoding, and joined under ``NTFY_URL``; the resulting URL must have ``NTFY_URL``'s
+scheme, host and port, or the call is refused naming the field. Credentials (:class:`_OriginAuth`) are attached only
+to requests for that origin, and redirects are never followed: a 3xx is reported, so neither a request nor a
 credential can be led elsewhere.
 
-What comes back (:meth:`NtfyClient._send`): the answer is read in full within
-``NTFY_TIMEOUT`` seconds (a slow drip ends there too) and up to
-``NTFY_MAX_RESPONSE_BYTES``; then
+What comes back (:meth:`NtfyClient._send`): the answer is read in full within ``NTFY_TIMEOUT`` seconds (a slow drip
+ends there too) and up to ``NTFY_MAX_RESPONSE_BYTES``; then
 
-* a connection failure, a timeout, a 3xx, a 5xx, an answer that is too large
-  or not ntfy's JSON → :class:`NtfyUnavailable`;
-* ntfy's error document ``{"code", "http", "error"}`` (ntfy docs, "Error
-  codes") → :class:`NtfyRejected`, whose text says what the status means
-  (401: credentials not accepted; 403: not allowed; 429: a rate limit).
+* a connection failure, a timeout, a 3xx, a 5xx, an answer that is too large or not ntfy's JSON →
+  :class:`NtfyUnavailable`;
+* ntfy's error document ``{"code", "http", "error"}`` (ntfy docs, "Error codes") → :class:`NtfyRejected`, whose text
+  says what the status means (401: credentials not accepted; 403: not allowed; 429: a rate limit).
 
-Routes (checked against a running ntfy 2.13; see docs/ntfy-mcp.md): ``POST /``
-JSON publish, ``GET /<topics>/json?poll=1``, ``GET /<topic>/auth``,
-``/v1/health``, ``/v1/stats``, ``/v1/account``, ``/v1/users`` and
-``/v1/users/access`` (admin), ``GET /v1/version`` (ntfy >= 2.17, admin), and
-from ntfy 2.16 ``PUT /<topic>/<sequence_id>/clear`` and
-``DELETE /<topic>/<sequence_id>`` (ntfy docs, "Publishing" → "Updating +
+Routes (checked against a running ntfy 2.13; see docs/ntfy-mcp.md): ``POST /`` JSON publish,
+``GET /<topics>/json?poll=1``, ``GET /<topic>/auth``, ``/v1/health``, ``/v1/stats``, ``/v1/account``, ``/v1/users``
+and ``/v1/users/access`` (admin), ``GET /v1/version`` (ntfy >= 2.17, admin), and from ntfy 2.16
+``PUT /<topic>/<sequence_id>/clear`` and ``DELETE /<topic>/<sequence_id>`` (ntfy docs, "Publishing" → "Updating +
 deleting notifications", https://docs.ntfy.sh/publish/#updating-deleting-notifications).
 """
 
@@ -224,10 +218,9 @@ class NtfyClient:
                 seen = 0  # complete lines so far, counted in each chunk as it comes (not the whole buffer again)
                 async for chunk in response.aiter_bytes():
                     content.extend(chunk)
-                    if wanted is not None:
-                        seen += chunk.count(b"\n")
-                        if seen >= wanted:
-                            break  # the rest is not needed; closing the response drops its connection
+                    seen += chunk.count(b"\n")
+                    if wanted is not None and seen >= wanted:
+                        break  # the rest is not needed; closing the response drops its connection
                     if len(content) > limit:
                         raise NtfyUnavailable(_too_large(request, limit))
             if len(content) > limit:
@@ -288,28 +281,14 @@ class NtfyClient:
     ) -> list[dict[str, Any]]:
         """The cached events of ``topics`` (``GET /<t1,t2>/json?poll=1``), oldest first.
 
-        ``limit`` stops reading after that many events (ntfy itself has no
-        limit parameter, so the rest of the answer is neither read nor parsed).
+        ``limit`` stops reading after that many events (ntfy itself has no limit parameter, so the rest of the answer is
+        neither read nor parsed). Lines end at a line feed only (``str.splitlines()`` would also cut at a NEL, U+0085,
+        which ntfy writes unescaped); ``pydantic_core.from_json`` reads each as json.loads would in a third of its time,
+        and refuses an unpaired surrogate escape (which ntfy, writing Go strings, never sends).
         """
         url = self.url(("topics", ",".join(topics)), route="json")
         content = await self._send("GET", url, params={"poll": "1", **params}, lines=limit)
-        events: list[dict[str, Any]] = []
-        # NDJSON lines end at "\n" only: str.splitlines() would also cut at a NEL (U+0085), which ntfy's JSON
-        # writes unescaped inside a string, and the whole listing would fail on the broken line.
-        for line in content.decode("utf-8", errors="replace").split("\n"):
-            if limit is not None and len(events) >= limit:
-                break
-            if line.strip():
-                try:
-                    # pydantic's JSON reader: the same values as json.loads at a third of its time a line, and it
-                    # refuses an unpaired surrogate escape (which ntfy, writing Go strings, never sends).
-                    event = from_json(line, cache_strings="keys")
-                except ValueError as exc:
-                    raise NtfyUnavailable("ntfy's message listing held a line that is not JSON") from exc
-                if not isinstance(event, dict):
-                    raise NtfyUnavailable("ntfy's message listing held a line that is not a JSON object")
-                events.append(cast(dict[str, Any], event))
-        return events
+        return _events(content.decode("utf-8", errors="replace"), limit)
 
     async def clear(self, topic: str, sequence_id: str) -> dict[str, Any]:
         """Mark a notification read and dismiss it (``PUT /<topic>/<sequence_id>/clear``, ntfy >= 2.16)."""
@@ -382,6 +361,23 @@ class NtfyClient:
     async def reset_access(self, username: str, topic: str) -> None:
         """``DELETE /v1/users/access``: remove a user's rule for ``topic``."""
         await self._send("DELETE", self.url(route="v1/users/access"), body={"username": username, "topic": topic})
+
+
+def _events(text: str, limit: int | None) -> list[dict[str, Any]]:
+    """The first ``limit`` events of a poll's NDJSON (see :meth:`NtfyClient.poll`)."""
+    events: list[dict[str, Any]] = []
+    for line in text.split("\n"):
+        if limit is not None and len(events) >= limit:
+            break
+        if line.strip():
+            try:
+                event = from_json(line, cache_strings="keys")
+            except ValueError as exc:
+                raise NtfyUnavailable("ntfy's message listing held a line that is not JSON") from exc
+            if not isinstance(event, dict):
+                raise NtfyUnavailable("ntfy's message listing held a line that is not a JSON object")
+            events.append(cast(dict[str, Any], event))
+    return events
 
 
 def _error_document(status: int, content: bytes) -> tuple[int, str]:
