@@ -385,9 +385,12 @@ def single_zoned(cal: icalendar.Calendar, kind: str) -> tuple[dt.datetime, dt.da
     after start) needs no recurrence library: it overlaps a window when it
     starts before the window's end and ends after its start, as
     recurring-ical-events decides for it too (RFC 4791 §9.9). Dates,
-    floating times, DURATION, zero-length entries and everything recurring go
-    through the library.
+    floating times, DURATION, zero-length entries, everything recurring and an
+    entry whose calendar names an ``X-WR-TIMEZONE`` (the library gives its
+    times in that zone) go through the library.
     """
+    if "X-WR-TIMEZONE" in cal:
+        return None
     components = _of_kind(cal, kind)
     if len(components) != 1:
         return None
