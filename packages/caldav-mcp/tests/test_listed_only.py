@@ -107,7 +107,7 @@ FOLDS = (
 # VERSION and PRODID as icalendar reads them without complaint (an empty or odd text value, lower-case names) are
 # left out of what a listing parses; with parameters, or after other lines, they are kept.
 ODD_IDENTITY = (
-    "BEGIN:VCALENDAR\r\nversion:\r\nPRODID:a\\q;b,c:\"d\\\r\nPRODID;X-A=1:kept\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\n"
+    'BEGIN:VCALENDAR\r\nversion:\r\nPRODID:a\\q;b,c:"d\\\r\nPRODID;X-A=1:kept\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\n'
     "UID:o@example.org\r\nDTSTART:20260105T090000Z\r\nSUMMARY:odd\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 )
 
