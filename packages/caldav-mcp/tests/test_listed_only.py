@@ -58,8 +58,10 @@ def test_it_keeps_what_a_listing_reads_and_drops_the_rest() -> None:
     # a VALARM is kept whole: icalendar refuses the whole entry for a bad value in one (only a VEVENT's are
     # read as broken)
     assert "BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:Reminder\r\nEND:VALARM\r\n" in kept
-    for name in ("PRODID", "VERSION", "CALSCALE"):  # the calendar's own: kept (a bad value there refuses the entry)
-        assert f"\r\n{name}:" in kept, name
+    assert "\r\nCALSCALE:" in kept  # the calendar's own: kept (a bad value there refuses the entry)
+    assert kept.startswith("BEGIN:VCALENDAR\r\nCALSCALE:")  # but not VERSION and PRODID, text that cannot be bad
+    for name in ("PRODID", "VERSION"):
+        assert f"{name}:" not in kept, name
     assert CUSTOM_ZONE in kept  # a zone icalendar does not know is kept whole
     assert "seventy-five octets\r\n" in kept  # a kept property keeps its folded lines (unfolded)
     assert "and on" not in kept  # a dropped one loses them
@@ -102,10 +104,25 @@ FOLDS = (
 )
 
 
+# VERSION and PRODID as icalendar reads them without complaint (an empty or odd text value, lower-case names) are
+# left out of what a listing parses; with parameters, or after other lines, they are kept.
+ODD_IDENTITY = (
+    'BEGIN:VCALENDAR\r\nversion:\r\nPRODID:a\\q;b,c:"d\\\r\nPRODID;X-A=1:kept\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\n'
+    "UID:o@example.org\r\nDTSTART:20260105T090000Z\r\nSUMMARY:odd\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
+def test_the_calendars_version_and_prodid_are_left_out_only_right_after_its_begin() -> None:
+    kept = listed_only(ODD_IDENTITY)
+    assert kept.startswith("BEGIN:VCALENDAR\r\nPRODID;X-A=1:kept\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\n")
+    before = "VERSION:2.0\r\n" + ALL_DAY
+    assert listed_only(before).startswith(before[:40])  # a line before the VCALENDAR stays (and is refused)
+
+
 @pytest.mark.parametrize(
     "text",
-    [RICH, ALL_DAY, WR_ZONE, HOLDING_ALARM, FOLDS],
-    ids=["series", "all-day", "x-wr-timezone", "alarm-holding-an-override", "folds"],
+    [RICH, ALL_DAY, WR_ZONE, HOLDING_ALARM, FOLDS, ODD_IDENTITY],
+    ids=["series", "all-day", "x-wr-timezone", "alarm-holding-an-override", "folds", "odd-version-and-prodid"],
 )
 def test_a_listing_finds_the_same_occurrences_in_less_text(text: str) -> None:
     entry = Resource(href="/cal/a.ics", etag='"1"', data=text)
@@ -131,6 +148,8 @@ REFUSED = [
     "UID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
     HEAD + "DTSTAMP:not a time\r\nBEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
     "END:VCALENDAR\r\n",
+    "VERSION:2.0\r\n" + HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
+    "END:VCALENDAR\r\n",
     "X-BEFORE:1\r\n" + HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\n"
     "END:VCALENDAR\r\n",
     HEAD + "BEGIN:VEVENT\r\nUID:a@example.org\r\nDTSTART:20260105T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
@@ -146,6 +165,7 @@ REFUSED = [
         "bad-alarm-trigger",
         "bad-journal-value",
         "bad-calendar-property",
+        "version-before",
         "line-before",
         "line-after",
     ],
@@ -165,4 +185,4 @@ def test_many_unclosed_components_are_kept_as_they_are(name: str) -> None:
     # searched to the end of the text each (quadratic, about ten seconds) by a lazy match to the next END.
     lines = "".join(f"BEGIN:{name}\r\nX-PAD:{'a' * 80}\r\n" for _ in range(5000))
     text = HEAD + lines + "END:VCALENDAR\r\n"
-    assert listed_only(text) == text
+    assert listed_only(text) == "BEGIN:VCALENDAR\r\n" + lines + "END:VCALENDAR\r\n"  # VERSION, PRODID left out

@@ -89,13 +89,14 @@ def plain_series(cal: icalendar.Calendar, kind: str, lo: dt.datetime, hi: dt.dat
     library gives up on for the work of walking it from a DTSTART centuries
     before the window is listed here. Returns None for an entry that is not
     a plain series (see the module), whose RRULE dateutil does not take as it
-    is, whose times come near the ends of the calendar (years 1 and 9999), or
-    that is not a VEVENT: the caller expands it with the library.
+    is, whose times come near the ends of the calendar (years 1 and 9999),
+    whose calendar names an ``X-WR-TIMEZONE``, or that is not a VEVENT: the
+    caller expands it with the library.
 
     Raises:
         caldav_mcp.ical.Unreadable: the series passes a bound.
     """
-    if kind != "VEVENT":
+    if kind != "VEVENT" or "X-WR-TIMEZONE" in cal:  # the library moves floating and UTC times into that zone
         return None
     components = [c for c in cal.walk(kind)]
     if len(components) != 1 or "DTSTART" not in components[0]:
