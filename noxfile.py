@@ -12,6 +12,8 @@ import os
 import re
 import shlex
 import shutil
+import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -192,16 +194,30 @@ BENCHMARKS = sorted(
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Every ``packages/*/benchmarks/bench_*.py`` and ``benchmarks/bench_*.py``, each printing its figures.
+    """Every ``packages/*/benchmarks/bench_*.py`` and ``benchmarks/bench_*.py``, then one table of all their targets.
 
+    Each benchmark prints its own figures. One whose figures were taken and right but missed a target exits
+    with ``bench_summary.MISSED`` and the next one runs; any other failure (an exception, a wrong result)
+    stops the session. At the end, every target the benchmarks recorded (``testing/bench_summary.py``) is
+    printed in one table, and the session fails if any was missed.
     ``nox -s bench -- NAME`` runs only the benchmark files whose path contains NAME.
     """
+    sys.path.insert(0, str(ROOT / "testing"))
+    from bench_summary import MISSED, SUMMARY_ENV, table
+
     sync(session, "--all-packages", "--all-extras", "--group", "test")
     chosen = [path for path in BENCHMARKS if not session.posargs or any(arg in path for arg in session.posargs)]
     if not chosen:
         session.error(f"no benchmark matches {session.posargs}; have {BENCHMARKS}")
-    for path in chosen:
-        session.run("python", path)
+    with tempfile.TemporaryDirectory(prefix="bench-summary-") as folder:
+        summary = Path(folder) / "targets.jsonl"
+        summary.touch()
+        for path in chosen:
+            session.run("python", path, env={SUMMARY_ENV: str(summary)}, success_codes=[0, MISSED])
+        lines, met = table(summary)
+    session.log("every target of this run:\n" + "\n".join(lines))
+    if not met:
+        session.error("a target was missed (the table above says which)")
 
 
 @nox.session

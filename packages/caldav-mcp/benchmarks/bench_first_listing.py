@@ -71,6 +71,7 @@ from mcp.client.stdio import StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "testing"))
+from bench_summary import MISSED, record
 from calendar_data import CALENDAR, USER, calendar_query, scratch, seed, year_calendar
 from dav_servers import DavServer, radicale
 
@@ -252,6 +253,8 @@ def unchanged_month(rounds: int) -> tuple[float, bool]:
 def row(name: str, value: float, target: float, spread: list[float] | None = None) -> tuple[str, bool]:
     met = value <= target
     span = f" (rounds {min(spread):.2f}-{max(spread):.2f})" if spread else ""
+    shape = "" if "2,000" in name else ", 2,000 events + 70 series (565 occurrences)"
+    record("bench_first_listing", f"{name}{shape}, over the raw REPORT", f"{value:.2f}x{span}", f"<= {target}x", met)
     return f"| {name} | {value:.2f}x{span} | <= {target}x | {'pass' if met else 'FAIL'} |", met
 
 
@@ -342,8 +345,10 @@ def main() -> None:
           f"{statistics.median(r['raw_cpu'] for r in rows) * 1000:.0f} ms), caldav-mcp {ours_ms:.0f} ms, "
           f"this client {client_ms:.0f} ms (clock ticks of {1000 / TICK:.0f} ms)")  # fmt: skip
     print("\nre-run: uv run nox -s bench -- bench_first_listing")
-    if not (right and all(met for _, met in results)):
+    if not right:
         raise SystemExit(1)
+    if not all(met for _, met in results):
+        raise SystemExit(MISSED)
 
 
 if __name__ == "__main__":

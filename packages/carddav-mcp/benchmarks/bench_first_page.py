@@ -42,6 +42,7 @@ import vobject
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "testing"))
 
+import bench_summary
 import dav_servers
 
 from approval_core import ApprovalSettings
@@ -215,7 +216,11 @@ def main() -> None:
     print("| figure | now | rounds | target | verdict |")
     print(f"| first list_contacts page, {args.cards:,} cards, Radicale restarted (cache on disk) | {ratio:.2f}x "
           f"| {min(ratios):.2f}-{max(ratios):.2f}x | <= {TARGET:g}x | {verdict} |")  # fmt: skip
-    sys.exit(0 if ratio <= TARGET else 1)
+    figure = f"carddav-mcp's first list_contacts page, {args.cards:,} cards, Radicale restarted, over the raw requests"
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+    met = ratio <= TARGET
+    bench_summary.record("bench_first_page", figure, f"{ratio:.2f}x (rounds {spread})", f"<= {TARGET:g}x", met)
+    sys.exit(0 if ratio <= TARGET else bench_summary.MISSED)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ import httpx2
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "testing"))
 
+from bench_summary import MISSED, record
 from mcp.client.session import ClientSession
 from ntfy_server import NtfyServer, ntfy_server
 
@@ -175,6 +176,7 @@ def line(name: str, mcp: list[float], direct: list[float]) -> str:
 def verdict(name: str, value: float, target: float, unit: str) -> bool:
     met = value <= target
     print(f"  {'met   ' if met else 'MISSED'} {name:44} {value:8.3f} {unit} (target <= {target:g} {unit})")
+    record("bench_ntfy", f"ntfy-mcp {name}", f"{value:.3f} {unit}", f"<= {target:g} {unit}", met)
     return met
 
 
@@ -259,7 +261,7 @@ def main() -> None:
     logging.getLogger("httpx2").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="bench-ntfy-") as tmp, ntfy_server(Path(tmp)) as ntfy:
         met = anyio.run(bench, ntfy)
-    sys.exit(0 if met else 1)
+    sys.exit(0 if met else MISSED)
 
 
 if __name__ == "__main__":
