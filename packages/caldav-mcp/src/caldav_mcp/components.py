@@ -162,27 +162,20 @@ _BEGIN = re.compile(r"^BEGIN[ \t]*[:;]", re.M | re.I)
 
 
 _IDENTITY = re.compile(r"\A(BEGIN:VCALENDAR[ \t]*\r?\n)(?:(?:VERSION|PRODID):[^\r\n]*\r?\n)+", re.I)
-"""The VERSION and PRODID lines without parameters (RFC 5545 §3.7.3, §3.7.4) right after the entry's opening
-``BEGIN:VCALENDAR``, where calendar clients write them. No listing reads them, and icalendar takes a text value
-as it is (there is nothing in one it could refuse, and without parameters nothing else on the line), so leaving
-them out changes neither what a listing gives nor whether the entry is read; they are a fifth of a short entry's
-lines, and icalendar's parse costs the same for each line. Only lines inside the VCALENDAR are taken: one before
-it or after its end makes icalendar refuse the whole entry, as it must still do."""
+"""VERSION and PRODID without parameters right after the opening ``BEGIN:VCALENDAR`` (RFC 5545 §3.7.3, §3.7.4):
+text icalendar takes as it is (nothing it could refuse), which no listing reads. Only there: such a line before
+the VCALENDAR or after it makes icalendar refuse the whole entry, as it still must."""
 
 
 def listed_only(data: str) -> str:
     """The iCalendar text ``data`` with only what a listing of its occurrences reads: parsed in a fraction of the time.
 
-    Known VTIMEZONEs go (:func:`drop_known_timezones`), and so do the calendar's VERSION and PRODID where
-    they carry no parameters (:data:`_IDENTITY`). Inside each VEVENT
-    that holds no component but VALARMs, once folds are undone as icalendar
-    undoes them (RFC 5545 §3.1), each content line whose property is not in
-    :data:`LISTED` goes: DTSTAMP, DESCRIPTION, ATTENDEE, ORGANIZER, vendor
-    ``X-`` properties. On a typical entry from a calendar client those are
-    most of its lines, and icalendar's parse costs the same for each line (a
-    line it never reads, too). What the listing gives is the same: it reads
-    none of them, and icalendar reads a bad value there as broken. Everything
-    else is kept as it is (see :data:`_EVENT`).
+    Known VTIMEZONEs go (:func:`drop_known_timezones`), and so do VERSION and PRODID (:data:`_IDENTITY`).
+    Inside each VEVENT that holds no component but VALARMs, once folds are undone as icalendar undoes them
+    (RFC 5545 §3.1), each content line whose property is not in :data:`LISTED` goes: DTSTAMP, DESCRIPTION,
+    ATTENDEE, ORGANIZER, vendor ``X-`` properties, most of a typical entry's lines; icalendar's parse costs
+    the same for each line. What the listing gives is the same: it reads none of them, and icalendar reads a
+    bad value there as broken. Everything else is kept as it is (see :data:`_EVENT`).
     """
     if "\n " in data or "\n\t" in data:  # every fold ends a line before a space or tab: none, nothing to undo
         data = _UNFOLD.sub("", data)
@@ -386,8 +379,7 @@ def single_zoned(cal: icalendar.Calendar, kind: str) -> tuple[dt.datetime, dt.da
     starts before the window's end and ends after its start, as
     recurring-ical-events decides for it too (RFC 4791 §9.9). Dates,
     floating times, DURATION, zero-length entries, everything recurring and an
-    entry whose calendar names an ``X-WR-TIMEZONE`` (the library gives its
-    times in that zone) go through the library.
+    entry whose calendar names an ``X-WR-TIMEZONE`` go through the library.
     """
     if "X-WR-TIMEZONE" in cal:
         return None
