@@ -252,6 +252,7 @@ async def test_fields_ntfy_writes_at_their_default_are_left_out_of_a_listing() -
         ("list_messages", {"time": "soon"}),
         ("list_messages", {"priority": "urgent"}),
         ("list_messages", {"tags": [1]}),
+        ("list_messages", {"tags": "urgent,ops"}),
         ("list_messages", {"attachment": "report.pdf"}),
         ("list_messages", {"click": 3}),
         ("list_messages", {"actions": ["view"]}),
@@ -269,3 +270,6 @@ async def test_a_value_of_the_wrong_type_from_the_server_is_an_error_never_a_res
         result = await client.call_tool(tool, args)
     assert result.is_error
     assert result.structured_content is None
+    (field, value), text = next(iter(wrong.items())), result.content[0].text
+    assert f"message whose {field} is not" in text  # the field is named
+    assert not isinstance(value, str) or value not in text  # its value (data a publisher wrote) is not

@@ -13,7 +13,9 @@
         └── UnsupportedServer         the server is too old for the operation (ntfy < 2.16)
 
 Backend errors are raised only by :mod:`ntfy_mcp.client`, the one place where
-HTTP replies become these exceptions. Tools let them propagate: the error
+HTTP replies become these exceptions, and by :mod:`ntfy_mcp.outputs`, where a
+message in a reply whose value is not of its field's type is refused (the
+field named, never the value). Tools let them propagate: the error
 boundary (``approval_core.install_error_boundary``, installed in
 :func:`ntfy_mcp.server.build_server`) turns every ``NtfyMcpError`` into a tool
 error with exactly its text; no message ever carries a password or an access

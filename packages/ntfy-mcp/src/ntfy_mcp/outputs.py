@@ -10,7 +10,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter, model_serializer
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_serializer
+
+from ntfy_mcp.errors import NtfyUnavailable
 
 __all__ = [
     "LISTING_BODY_CHARS",
@@ -111,14 +113,38 @@ def message_from_ntfy(raw: dict[str, Any], now: float, *, shorten: bool, topic: 
         topic: Whether the message names its topic (a listing of one topic names it once instead).
 
     Raises:
-        pydantic.ValidationError: a value of ntfy's is not of its field's type.
+        NtfyUnavailable: a value of ntfy's is not of its field's type (the error names the field, never the value).
     """
-    return Message.model_validate(_values(raw, now, shorten=shorten, topic=topic))
+    try:
+        return Message.model_validate(_values(raw, now, shorten=shorten, topic=topic))
+    except ValidationError as exc:
+        raise _unreadable(exc) from None
 
 
 def messages_from_ntfy(raws: list[dict[str, Any]], now: float, *, shorten: bool, topic: bool) -> list[Message]:
-    """:func:`message_from_ntfy` of each of ``raws``, checked in one call of the validator (a listing's page)."""
-    return _message_list().validate_python([_values(raw, now, shorten=shorten, topic=topic) for raw in raws])
+    """:func:`message_from_ntfy` of each of ``raws``, checked in one call of the validator (a listing's page).
+
+    Raises:
+        NtfyUnavailable: as :func:`message_from_ntfy`.
+    """
+    try:
+        return _message_list().validate_python([_values(raw, now, shorten=shorten, topic=topic) for raw in raws])
+    except ValidationError as exc:
+        raise _unreadable(exc) from None
+
+
+def _unreadable(exc: ValidationError) -> NtfyUnavailable:
+    """The error for a message whose value is not of its field's type: the field named, its value (data) not."""
+    where = next((part for error in exc.errors() for part in error["loc"] if isinstance(part, str)), "a field")
+    return NtfyUnavailable(f"ntfy's answer held a message whose {where} is not of the type ntfy writes there")
+
+
+def _number(raw: dict[str, Any], key: str, default: int) -> int:
+    """``raw[key]`` as an integer (``default`` when absent, null or 0); a value that is no number raises."""
+    try:
+        return int(raw.get(key) or default)
+    except (TypeError, ValueError):
+        raise NtfyUnavailable(f"ntfy's answer held a message whose {key} is not a number") from None
 
 
 @cache
@@ -130,9 +156,9 @@ def _values(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool) -> d
     """The values of a message's fields that differ from their default (the rest are left out of a result).
 
     So a listed message hands its model five or so values to check rather than nineteen. Raises what
-    ``int()`` raises on a time or priority that is no number.
+    :class:`NtfyUnavailable` for a time or priority that is no number.
     """
-    when = int(raw.get("time", 0))
+    when = _number(raw, "time", 0)
     values: dict[str, Any] = {"id": str(raw.get("id", "")), "time": when}
     if (sequence := _sequence_of(raw)) is not None:
         values["sequence_id"] = sequence
@@ -152,13 +178,15 @@ def _values(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool) -> d
         values.update(message=body[:LISTING_BODY_CHARS] + "…", message_truncated=True, message_length=len(body))
     elif body is not None:
         values["message"] = body
-    if (priority := int(raw.get("priority") or 3)) != 3:  # ntfy's default priority, left out
+    if (priority := _number(raw, "priority", 3)) != 3:  # ntfy's default priority, left out
         values["priority"] = priority
     if tags := raw.get("tags"):
-        values["tags"] = list(tags)
+        values["tags"] = tags  # a list of strings, as the model checks (a string is refused, not cut into letters)
     if raw.get("content_type") == "text/markdown":
         values["markdown"] = True
     if buttons := raw.get("actions"):
+        if not isinstance(buttons, list) or not all(isinstance(a, dict) for a in buttons):
+            raise NtfyUnavailable("ntfy's answer held a message whose actions is not of the type ntfy writes there")
         # An http action's headers may hold credentials: left out, and each such action says how many it had,
         # so a revision built from this read knows it would not carry them.
         values["actions"] = [
