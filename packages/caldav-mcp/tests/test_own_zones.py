@@ -19,6 +19,7 @@ from approval_core.testing import connect
 from caldav_helpers import ics, structured, vevent
 from caldav_mcp.components import calendar_of, parse_calendar, single_zoned, times_of
 from caldav_mcp.dav import Resource
+from caldav_mcp.editing import serialise
 from caldav_mcp.ical import master, occurrences
 from caldav_mcp.own_zones import names_other_zones
 from caldav_mcp.splitting import Split, end_before
@@ -268,3 +269,12 @@ def test_only_iana_names_take_the_parse_without_the_lock(line: str) -> None:
 )
 def test_any_other_or_unclear_tzid_takes_the_parse_with_the_lock(line: str) -> None:
     assert names_other_zones(ics(f"BEGIN:VEVENT\n{line}\nEND:VEVENT\n"))
+
+
+def test_a_written_entry_never_gains_another_entry_vtimezone() -> None:
+    """Before a write, VTIMEZONEs are added for the TZIDs that name a zone; a custom one is not copied in."""
+    parse_calendar(zoned("defines", "Custom Zone write", "+0500"))
+    written = serialise(parse_calendar(zoned("lacks", "Custom Zone write", None)))
+    assert "BEGIN:VTIMEZONE" not in written
+    windows = serialise(parse_calendar(zoned("windows", "W. Europe Standard Time", None)))
+    assert "TZID:W. Europe Standard Time" in windows  # its IANA zone's rules, under the name it uses

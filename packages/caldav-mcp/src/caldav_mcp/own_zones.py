@@ -14,7 +14,10 @@ known: each of its TZIDs is its own VTIMEZONE, else a Windows name's IANA zone
 (icalendar's table), else none, and the time is read as written (floating):
 RFC 5545 §3.2.19 requires the VTIMEZONE in the same object, and another
 entry's is never borrowed. A VTIMEZONE after the component that uses it is
-found as well (icalendar parses such a text twice).
+found as well (icalendar parses such a text twice). Adding the VTIMEZONEs an
+entry lacks before it is written (:func:`caldav_mcp.editing.serialise`) runs
+in the same emptied state (:func:`no_other_zones`), so it never copies in
+another entry's.
 
 A text whose TZIDs are all IANA names (the common case) is parsed without the
 lock or the emptying: icalendar takes those from the zone database and never
@@ -23,6 +26,7 @@ from a VTIMEZONE, and nothing another parse keeps changes them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
@@ -33,7 +37,7 @@ from zoneinfo import available_timezones
 if TYPE_CHECKING:
     import icalendar
 
-__all__ = ["UNFOLD", "from_ical", "iana_zones", "names_other_zones"]
+__all__ = ["UNFOLD", "from_ical", "iana_zones", "names_other_zones", "no_other_zones"]
 
 UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
 """A fold as icalendar undoes it (``icalendar.parser.content_line.UFOLD``: line breaks, blank lines too, before a
@@ -90,6 +94,25 @@ def _each_at(data: str, upper: str) -> Iterator[re.Match[str]]:
         place = upper.find("TZID", match.end())
 
 
+@contextlib.contextmanager
+def no_other_zones() -> Iterator[None]:
+    """A block in which icalendar knows no zone but the database's and what the block itself parses.
+
+    Holds the one lock and empties icalendar's cache of zones on entry and on
+    exit (``tzp.use``): what icalendar resolves by name inside (a parse, or
+    ``Calendar.add_missing_timezones`` adding the VTIMEZONE of a TZID) never
+    finds another entry's VTIMEZONE, and nothing parsed inside is kept.
+    """
+    from icalendar.timezone import tzp
+
+    with _PARSING:
+        tzp.use(tzp.name)
+        try:
+            yield
+        finally:
+            tzp.use(tzp.name)
+
+
 def from_ical(data: str | bytes) -> icalendar.Calendar:
     """The VCALENDAR of the iCalendar text ``data``, its custom TZIDs read from its own VTIMEZONEs (see the module).
 
@@ -101,11 +124,5 @@ def from_ical(data: str | bytes) -> icalendar.Calendar:
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     if not names_other_zones(text):
         return icalendar.Calendar.from_ical(text)  # pyright: ignore[reportReturnType]
-    from icalendar.timezone import tzp
-
-    with _PARSING:
-        tzp.use(tzp.name)  # forget the zones any earlier parse kept
-        try:
-            return icalendar.Calendar.from_ical(text)  # pyright: ignore[reportReturnType]
-        finally:
-            tzp.use(tzp.name)  # and this one's
+    with no_other_zones():
+        return icalendar.Calendar.from_ical(text)  # pyright: ignore[reportReturnType]
