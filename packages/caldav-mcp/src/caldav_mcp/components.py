@@ -7,13 +7,13 @@ are never converted through the host's time zone.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from caldav_mcp.errors import BackendError, InvalidInput
+from caldav_mcp.own_zones import UNFOLD, from_ical, iana_zones
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -46,15 +46,13 @@ _RID = re.compile(r"^\d{8}(T\d{6}Z?)?$")
 
 
 def parse_calendar(data: str) -> icalendar.Calendar:
-    """Parse an iCalendar object read from the server.
+    """Parse an iCalendar object read from the server, its custom TZIDs from its own VTIMEZONEs (:mod:`.own_zones`).
 
     Raises:
         BackendError: the server returned text that is not iCalendar.
     """
-    import icalendar
-
     try:
-        return icalendar.Calendar.from_ical(data)  # pyright: ignore[reportReturnType]
+        return from_ical(data)
     except ValueError as exc:
         raise BackendError("the calendar server returned an entry that is not valid iCalendar") from exc
 
@@ -105,11 +103,6 @@ ones is searched in linear time (a lazy ``.*?`` to the next END searched to the 
 _TZID_LINE = re.compile(r"^TZID:([^\r\n]*)\r?\n(?![ \t])", re.M | re.I)
 
 
-@functools.cache
-def _iana_zones() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
 def drop_known_timezones(data: str) -> str:
     """The iCalendar text ``data`` without its VTIMEZONE components whose TZID is an IANA zone name.
 
@@ -126,7 +119,7 @@ def drop_known_timezones(data: str) -> str:
 
     def keep(block: re.Match[str]) -> str:
         tzid = _TZID_LINE.search(block.group(0))
-        return "" if tzid is not None and tzid.group(1).strip() in _iana_zones() else block.group(0)
+        return "" if tzid is not None and tzid.group(1).strip() in iana_zones() else block.group(0)
 
     return _VTIMEZONE.sub(keep, data)
 
@@ -138,11 +131,6 @@ LISTED = frozenset(
 """The properties a listing reads from an entry's components (an occurrence's UID, SUMMARY, STATUS and times,
 and what places its occurrences in time, RFC 5545 §3.8.2, §3.8.4.4, §3.8.5; and the calendar's
 ``X-WR-TIMEZONE``, in whose zone the recurrence library gives UTC times); :func:`listed_only` keeps these."""
-
-_UNFOLD = re.compile(r"(?:(?<!\n)\r\n|(?<![\r\n])\n)(?:\r?\n)*[ \t]")
-"""A fold as icalendar undoes it (``icalendar.parser.content_line.UFOLD``: line breaks, blank lines too, before a
-space or tab, RFC 5545 §3.1): a fold anywhere, inside a property's name or after a blank line, is undone before
-the lines are filtered, so a line is kept or dropped whole as icalendar reads it."""
 
 _EVENT = re.compile(
     r"^BEGIN:VEVENT[ \t]*\r?\n(?:(?!(?:BEGIN|END):VEVENT[ \t]*(?:\r?\n|\Z))[^\r\n]*\r?\n)*END:VEVENT[ \t]*(?:\r?\n|\Z)",
@@ -178,7 +166,7 @@ def listed_only(data: str) -> str:
     bad value there as broken. Everything else is kept as it is (see :data:`_EVENT`).
     """
     if "\n " in data or "\n\t" in data:  # every fold ends a line before a space or tab: none, nothing to undo
-        data = _UNFOLD.sub("", data)
+        data = UNFOLD.sub("", data)  # anywhere (in a name, after a blank line): each line is kept or dropped whole
     data = _IDENTITY.sub(r"\1", drop_known_timezones(data), count=1)
     return _EVENT.sub(lambda event: _listed_event(event.group(0)), data)
 

@@ -13,6 +13,7 @@ from approval_core import stable
 from caldav_mcp.components import readable
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_when
+from caldav_mcp.own_zones import no_other_zones
 from caldav_mcp.rrule import rule_problem, until_problem
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
@@ -60,9 +61,13 @@ def new_calendar() -> icalendar.Calendar:
 
 
 def serialise(cal: icalendar.Calendar) -> str:
-    """The calendar as text, with a VTIMEZONE for every TZID it uses."""
-    # A TZID without a known zone keeps its own VTIMEZONE, if it had one.
-    with contextlib.suppress(Exception):
+    """The calendar as text, with a VTIMEZONE for every TZID it uses that names a zone (IANA, or a Windows name).
+
+    A TZID of no known zone keeps the VTIMEZONE the entry stored, or stays without one
+    (:func:`caldav_mcp.own_zones.no_other_zones`: never another entry's).
+    """
+    # A TZID without a known zone keeps its own VTIMEZONE, if it had one; it never gains another entry's.
+    with contextlib.suppress(Exception), no_other_zones():
         cal.add_missing_timezones()
     return cal.to_ical().decode("utf-8")
 

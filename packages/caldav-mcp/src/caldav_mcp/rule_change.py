@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from caldav_mcp.ical import Unreadable, count_occurrences, master, occurrence_start, series_occurrences
+from caldav_mcp.own_zones import from_ical
 from caldav_mcp.rid_forms import keyer
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -56,9 +57,7 @@ def _keys(ical: icalendar.Calendar) -> set[str]:
 
 def rule_change(ical: icalendar.Calendar, rule: Any) -> RuleChange:
     """What replacing the series' rule of ``ical`` with ``rule`` does to its occurrences (``ical`` is not changed)."""
-    import icalendar
-
-    changed = icalendar.Calendar.from_ical(ical.to_ical())
+    changed = from_ical(ical.to_ical())
     with_rule(master(changed, "VEVENT"), rule)
     before, after = _count(ical), _count(changed)
     if not (isinstance(before, int) and isinstance(after, int)):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from caldav_mcp import dialogs
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import Unreadable, count_occurrences, master, occurrence_start, overrides, utc_bound, value_of
+from caldav_mcp.own_zones import from_ical
 from caldav_mcp.rid_forms import in_series_form
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -67,10 +68,8 @@ class Split:
             InvalidInput: it is the series' first occurrence (nothing would stay: that is the whole series).
             BackendError: the stored series cannot be expanded.
         """
-        import icalendar
-
         self.original: Time = in_series_form(ical, "VEVENT", occurrence_start(occurrence))
-        head = icalendar.Calendar.from_ical(ical.to_ical())
+        head = from_ical(ical.to_ical())
         end_before(head, self.original)
         try:
             kept = count_occurrences(head, "VEVENT")

@@ -15,6 +15,7 @@ from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import Unreadable, calendar_of, occurrences, zone
 from caldav_mcp.models import BusyInterval, FreeBusy
 from caldav_mcp.models import Unreadable as UnreadableOut
+from caldav_mcp.own_zones import from_ical
 from caldav_mcp.tools.common import READ, App, window
 from caldav_mcp.views import unreadable_entry
 
@@ -115,9 +116,7 @@ def busy_from_events(
 def busy_from_report(text: str) -> list[Interval]:
     """BUSY periods of a VFREEBUSY (RFC 5545 §3.6.4); FREE periods are ignored."""
     found: list[Interval] = []
-    import icalendar
-
-    for component in icalendar.Calendar.from_ical(text).walk("VFREEBUSY"):
+    for component in from_ical(text).walk("VFREEBUSY"):
         raw = component.get("FREEBUSY")
         for prop in raw if isinstance(raw, list) else [raw] if raw is not None else []:  # pyright: ignore[reportUnknownVariableType]
             if str(prop.params.get("FBTYPE", "BUSY")).upper() == "FREE":  # pyright: ignore[reportUnknownMemberType]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx2 as httpx
 
 from caldav_mcp.errors import BackendError, BadCredentials, NotAllowed
+from caldav_mcp.own_zones import from_ical
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -67,7 +68,7 @@ def fingerprint(data: str | icalendar.Calendar) -> frozenset[tuple[str, ...]]:
     """
     import icalendar
 
-    cal = data if isinstance(data, icalendar.Calendar) else icalendar.Calendar.from_ical(data)
+    cal = data if isinstance(data, icalendar.Calendar) else from_ical(data)
     marks: set[tuple[str, ...]] = set()
     for component in cal.subcomponents:
         if component.name not in {"VEVENT", "VTODO", "VJOURNAL"}:
