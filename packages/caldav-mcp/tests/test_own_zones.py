@@ -67,42 +67,44 @@ def _ordered(first: str) -> list[str]:
     return [first, "plus5" if first == "plus1" else "plus1"]
 
 
-@ORDERS
-async def test_list_events_gives_each_entry_its_own_zone(account, first) -> None:
-    calendars = _put_pair(account, "(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna")
+async def _read_each(account, first: str, tzid: str, tool: str, args: dict) -> dict[str, dict]:
+    """Each entry of the pair (under ``tzid``) as ``tool`` gives it, read in the order ``first`` says."""
+    calendars = _put_pair(account, tzid)
     seen: dict[str, dict] = {}
     async with connect(account.build(), revision="2026-07-28") as client:
         for uid in _ordered(first):
-            window = {"calendar": calendars[uid], "start": "2026-11-30", "end": "2026-12-03"}
-            (event,) = structured(await client.call_tool("list_events", window))["events"]
-            seen[event["uid"]] = event
-    for uid, (start, end) in EXPECTED.items():
-        assert (seen[uid]["start"], seen[uid]["end"]) == (start, end), uid
-        assert seen[uid]["tzid"] == "(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna"
+            answer = structured(await client.call_tool(tool, {**args, **_where(tool, calendars[uid], uid)}))
+            seen[uid] = answer if tool == "get_event" else answer["events"][0]
+            assert "events" not in answer or len(answer["events"]) == 1
+    return seen
+
+
+def _where(tool: str, calendar: str, uid: str) -> dict[str, object]:
+    """The arguments that point ``tool`` at the entry ``uid`` in ``calendar``."""
+    if tool == "search_events":
+        return {"calendars": [calendar]}
+    if tool == "get_event":
+        return {"calendar": calendar, "id": uid}
+    return {"calendar": calendar}
+
+
+WINDOW = {"start": "2026-11-30", "end": "2026-12-03"}
+OUTLOOK = "(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna"
 
 
 @ORDERS
-async def test_get_event_gives_each_entry_its_own_zone(account, first) -> None:
-    calendars = _put_pair(account, "Custom Zone get")
-    seen: dict[str, dict] = {}
-    async with connect(account.build(), revision="2026-07-28") as client:
-        for uid in _ordered(first):
-            seen[uid] = structured(await client.call_tool("get_event", {"calendar": calendars[uid], "id": uid}))
+@pytest.mark.parametrize(
+    ("tool", "tzid", "args"),
+    [
+        ("list_events", OUTLOOK, WINDOW),
+        ("get_event", "Custom Zone get", {}),
+        ("search_events", "Custom Zone search", {**WINDOW, "query": "meeting"}),
+    ],
+)
+async def test_a_read_gives_each_entry_its_own_zone(account, first, tool, tzid, args) -> None:
+    seen = await _read_each(account, first, tzid, tool, args)
     for uid, (start, end) in EXPECTED.items():
-        assert (seen[uid]["start"], seen[uid]["end"]) == (start, end), uid
-
-
-@ORDERS
-async def test_search_events_gives_each_entry_its_own_zone(account, first) -> None:
-    calendars = _put_pair(account, "Custom Zone search")
-    seen: dict[str, dict] = {}
-    async with connect(account.build(), revision="2026-07-28") as client:
-        for uid in _ordered(first):
-            args = {"calendars": [calendars[uid]], "query": "meeting", "start": "2026-11-30", "end": "2026-12-03"}
-            (event,) = structured(await client.call_tool("search_events", args))["events"]
-            seen[event["uid"]] = event
-    for uid, (start, end) in EXPECTED.items():
-        assert (seen[uid]["start"], seen[uid]["end"]) == (start, end), uid
+        assert (seen[uid]["start"], seen[uid]["end"], seen[uid]["tzid"]) == (start, end, tzid), uid
 
 
 @ORDERS
