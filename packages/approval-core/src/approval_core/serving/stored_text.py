@@ -10,10 +10,10 @@ for every tool, once:
   schema declares it (:data:`UNTRUSTED_SCHEMA`). The values themselves are left exactly as read;
 * the text content (what a model reads) is the same JSON, with every stored string fenced between
   ``⟦stored NONCE⟧`` and ``⟦/stored NONCE⟧``, ``NONCE`` random per call (so stored text cannot close the
-  fence), and so every key below a stored field but the server's own kind (a map the backend fills), invisible
-  characters (bidi controls, zero-width and other format characters, blank fillers,
-  private use) written as JSON escapes (``\u202e``), and the whole inside a Markdown code fence longer
-  than any run of backticks in it, so image and link syntax in stored text never renders as such;
+  fence), and so is a key below a stored field that the backend wrote (every key of a map inside stored data,
+  any key not of the servers' own kind), invisible characters (controls, format characters, blank fillers,
+  private use, lone surrogates) written as JSON escapes (``\u202e``), and the whole inside a Markdown code
+  fence longer than any run of backticks in it, so image and link syntax in stored text never renders as such;
 * the server's instructions say so (:data:`STORED_TEXT_INSTRUCTIONS`).
 
 Nothing here changes what a tool writes back: edits read the entry from the backend again and keep its
@@ -62,12 +62,10 @@ _INVISIBLE = re.compile(  # controls, format characters (Cf), blank letters (dia
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff\U0001d159\U00016fe4]"
 )
 _OWN_KEY = re.compile(r"[a-z][a-z0-9_]{0,23}")
-"""A key below a stored field left as it is in the text: a short lowercase name, the family's own kind of key.
+"""A key below a stored field left as it is in the text: a short lowercase name, the servers' own kind of key.
 
-Any other key there (a map the backend fills, such as an ntfy action's ``extras``) is stored text too: fenced.
+Any other key there is the backend's, stored text too: fenced (and so is every key of a map inside stored data).
 """
-_OWN_POINTER = re.compile(r"(?:/(?:\*|[a-z][a-z0-9_]{0,23}))*")
-"""A pointer the text shows as it is: each of its keys of :data:`_OWN_KEY`'s kind. Any other is fenced whole."""
 
 
 def _plain(body: str) -> bool:
@@ -96,38 +94,62 @@ def _pointer(path: str, key: str) -> str:
     return f"{path}/{key}"
 
 
+class _Found:
+    """What one walk notes: where stored strings are, and which of those places a backend-written key names."""
+
+    __slots__ = ("fence", "places", "secret")
+
+    def __init__(self, fence: tuple[str, str]) -> None:
+        self.fence = fence
+        self.places: set[tuple[str, str]] = set()  # (parent pointer, key or "*"): made pointers once at the end
+        self.secret: set[tuple[str, str]] = set()  # those whose pointer holds a key the backend wrote
+
+    def pointers(self) -> list[str]:
+        """The sorted pointers of :attr:`places` (an array's ``*`` written as it is)."""
+        return sorted({_pointer(path, key) for path, key in self.places})
+
+    def shown(self, pointers: list[Any]) -> list[Any]:
+        """``pointers`` as the text shows them: one holding a key the backend wrote is fenced."""
+        secret = {_pointer(path, key) for path, key in self.secret}
+        return [f"{self.fence[0]}{p}{self.fence[1]}" if p in secret else p for p in pointers]
+
+
 def _walk(
-    value: Any,
-    fields: frozenset[str],
-    fence: tuple[str, str],
-    found: set[tuple[str, str]],
-    path: str,
-    marked: bool,
-    fenced: bool,
-) -> Any:
-    """``value`` with its stored strings fenced, adding where its stored strings are to ``found``.
+    value: Any, fields: frozenset[str], found: _Found, path: str, marked: bool, fenced: bool, mapped: bool,
+    hidden: bool,
+) -> Any:  # fmt: skip
+    """``value`` with its stored strings fenced, noting in ``found`` where its stored strings are.
 
     One pass for both: a string is stored text when a key of ``fields`` is on its way (``marked``: its place
-    goes in ``found``, as the pointer of its parent and its key, or ``*`` in an array); it is fenced likewise,
-    and so is a key below such a field unless it is one of the server's own kind (:data:`_OWN_KEY`). The
-    top-level :data:`UNTRUSTED_KEY` holds the server's own pointers: fenced only where a pointer is not plain
-    (:func:`_text_pointers`); a key of that name deeper down is stored data like any other. Numbers, booleans
-    and null carry no text and are kept as they are; a tuple is walked as a list.
+    is noted, as the pointer of its parent and its key, or ``*`` in an array); it is fenced likewise. So is a
+    key below such a field that the backend wrote: every key of a map met inside stored data (``mapped``: an
+    ntfy action's ``extras``), and any key not of the server's own kind (:data:`_OWN_KEY`); a pointer through
+    such a key (``hidden``) is fenced in the text's list (:meth:`_Found.shown`). The top-level
+    :data:`UNTRUSTED_KEY` list is the server's own pointers, left for the caller; a key of that name deeper
+    down is stored data like any other. Numbers, booleans and null carry no text and are kept as they are; a
+    tuple is walked as a list.
     """
+    fence = found.fence
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in cast(dict[str, Any], value).items():
-            shown = f"{fence[0]}{key}{fence[1]}" if fenced and not _OWN_KEY.fullmatch(key) else key
+            secret = fenced and (mapped or not _OWN_KEY.fullmatch(key))
+            shown = f"{fence[0]}{key}{fence[1]}" if secret else key
             if not path and key == UNTRUSTED_KEY and isinstance(item, list):
-                out[key] = _text_pointers(cast(list[Any], item), fence)
+                out[key] = item
             elif isinstance(item, str):
                 inside = key in fields
                 if marked or inside:
-                    found.add((path, key))  # made a pointer once at the end: the items of a list repeat it
+                    found.places.add((path, key))
+                    if hidden or secret:
+                        found.secret.add((path, key))
                 out[shown] = f"{fence[0]}{item}{fence[1]}" if fenced or inside else item
             elif isinstance(item, (dict, list, tuple)):
                 inside = key in fields
-                out[shown] = _walk(item, fields, fence, found, _pointer(path, key), marked or inside, fenced or inside)
+                out[shown] = _walk(
+                    item, fields, found, _pointer(path, key), marked or inside, fenced or inside, fenced,
+                    hidden or secret,
+                )  # fmt: skip
             else:
                 out[shown] = item
         return out
@@ -137,19 +159,16 @@ def _walk(
         for item in cast(list[Any], value):
             if isinstance(item, str):
                 if marked:
-                    found.add((path, "*"))
+                    found.places.add((path, "*"))
+                    if hidden:
+                        found.secret.add((path, "*"))
                 items.append(f"{fence[0]}{item}{fence[1]}" if fenced else item)
             elif isinstance(item, (dict, list, tuple)):
-                items.append(_walk(item, fields, fence, found, where, marked, fenced))
+                items.append(_walk(item, fields, found, where, marked, fenced, mapped, hidden))
             else:
                 items.append(item)
         return items
     return value
-
-
-def _text_pointers(pointers: list[Any], fence: tuple[str, str]) -> list[Any]:
-    """``pointers`` as the text shows them: one holding a key not of :data:`_OWN_POINTER`'s kind is fenced."""
-    return [p if not isinstance(p, str) or _OWN_POINTER.fullmatch(p) else f"{fence[0]}{p}{fence[1]}" for p in pointers]
 
 
 def _fences(nonce: str | None) -> tuple[str, str]:
@@ -175,7 +194,11 @@ def fenced_text(data: dict[str, Any], fields: frozenset[str], nonce: str | None 
         fields: The keys whose string values (or lists of strings) are stored text.
         nonce: The per-call fence marker (default: 8 random hex digits).
     """
-    return _code_block(_walk(data, fields, _fences(nonce), set(), "", False, False))
+    found = _Found(_fences(nonce))
+    copy = _walk(data, fields, found, "", False, False, False, False)
+    if isinstance(copy.get(UNTRUSTED_KEY), list):  # data already marked: its pointers as marked_and_fenced shows them
+        copy[UNTRUSTED_KEY] = found.shown(copy[UNTRUSTED_KEY])
+    return _code_block(copy)
 
 
 def marked_and_fenced(
@@ -191,11 +214,10 @@ def marked_and_fenced(
     Returns:
         (the structured content with its sorted pointers, the text a model reads: :func:`fenced_text` of it).
     """
-    found: set[tuple[str, str]] = set()
-    fence = _fences(nonce)
-    copy = _walk(data, fields, fence, found, "", False, False)
-    pointers = sorted({_pointer(path, key) for path, key in found})  # an array's "*" is written as it is
-    copy[UNTRUSTED_KEY] = _text_pointers(pointers, fence)
+    found = _Found(_fences(nonce))
+    copy = _walk(data, fields, found, "", False, False, False, False)
+    pointers = found.pointers()
+    copy[UNTRUSTED_KEY] = found.shown(pointers)
     return {**data, UNTRUSTED_KEY: pointers}, _code_block(copy)
 
 
