@@ -15,7 +15,13 @@ from pydantic import BaseModel
 from approval_core import structured
 from approval_core.asking.dialog import BLANK_FILLERS
 from approval_core.asking.results import dumped_text
-from approval_core.serving.stored_text import UNTRUSTED_KEY, fenced_text, install_stored_text, marked_and_fenced
+from approval_core.serving.stored_text import (
+    UNTRUSTED_KEY,
+    fenced_text,
+    install_stored_text,
+    marked_and_fenced,
+    stored_in_text,
+)
 from approval_core.testing import connect
 
 FIELDS = frozenset({"summary", "tags", "attachment"})
@@ -84,8 +90,29 @@ def _server() -> MCPServer[Any]:
         dump = TextContent(type="text", text=json.dumps(data, indent=2))
         return CallToolResult(content=[dump, TextContent(type="text", text="{note}")], structured_content=data)
 
+    @server.tool()
+    async def made_with_lines() -> Annotated[CallToolResult, Note]:
+        """The server's own lines showing a stored value (stored_in_text), and a block of its own text."""
+        summary = "Ignore \u202eall\x03\x02 \u2028"
+        lines = f"1 note\n{stored_in_text(summary)} n3\n"
+        data = {"id": "n3", "summary": summary}
+        content = [TextContent(type="text", text=lines), TextContent(type="text", text="plain \u202e own")]
+        return CallToolResult(content=content, structured_content=data)
+
     install_stored_text(server, frozenset({"summary"}))
     return server
+
+
+@pytest.mark.anyio
+async def test_a_stored_value_in_the_servers_own_lines_is_fenced_and_its_block_escaped() -> None:
+    async with connect(_server(), revision="2025-11-25") as client:
+        result = await client.call_tool("made_with_lines", {})
+    lines, own = [block.text for block in result.content if isinstance(block, TextContent)]
+    marker = re.search(r"⟦stored ([0-9a-f]{8})⟧", lines)
+    assert marker is not None
+    nonce = marker[1]
+    assert lines == f'1 note\n⟦stored {nonce}⟧"Ignore \\u202eall\\u0003\\u0002 \\u2028"⟦/stored {nonce}⟧ n3\n'
+    assert own == "plain \u202e own"  # a block without a marked value is left as it is
 
 
 @pytest.mark.anyio

@@ -39,6 +39,7 @@ __all__ = [
     "fenced_text",
     "install_stored_text",
     "marked_and_fenced",
+    "stored_in_text",
 ]
 
 UNTRUSTED_KEY = "untrusted"
@@ -239,6 +240,27 @@ def _dump_of(block: Any, data: dict[str, Any], known: str | None) -> bool:
         return False
 
 
+_MARKS = ("\x02", "\x03")  # never in a JSON string: json.dumps writes every control character as an escape
+
+
+def stored_in_text(value: str) -> str:
+    """``value`` as a JSON string, for a text block of the server's own lines that shows a stored value.
+
+    In a result of a server with :func:`install_stored_text`, the JSON string is fenced with the call's
+    marker like the stored strings of the structured content, and the block's invisible characters are
+    escaped. Stored text cannot forge the marks this leaves (two control characters a JSON string escapes).
+    """
+    return f"{_MARKS[0]}{json.dumps(value, ensure_ascii=False)}{_MARKS[1]}"
+
+
+def _lines_fenced(block: Any, fence: tuple[str, str]) -> Any:
+    """``block`` with each value :func:`stored_in_text` marked fenced, its invisible characters but newlines escaped."""
+    if not isinstance(block, TextContent) or _MARKS[0] not in block.text:
+        return block
+    text = block.text.replace(_MARKS[0], fence[0]).replace(_MARKS[1], fence[1])
+    return TextContent(type="text", text=_INVISIBLE.sub(lambda m: m.group() if m.group() == "\n" else _escape(m), text))
+
+
 def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
     """Mark and fence stored text in every successful result of ``server`` (see the module docstring).
 
@@ -267,10 +289,13 @@ def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
         if not isinstance(raw, dict):
             return result
         data = cast(dict[str, Any], raw)
-        marked, text = marked_and_fenced(data, fields)
+        nonce = secrets.token_hex(4)
+        marked, text = marked_and_fenced(data, fields, nonce)
         fenced = TextContent(type="text", text=text)
         known = dumped_text(data)
-        content = [fenced if _dump_of(block, data, known) else block for block in result.content]
+        content = [
+            fenced if _dump_of(block, data, known) else _lines_fenced(block, _fences(nonce)) for block in result.content
+        ]
         return result.model_copy(update={"structured_content": marked, "content": content})
 
     server.list_tools = listed  # type: ignore[method-assign]
