@@ -112,7 +112,7 @@ class _Found:
     def shown(self, pointers: list[Any]) -> list[Any]:
         """``pointers`` as the text shows them: one holding a key the backend wrote is fenced."""
         secret = {_pointer(path, key) for path, key in self.secret}
-        return [f"{self.fence[0]}{p}{self.fence[1]}" if p in secret else p for p in pointers]
+        return [f"{self.fence[0]}{p}{self.fence[1]}" if isinstance(p, str) and p in secret else p for p in pointers]
 
 
 def _walk(
