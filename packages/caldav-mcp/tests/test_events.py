@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from approval_core.testing import accept, connect
@@ -120,7 +122,10 @@ async def test_create_get_update_and_the_text_is_compact(account) -> None:
         )
         got = structured(await client.call_tool("get_event", {"calendar": account.work, "id": created["id"]}))
     line = listed.content[0].text.splitlines()[1]
-    assert line == f'2026-12-10 15:00-16:00 +01:00 Europe/Berlin "Dentist" {created["id"]}'
+    fence = re.escape("⟦stored ") + "[0-9a-f]{8}" + re.escape("⟧")
+    closing = re.escape("⟦/stored ") + "[0-9a-f]{8}" + re.escape("⟧")
+    when = re.escape("2026-12-10 15:00-16:00 +01:00 Europe/Berlin ")
+    assert re.fullmatch(f'{when}{fence}"Dentist"{closing} {re.escape(created["id"])}', line)  # the summary fenced
     assert updated["etag"] != created["etag"]
     assert got["summary"] == "Dentist (new)"
     assert got["location"] is None

@@ -92,3 +92,22 @@ async def test_stored_text_is_marked_fenced_escaped_and_written_back_unchanged(a
     assert f"SUMMARY:{stored_summary}" in lines
     assert f"DESCRIPTION:{DESCRIPTION}" in lines
     assert "LOCATION:Room 2" in lines
+
+
+async def test_a_listing_line_fences_each_summary_and_escapes_what_cannot_be_seen(account: Any) -> None:
+    account.put(
+        account.work, "s.ics",
+        ics(vevent("stored@example.org", ":20261201T090000Z", ":20261201T100000Z", SUMMARY.replace(",", "\\,"))),
+    )  # fmt: skip
+    async with connect(params(account), revision="2025-11-25") as client:
+        listed = await client.call_tool(
+            "list_events", {"calendar": account.work, "start": "2026-12-01", "end": "2026-12-02"}
+        )
+    assert not listed.is_error, listed.content
+    assert listed.structured_content["events"][0]["summary"] == SUMMARY  # as stored
+    (block,) = listed.content
+    text = block.text
+    marker = re.search(r"⟦stored ([0-9a-f]{8})⟧", text)
+    assert marker is not None
+    assert f'⟦stored {marker[1]}⟧"{escaped(SUMMARY)}"⟦/stored {marker[1]}⟧' in text
+    assert not any(ch in text for ch in "\u202e\u202c\u200b")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
+from approval_core.serving.stored_text import stored_in_text
 from caldav_mcp.alarms import alarms_of
 from caldav_mcp.ical import (
     Times,
@@ -179,7 +180,7 @@ def event_list_result(result: EventList) -> CallToolResult:
     ]
     lines.extend(
         f"{_when(item)}{' cancelled' if item.status == 'CANCELLED' else ''} "
-        f"{json.dumps(item.summary or '', ensure_ascii=False)} {item.id}"
+        f"{stored_in_text(item.summary or '')} {item.id}"
         for item in result.events
     )
     if result.reread is not None:
