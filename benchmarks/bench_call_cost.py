@@ -13,7 +13,7 @@ cheap unguarded read per server on a Radicale started on 127.0.0.1 (from
 Also printed: this thread's CPU time over the same span (the client waits
 while the server works; a busy machine does not inflate it), and the backend
 requests each call sent with their own time. Target: <= 0.5 ms wall time each
-(the exit status is 1 when one is missed).
+(the exit status is ``bench_summary.MISSED`` when one is missed).
 
 Run with ``uv run nox -s bench -- call_cost`` or ``uv run python benchmarks/bench_call_cost.py``.
 """
