@@ -136,7 +136,12 @@ def messages_from_ntfy(raws: list[dict[str, Any]], now: float, *, shorten: bool,
 def _unreadable(exc: ValidationError) -> NtfyUnavailable:
     """The error for a message whose value is not of its field's type: the field named, its value (data) not."""
     where = next((part for error in exc.errors() for part in error["loc"] if isinstance(part, str)), "a field")
-    return NtfyUnavailable(f"ntfy's answer held a message whose {where} is not of the type ntfy writes there")
+    return _wrong_type(where)
+
+
+def _wrong_type(field: str) -> NtfyUnavailable:
+    """The one error for a message of ntfy's whose ``field`` holds a value of another type (the value not shown)."""
+    return NtfyUnavailable(f"ntfy's answer held a message whose {field} is not of the type ntfy writes there")
 
 
 def _number(raw: dict[str, Any], key: str, default: int) -> int:
@@ -144,7 +149,7 @@ def _number(raw: dict[str, Any], key: str, default: int) -> int:
     try:
         return int(raw.get(key) or default)
     except (TypeError, ValueError):
-        raise NtfyUnavailable(f"ntfy's answer held a message whose {key} is not a number") from None
+        raise _wrong_type(key) from None
 
 
 @cache
@@ -155,8 +160,8 @@ def _message_list() -> TypeAdapter[list[Message]]:
 def _values(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool) -> dict[str, Any]:
     """The values of a message's fields that differ from their default (the rest are left out of a result).
 
-    So a listed message hands its model five or so values to check rather than nineteen. Raises what
-    :class:`NtfyUnavailable` for a time or priority that is no number.
+    So a listed message hands its model five or so values to check rather than nineteen. Raises
+    :class:`NtfyUnavailable` for a time or priority that is no number, or actions that are not objects.
     """
     when = _number(raw, "time", 0)
     values: dict[str, Any] = {"id": str(raw.get("id", "")), "time": when}
@@ -186,7 +191,7 @@ def _values(raw: dict[str, Any], now: float, *, shorten: bool, topic: bool) -> d
         values["markdown"] = True
     if buttons := raw.get("actions"):
         if not isinstance(buttons, list) or not all(isinstance(a, dict) for a in buttons):
-            raise NtfyUnavailable("ntfy's answer held a message whose actions is not of the type ntfy writes there")
+            raise _wrong_type("actions")
         # An http action's headers may hold credentials: left out, and each such action says how many it had,
         # so a revision built from this read knows it would not carry them.
         values["actions"] = [

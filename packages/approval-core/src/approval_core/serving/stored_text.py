@@ -293,9 +293,8 @@ def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
         marked, text = marked_and_fenced(data, fields, nonce)
         fenced = TextContent(type="text", text=text)
         known = dumped_text(data)
-        content = [
-            fenced if _dump_of(block, data, known) else _lines_fenced(block, _fences(nonce)) for block in result.content
-        ]
+        fence = _fences(nonce)
+        content = [fenced if _dump_of(block, data, known) else _lines_fenced(block, fence) for block in result.content]
         return result.model_copy(update={"structured_content": marked, "content": content})
 
     server.list_tools = listed  # type: ignore[method-assign]
