@@ -86,6 +86,7 @@ from approval_core.serving.remote import HttpSettings, serve
 from approval_core.serving.startup import (
     announce,
     backend_settings_or_exit,
+    collector_paused,
     configure_logging,
     exit_on_bad_setting,
     load_settings_or_exit,
@@ -185,6 +186,7 @@ __all__ = [
     "canonical_json",
     "chosen_by_server",
     "client_can_show_form",
+    "collector_paused",
     "configure_logging",
     "effects",
     "equip",

@@ -96,15 +96,17 @@ def run(server_name: str, prepare: Callable[[], Prepared], refusals: tuple[type[
     The approval and transport settings are read first (:func:`~approval_core.load_settings_or_exit`);
     then ``prepare()`` reads the server's own settings and starts what it needs (an embedded backend).
     A :class:`SettingsError`, or one of ``refusals``, raised there stops the server with exit code 1 and
-    one line on stderr naming it (:func:`~approval_core.exit_on_bad_setting`). Then the server is served on
-    the transport the environment names (:func:`~approval_core.serve`: stdio or Streamable HTTP), and
-    whatever ``prepare`` said to undo is undone when it stops.
+    one line on stderr naming it (:func:`~approval_core.exit_on_bad_setting`). Then the server is built,
+    the garbage collector paused meanwhile and what was built frozen
+    (:func:`~approval_core.collector_paused`), and served on the transport the environment names
+    (:func:`~approval_core.serve`: stdio or Streamable HTTP); whatever ``prepare`` said to undo is undone
+    when it stops.
 
     Raises:
         SystemExit: with code 1 on a bad setting or a refusal.
     """
     from approval_core.serving.remote import serve
-    from approval_core.serving.startup import configure_logging, load_settings_or_exit
+    from approval_core.serving.startup import collector_paused, configure_logging, load_settings_or_exit
 
     configure_logging()
     settings = load_settings_or_exit(server_name)
@@ -113,7 +115,9 @@ def run(server_name: str, prepare: Callable[[], Prepared], refusals: tuple[type[
     except (SettingsError, *refusals) as exc:
         exit_on_bad_setting(server_name, exc)
     try:
-        serve(build(settings), server_name)
+        with collector_paused(freeze=True):  # what is built lives as long as the process
+            server = build(settings)
+        serve(server, server_name)
     finally:
         if cleanup is not None:
             cleanup()

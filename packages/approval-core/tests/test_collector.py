@@ -1,0 +1,85 @@
+"""Start-up with the cyclic garbage collector paused: resumed as found, what was built frozen, nothing leaked."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver import MCPServer
+
+import approval_core.serving.remote as remote
+import approval_core.serving.startup as startup
+from approval_core import collector_paused, run
+
+
+@pytest.fixture(autouse=True)
+def collector_as_found() -> Iterator[None]:
+    """Each test leaves the collector running and nothing frozen, whatever it did."""
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_the_collector_rests_in_the_block_and_resumes_after() -> None:
+    gc.enable()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_collector_that_was_off_stays_off() -> None:
+    gc.disable()
+    with collector_paused(freeze=True):
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() > 0
+
+
+def test_freeze_moves_what_was_built_out_of_every_later_collection() -> None:
+    gc.enable()
+    with collector_paused(freeze=True):
+        built = [{"tool": n} for n in range(1000)]
+    assert gc.get_freeze_count() >= len(built)
+    assert all(gc.get_referrers(b) for b in built[:3])  # still alive and referenced, only no longer walked
+    assert gc.isenabled()
+
+
+def test_a_failed_start_freezes_nothing_and_resumes_the_collector() -> None:
+    gc.enable()
+    with pytest.raises(RuntimeError), collector_paused(freeze=True):
+        raise RuntimeError("the build failed")
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_run_builds_with_the_collector_paused_then_serves_it_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def build(_: object) -> MCPServer[Any]:
+        seen["building"] = gc.isenabled()
+        return MCPServer("collector-test")
+
+    def serve(server: MCPServer[Any], name: str) -> None:
+        seen["serving"] = (gc.isenabled(), gc.get_freeze_count() > 0, server.name, name)
+
+    monkeypatch.setattr(remote, "serve", serve)
+    monkeypatch.setattr(startup, "configure_logging", lambda: None)  # the test run's own logging stays
+    gc.enable()
+    run("collector-test", lambda: (build, None))
+    assert seen == {"building": False, "serving": (True, True, "collector-test", "collector-test")}
+
+
+@pytest.mark.parametrize("package", ["caldav_mcp", "carddav_mcp", "ntfy_mcp"])
+@pytest.mark.parametrize("before", ["gc.enable()", "gc.disable()"])
+def test_importing_a_server_leaves_the_collector_as_it_was(package: str, before: str) -> None:
+    code = f"import gc; {before}; was = gc.isenabled(); import {package}; "
+    code += "print(gc.isenabled() == was, gc.get_freeze_count())"
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["True", "0"]
