@@ -17,15 +17,23 @@ server inside the first), caldav-mcp and carddav-mcp with their embedded
 backend (``*_EMBEDDED=true``) on a data folder that is reused across the
 starts, so the median is a returning user's start.
 
+Every server is started once, untimed, before the rounds, with Python's
+bytecode cache on (``PYTHONDONTWRITEBYTECODE`` dropped): the timed starts read
+compiled modules, as a user's second start does.
+
 ``python benchmarks/bench_startup.py --importtime NAME`` prints, instead, what
 ``python -X importtime -m NAME`` spends on each top-level package beyond what
 the minimal server imports (milliseconds of import time, largest first).
+``--instructions`` prints, instead, the instructions each start executes up to
+the first ``tools/list`` as callgrind counts them (needs valgrind; about 30 s a
+start), a figure that stays put on a busy machine.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,12 +73,26 @@ TARGET = 1.2
 """The largest allowed ratio of a server's median startup to the minimal SDK server's."""
 
 
-async def start_and_list(args: list[str], extra: dict[str, str]) -> tuple[float, int]:
-    """Start ``python *args`` over stdio, list its tools; returns (seconds to the answer, number of tools)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CALDAV_", "CARDDAV_", "NTFY_", "ELICITATION"))}
+def server_env(args: list[str], extra: dict[str, str]) -> dict[str, str]:
+    """The environment a start of ``python *args`` gets: no backend settings, and Python's bytecode cache on.
+
+    ``PYTHONDONTWRITEBYTECODE`` is dropped, so the modules' compiled bytecode (``__pycache__``) is written
+    by the first start and read by the next ones, as on a user's machine.
+    """
+    skipped = ("CALDAV_", "CARDDAV_", "NTFY_", "ELICITATION", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
     env.update(STARTUP_ENV.get(args[-1], {}))
     env.update(extra)
-    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+    return env
+
+
+async def start_and_list(args: list[str], extra: dict[str, str], wrapper: tuple[str, ...] = ()) -> tuple[float, int]:
+    """Start ``python *args`` over stdio, list its tools; returns (seconds to the answer, number of tools).
+
+    ``wrapper``: a command the interpreter is started under (``valgrind ...``), none by default.
+    """
+    command, *rest = (*wrapper, sys.executable, *args)
+    params = StdioServerParameters(command=command, args=rest, env=server_env(args, extra))
     start = time.perf_counter()
     async with Client(params, mode="legacy") as client:
         tools = await client.list_tools()
@@ -112,8 +134,13 @@ def peak_mib(args: list[str], extra: dict[str, str] | None = None) -> float:
 
 
 def rounds(starts: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, Samples]:
-    """:data:`RUNS` rounds of one start of each entry of ``starts`` (label -> argv after python, extra env)."""
+    """:data:`RUNS` rounds of one start of each entry of ``starts`` (label -> argv after python, extra env).
+
+    One untimed start of each comes first: it writes the bytecode cache the timed starts read.
+    """
     samples = {label: Samples() for label in starts}
+    for args, extra in starts.values():
+        start_once(args, extra, Samples())
     for _ in range(RUNS):
         for label, (args, extra) in starts.items():
             start_once(args, extra, samples[label])
@@ -150,6 +177,31 @@ def importtime(module: str) -> None:
         print(f"  {us / 1000:7.1f} ms  {name}")
 
 
+def instructions(starts: dict[str, tuple[list[str], dict[str, str]]]) -> None:
+    """Print the machine instructions each start to the first tools/list executes, counted by callgrind.
+
+    A count hardly moves with the machine's load, where wall and CPU time do; it leaves out the time
+    spent waiting (the disk, the pipe). Needs valgrind (Debian: ``apt-get install valgrind``); each
+    start takes about 30 s under it. Informational: the target is on wall time.
+    """
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind on the PATH (Debian: apt-get install valgrind)")
+    for args, extra in starts.values():  # the bytecode cache, written as a returning user has it
+        anyio.run(start_and_list, args, extra)
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as folder:
+        for n, (label, (args, extra)) in enumerate(starts.items()):
+            out = f"{folder}/{n}.out"
+            wrapper = ("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--log-file=/dev/null")
+            anyio.run(start_and_list, args, extra, wrapper)
+            summary = next(line for line in Path(out).read_text().splitlines() if line.startswith("summary:"))
+            counts[label] = int(summary.split()[1])
+    base = counts["minimal SDK server"]
+    print("instructions to the first tools/list over stdio (callgrind, one start each)")
+    for label, count in counts.items():
+        print(f"  {label:<20} {count / 1e9:6.3f} G  {count / base:5.3f}")
+
+
 def main() -> None:
     """Run the rounds, print the table; exit status ``MISSED`` when a server is over :data:`TARGET`."""
     if sys.argv[1:2] == ["--importtime"]:
@@ -159,6 +211,12 @@ def main() -> None:
         handle.write(MINIMAL)
     starts = {"minimal SDK server": ([handle.name], {})}
     starts |= {name: (["-m", name.replace("-", "_")], {}) for name in SERVERS}
+    if sys.argv[1:2] == ["--instructions"]:
+        try:
+            instructions(starts)
+        finally:
+            os.unlink(handle.name)
+        return
     try:
         samples = rounds(starts)
         memory = {label: peak_mib(args) for label, (args, _) in starts.items()}
