@@ -97,7 +97,7 @@ def test_importing_a_server_leaves_the_collector_as_it_was(package: str, before:
 @pytest.mark.parametrize("package", SERVERS)
 def test_a_server_and_the_sdk_load_with_the_collector_at_rest(package: str) -> None:
     # Each server's package pauses the collector before anything imports the SDK: no collection runs while
-    # it loads (about 160,000 objects; with the collector running, the SDK alone starts about 180). A few may
+    # it loads (about 100,000 objects; with the collector running, the SDK alone starts about 180). A few may
     # run outside the pause: while Python compiles the package's own __init__ (no bytecode cache yet, as in
     # a fresh clone), and the one the resumed collector may run at once.
     code = (

@@ -166,11 +166,11 @@ def backend_settings_or_exit(
 def collector_paused(*, freeze: bool = False) -> Generator[None]:
     """Pause Python's cyclic garbage collector (:mod:`gc`) for the block: a server's start-up.
 
-    Loading the MCP SDK and a server of the family and registering its tools makes about 160,000 objects that
+    Loading the MCP SDK and a server of the family and registering its tools makes about 100,000 objects that
     live as long as the process, and almost no garbage; the collector, left on, walks them again and again
-    while they are made (about a tenth of a stdio server's time to its first ``tools/list``, measured by
-    ``benchmarks/bench_startup.py``). Each server's package pauses it while it imports, and
-    :func:`~approval_core.serving.equip.run` while it builds the server.
+    while they are made (about 6% of caldav-mcp's and carddav-mcp's instructions to their first ``tools/list``,
+    counted by ``benchmarks/bench_startup.py --instructions``). Each server's package pauses it while it
+    imports, and :func:`~approval_core.serving.equip.run` while it builds the server.
 
     Args:
         freeze: When the block ends without an exception, move every object the collector tracks into its
