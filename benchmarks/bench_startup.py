@@ -133,14 +133,19 @@ def peak_mib(args: list[str], extra: dict[str, str] | None = None) -> float:
     return int(out.split()[-1]) / 1024
 
 
+def warm_up(starts: dict[str, tuple[list[str], dict[str, str]]]) -> None:
+    """One untimed start of each entry of ``starts``: it writes the bytecode cache the measured starts read."""
+    for args, extra in starts.values():
+        anyio.run(start_and_list, args, extra)
+
+
 def rounds(starts: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, Samples]:
     """:data:`RUNS` rounds of one start of each entry of ``starts`` (label -> argv after python, extra env).
 
-    One untimed start of each comes first: it writes the bytecode cache the timed starts read.
+    :func:`warm_up` comes first.
     """
     samples = {label: Samples() for label in starts}
-    for args, extra in starts.values():
-        start_once(args, extra, Samples())
+    warm_up(starts)
     for _ in range(RUNS):
         for label, (args, extra) in starts.items():
             start_once(args, extra, samples[label])
@@ -186,8 +191,7 @@ def instructions(starts: dict[str, tuple[list[str], dict[str, str]]]) -> None:
     """
     if shutil.which("valgrind") is None:
         sys.exit("--instructions needs valgrind on the PATH (Debian: apt-get install valgrind)")
-    for args, extra in starts.values():  # the bytecode cache, written as a returning user has it
-        anyio.run(start_and_list, args, extra)
+    warm_up(starts)
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as folder:
         for n, (label, (args, extra)) in enumerate(starts.items()):
@@ -211,13 +215,10 @@ def main() -> None:
         handle.write(MINIMAL)
     starts = {"minimal SDK server": ([handle.name], {})}
     starts |= {name: (["-m", name.replace("-", "_")], {}) for name in SERVERS}
-    if sys.argv[1:2] == ["--instructions"]:
-        try:
-            instructions(starts)
-        finally:
-            os.unlink(handle.name)
-        return
     try:
+        if sys.argv[1:2] == ["--instructions"]:
+            instructions(starts)
+            return
         samples = rounds(starts)
         memory = {label: peak_mib(args) for label, (args, _) in starts.items()}
     finally:
