@@ -46,9 +46,28 @@ INSTRUCTIONS = (
 )
 STORED_TEXT = frozenset(
     {"summary", "description", "descriptions", "location", "comments", "categories", "attendees", "organizer",
-     "name", "contacts", "note", "classification"}
+     "name", "contacts", "note", "classification", "reason", "unreadable", "error"}
 )  # fmt: skip
-"""The keys of caldav-mcp's results whose values were written on the CalDAV server by whoever could write there."""
+"""The keys of caldav-mcp's results whose values were written on the CalDAV server by whoever could write there.
+
+``reason``, ``unreadable`` and ``error`` are the server's sentences, but may quote what an entry or the
+CalDAV server holds (a library's parse error, a status text)."""
+NAMES = frozenset(
+    {"id", "uid", "href", "recurrence_id", "tzid", "status", "rrule", "start", "end", "due", "completed", "date",
+     "created", "last_modified", "at", "trigger", "related", "action", "parent", "children", "related_to", "url",
+     "uri", "fmttype", "calendar", "calendars", "collection", "components", "source", "destination", "now_at",
+     "occurrence", "next_occurrence", "current_occurrence", "next_due", "split_from", "partstat", "principal",
+     "home_sets", "well_known", "server"}
+)  # fmt: skip
+"""The keys of caldav-mcp's results whose values are names and values read from the CalDAV server (a UID, a
+path, a TZID, a STATUS, a time as stored): shown as they are when of a plain identifier's shape, else as
+stored text (``approval_core.serving.stored_text.PLAIN_NAME``)."""
+OWN_TEXT = frozenset(
+    {"etag", "next_cursor", "reread", "scope", "scheduling", "method", "missing_settings", "tool", "change", "how",
+     "kept_at", "until", "approval", "approved_by"}
+)  # fmt: skip
+"""The keys of caldav-mcp's results whose values this server (or approval-core) writes itself, or the CalDAV
+server makes and no writer of an entry chooses (an ETag): shown as they are."""
 
 
 def build_server(
@@ -87,7 +106,7 @@ def build_server(
     where = (origin_text(backend.url or ""), backend.username)
     gate = equip(
         server, GUARDS, settings, own_errors=CalDAVToolError, effects=EFFECTS, backend=lambda: where,
-        stored_text=STORED_TEXT,
+        stored_text=STORED_TEXT, names=NAMES,
     )  # fmt: skip
     _bound_expansion_per_call(server)
     app = App(client, gate, background=background)

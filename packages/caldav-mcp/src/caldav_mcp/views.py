@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
-from approval_core.serving.stored_text import stored_in_text
+from approval_core.serving.stored_text import name_in_text, stored_in_text
 from caldav_mcp.alarms import alarms_of
 from caldav_mcp.ical import (
     Times,
@@ -156,10 +155,14 @@ def sort_key(item: Occurrence) -> list[str]:
 
 
 def _when(times: Times | Occurrence) -> str:
+    """An occurrence's time for a line of text: ISO 8601 as this server writes it, and the TZID.
+
+    The TZID is a name the entry's writer chose: shown by :func:`name_in_text`.
+    """
     start, end = times.start or "?", times.end
     if times.all_day:
         return f"{start} all-day" + (f" to {end}" if end else "")
-    zone = "floating" if times.floating else (times.tzid or "")
+    zone = "floating" if times.floating else (name_in_text(times.tzid) if times.tzid else "")
     if start and end and start[:10] == end[:10] and len(start) > 16 and len(end) > 16:
         # Same day: 2026-12-01 09:00-10:00 +01:00 Europe/Berlin
         offset = start[19:].removeprefix(".000000")
@@ -172,7 +175,9 @@ def event_list_result(result: EventList) -> CallToolResult:
 
     Each line is ``<when> <summary as a JSON string> <id>``, with ``cancelled``
     after the time for an occurrence whose STATUS is CANCELLED; summaries are
-    calendar data, quoted so that they cannot pass for anything else.
+    calendar data, quoted so that they cannot pass for anything else. Ids, times
+    and TZIDs are names an entry's writer chose: shown by :func:`name_in_text`
+    (as they are when of a plain identifier's shape, else quoted and fenced).
     """
     lines = [
         f"{len(result.events)} occurrence(s) in {result.calendar} from {result.start} to {result.end}; "
@@ -180,7 +185,7 @@ def event_list_result(result: EventList) -> CallToolResult:
     ]
     lines.extend(
         f"{_when(item)}{' cancelled' if item.status == 'CANCELLED' else ''} "
-        f"{stored_in_text(item.summary or '')} {item.id}"
+        f"{stored_in_text(item.summary or '')} {name_in_text(item.id)}"
         for item in result.events
     )
     if result.reread is not None:
@@ -188,7 +193,7 @@ def event_list_result(result: EventList) -> CallToolResult:
     if result.truncated:
         lines.append(f"More follow: repeat the call with cursor={result.next_cursor}")
     lines.extend(
-        f"Unreadable entry {json.dumps(item.id, ensure_ascii=False)} left out: {item.reason}"
+        f"Unreadable entry {name_in_text(item.id)} left out: {stored_in_text(item.reason)}"
         for item in result.unreadable
     )
     data = result.model_dump(mode="json")

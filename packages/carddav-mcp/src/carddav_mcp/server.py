@@ -32,10 +32,25 @@ __all__ = ["SERVER_NAME", "build_server", "main"]
 
 SERVER_NAME = "carddav-mcp"
 STORED_TEXT = frozenset(
-    {"fn", "nickname", "org", "title", "note", "emails", "phones", "categories", "display_name", "description",
-     "related", "other_properties", "vcard", "name", "members", "unresolved_members"}
+    {"fn", "n", "nickname", "org", "title", "note", "emails", "phones", "addresses", "urls", "impp", "categories",
+     "display_name", "description", "related", "other_properties", "vcard", "name", "members", "unresolved_members"}
 )  # fmt: skip
 """The keys of carddav-mcp's results whose values were written in the address book by whoever could edit it."""
+NAMES = frozenset(
+    {"id", "uid", "previous_id", "deleted", "already_gone", "address_book", "searched_books",
+     "allowed_address_books", "href", "collection", "now_at", "version", "kind", "media_type", "uri", "sync_token",
+     "dav_classes", "principal", "home", "well_known", "url"}
+)  # fmt: skip
+"""The keys of carddav-mcp's results whose values are names and values read from the CardDAV server (a card's
+path, its UID, a media type): shown as they are when of a plain identifier's shape, else as stored text
+(``approval_core.serving.stored_text.PLAIN_NAME``)."""
+OWN_TEXT = frozenset(
+    {"etag", "next_cursor", "reason", "fn_source", "fn_added", "fields_changed", "matched", "convention",
+     "convention_for_new_groups", "outcome", "method", "tool", "change", "how", "kept_at", "until", "approval",
+     "approved_by"}
+)  # fmt: skip
+"""The keys of carddav-mcp's results whose values this server (or approval-core) writes itself, or the CardDAV
+server makes and no writer of a card chooses (an ETag): shown as they are."""
 TITLE = "CardDAV address books"
 ICON = (
     '<rect x="3" y="4" width="18" height="16" rx="2"/><circle cx="9" cy="11" r="2.5"/>'
@@ -75,7 +90,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
     where = (origin_text(backend.settings.url or ""), backend.settings.username)
     gate = equip(
         server, GUARDS, settings, own_errors=CardDavError, effects=EFFECTS, backend=lambda: where,
-        stored_text=STORED_TEXT,
+        stored_text=STORED_TEXT, names=NAMES,
     )  # fmt: skip
     for module in (books, reading, writing, grouping, undo):
         module.register(server, backend, gate)

@@ -48,6 +48,7 @@ def equip(
     backend: Callable[[], tuple[str, str | None]],
     translate: Translator | None = None,
     stored_text: frozenset[str] = frozenset(),
+    names: frozenset[str] = frozenset(),
 ) -> ApprovalGate:
     """Put the gate, the error boundary, portable schemas and the every-write profile on ``server``.
 
@@ -67,6 +68,8 @@ def equip(
         stored_text: The keys of its results whose values are text stored on the backend: marked in
             ``structuredContent`` and fenced in the text
             (:func:`~approval_core.serving.stored_text.install_stored_text`).
+        names: The keys of its results whose values are names a writer chose (a UID, a path, a TZID): shown
+            as they are when of a plain identifier's shape, else handled as stored text.
 
     Returns:
         The gate the tools call (:meth:`ApprovalGate.check`).
@@ -86,7 +89,7 @@ def equip(
         install_approval_card(server, asking)
         install_page_tasks(server, gate, asking)  # a call waiting for the page as an MCP task, where declared
     install_tool_selection(server, settings.tools, settings.read_only, effects)
-    install_stored_text(server, stored_text)
+    install_stored_text(server, stored_text, names)
     return gate
 
 

@@ -16,6 +16,13 @@ for every tool, once:
   fence longer than any run of backticks in it, so image and link syntax in stored text never renders as such;
 * the server's instructions say so (:data:`STORED_TEXT_INSTRUCTIONS`).
 
+A name that a writer chose is stored text as well: a UID, a card's path, a TZID, a STATUS. A
+server names those keys too (``names``). Such a value is left as it is when it has the shape of a plain
+identifier (:data:`PLAIN_NAME`: at most 256 printable ASCII characters, no spaces, double quotes, angle or
+square brackets), since it cannot then break a line, a JSON string or a Markdown construct, and a model
+passes it back as it read it. Any other value under such a key is marked and fenced like stored text.
+A server's own lines show one with :func:`name_in_text`.
+
 Nothing here changes what a tool writes back: edits read the entry from the backend again and keep its
 stored bytes.
 """
@@ -33,12 +40,14 @@ from mcp_types import CallToolResult, TextContent
 from approval_core.asking.results import dumped_text
 
 __all__ = [
+    "PLAIN_NAME",
     "STORED_TEXT_INSTRUCTIONS",
     "UNTRUSTED_KEY",
     "UNTRUSTED_SCHEMA",
     "fenced_text",
     "install_stored_text",
     "marked_and_fenced",
+    "name_in_text",
     "stored_in_text",
 ]
 
@@ -62,6 +71,13 @@ _INVISIBLE = re.compile(  # controls, format characters (Cf), blank letters (dia
     "\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\U000f0000-\U0010ffff\U0001d159\U00016fe4]"
 )
+PLAIN_NAME = re.compile(r"[A-Za-z0-9!#$%&'()*+,\-./:;=?@_~]{1,256}")
+"""The shape of a name a writer chose that a result shows as it is (:func:`install_stored_text`).
+
+1-256 printable ASCII characters without spaces, double quotes, backslashes, backticks, angle or square
+brackets, braces or bars: such a name cannot end a JSON string, open a Markdown link, image or autolink,
+or start a new line. Any other is stored text.
+"""
 _OWN_KEY = re.compile(r"[a-z][a-z0-9_]{0,23}")
 """A key below a stored field left as it is in the text: a short lowercase name, the servers' own kind of key.
 
@@ -96,12 +112,18 @@ def _pointer(path: str, key: str) -> str:
 
 
 class _Found:
-    """What one walk notes: where stored strings are, and which of those places a backend-written key names."""
+    """What one walk notes: where stored strings are, and which of those places a backend-written key names.
 
-    __slots__ = ("fence", "places", "secret")
+    ``fields`` and ``names`` are the server's keys of stored text and of names a writer chose
+    (:func:`install_stored_text`).
+    """
 
-    def __init__(self, fence: tuple[str, str]) -> None:
+    __slots__ = ("fence", "fields", "names", "places", "secret")
+
+    def __init__(self, fence: tuple[str, str], fields: frozenset[str], names: frozenset[str]) -> None:
         self.fence = fence
+        self.fields = fields
+        self.names = names
         self.places: set[tuple[str, str]] = set()  # (parent pointer, key or "*"): made pointers once at the end
         self.secret: set[tuple[str, str]] = set()  # those whose pointer holds a key the backend wrote
 
@@ -116,21 +138,21 @@ class _Found:
 
 
 def _walk(
-    value: Any, fields: frozenset[str], found: _Found, path: str, marked: bool, fenced: bool, mapped: bool,
-    hidden: bool,
-) -> Any:  # fmt: skip
+    value: Any, found: _Found, path: str, marked: bool, fenced: bool, mapped: bool, hidden: bool, named: bool
+) -> Any:
     """``value`` with its stored strings fenced, noting in ``found`` where its stored strings are.
 
-    One pass for both: a string is stored text when a key of ``fields`` is on its way (``marked``: its place
-    is noted, as the pointer of its parent and its key, or ``*`` in an array); it is fenced likewise. So is a
-    key below such a field that the backend wrote: every key of a map met inside stored data (``mapped``: an
+    One pass for both: a string is stored text when a key of ``found.fields`` is on its way (``marked``: its
+    place is noted, as the pointer of its parent and its key, or ``*`` in an array); it is fenced likewise. So
+    is a string below a key of ``found.names`` (``named``) that is not of :data:`PLAIN_NAME`'s shape, and a
+    key below a stored field that the backend wrote: every key of a map met inside stored data (``mapped``: an
     ntfy action's ``extras``), and any key not of the server's own kind (:data:`_OWN_KEY`); a pointer through
     such a key (``hidden``) is fenced in the text's list (:meth:`_Found.shown`). The top-level
     :data:`UNTRUSTED_KEY` list is the server's own pointers, left for the caller; a key of that name deeper
     down is stored data like any other. Numbers, booleans and null carry no text and are kept as they are; a
     tuple is walked as a list.
     """
-    fence = found.fence
+    fence, fields, names = found.fence, found.fields, found.names
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in cast(dict[str, Any], value).items():
@@ -139,7 +161,7 @@ def _walk(
             if not path and key == UNTRUSTED_KEY and isinstance(item, list):
                 out[key] = item
             elif isinstance(item, str):
-                inside = key in fields
+                inside = key in fields or ((named or key in names) and not PLAIN_NAME.fullmatch(item))
                 if marked or inside:
                     found.places.add((path, key))
                     if hidden or secret:
@@ -148,8 +170,8 @@ def _walk(
             elif isinstance(item, (dict, list, tuple)):
                 inside = key in fields
                 out[shown] = _walk(
-                    item, fields, found, _pointer(path, key), marked or inside, fenced or inside, fenced,
-                    hidden or secret,
+                    item, found, _pointer(path, key), marked or inside, fenced or inside, fenced, hidden or secret,
+                    named or key in names,
                 )  # fmt: skip
             else:
                 out[shown] = item
@@ -159,13 +181,14 @@ def _walk(
         items: list[Any] = []
         for item in cast(list[Any], value):
             if isinstance(item, str):
-                if marked:
+                odd = named and not PLAIN_NAME.fullmatch(item)
+                if marked or odd:
                     found.places.add((path, "*"))
                     if hidden:
                         found.secret.add((path, "*"))
-                items.append(f"{fence[0]}{item}{fence[1]}" if fenced else item)
+                items.append(f"{fence[0]}{item}{fence[1]}" if fenced or odd else item)
             elif isinstance(item, (dict, list, tuple)):
-                items.append(_walk(item, fields, found, where, marked, fenced, mapped, hidden))
+                items.append(_walk(item, found, where, marked, fenced, mapped, hidden, named))
             else:
                 items.append(item)
         return items
@@ -187,23 +210,27 @@ def _code_block(fenced: Any) -> str:
     return f"{fence}json\n{body}\n{fence}"
 
 
-def fenced_text(data: dict[str, Any], fields: frozenset[str], nonce: str | None = None) -> str:
+def fenced_text(
+    data: dict[str, Any], fields: frozenset[str], nonce: str | None = None, names: frozenset[str] = frozenset()
+) -> str:
     """The text a model reads for ``data``: compact JSON, stored strings fenced, invisible characters escaped.
 
     Args:
         data: The result's structured content.
         fields: The keys whose string values (or lists of strings) are stored text.
         nonce: The per-call fence marker (default: 8 random hex digits).
+        names: The keys whose string values are names a writer chose: stored text unless of :data:`PLAIN_NAME`'s
+            shape.
     """
-    found = _Found(_fences(nonce))
-    copy = _walk(data, fields, found, "", False, False, False, False)
+    found = _Found(_fences(nonce), fields, names)
+    copy = _walk(data, found, "", False, False, False, False, False)
     if isinstance(copy.get(UNTRUSTED_KEY), list):  # data already marked: its pointers as marked_and_fenced shows them
         copy[UNTRUSTED_KEY] = found.shown(copy[UNTRUSTED_KEY])
     return _code_block(copy)
 
 
 def marked_and_fenced(
-    data: dict[str, Any], fields: frozenset[str], nonce: str | None = None
+    data: dict[str, Any], fields: frozenset[str], nonce: str | None = None, names: frozenset[str] = frozenset()
 ) -> tuple[dict[str, Any], str]:
     """``data`` marked (:data:`UNTRUSTED_KEY` added, the values as they are) and its fenced text, in one walk.
 
@@ -211,12 +238,14 @@ def marked_and_fenced(
         data: The result's structured content.
         fields: The keys whose string values (or lists of strings) are stored text.
         nonce: The per-call fence marker (default: 8 random hex digits).
+        names: The keys whose string values are names a writer chose: stored text unless of :data:`PLAIN_NAME`'s
+            shape.
 
     Returns:
         (the structured content with its sorted pointers, the text a model reads: :func:`fenced_text` of it).
     """
-    found = _Found(_fences(nonce))
-    copy = _walk(data, fields, found, "", False, False, False, False)
+    found = _Found(_fences(nonce), fields, names)
+    copy = _walk(data, found, "", False, False, False, False, False)
     pointers = found.pointers()
     copy[UNTRUSTED_KEY] = found.shown(pointers)
     return {**data, UNTRUSTED_KEY: pointers}, _code_block(copy)
@@ -253,6 +282,15 @@ def stored_in_text(value: str) -> str:
     return f"{_MARKS[0]}{json.dumps(value, ensure_ascii=False)}{_MARKS[1]}"
 
 
+def name_in_text(value: str) -> str:
+    """``value``, a name a writer chose (a UID, a path, a TZID), for a text block of the server's own lines.
+
+    Written as it is when it has :data:`PLAIN_NAME`'s shape, else as stored text (:func:`stored_in_text`:
+    a JSON string, fenced), so a name cannot start a line or pass for the server's words.
+    """
+    return value if PLAIN_NAME.fullmatch(value) else stored_in_text(value)
+
+
 def _lines_fenced(block: Any, fence: tuple[str, str]) -> Any:
     """``block`` with each value :func:`stored_in_text` marked fenced, its invisible characters but newlines escaped."""
     if not isinstance(block, TextContent) or _MARKS[0] not in block.text:
@@ -261,14 +299,16 @@ def _lines_fenced(block: Any, fence: tuple[str, str]) -> Any:
     return TextContent(type="text", text=_INVISIBLE.sub(lambda m: m.group() if m.group() == "\n" else _escape(m), text))
 
 
-def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
+def install_stored_text(server: MCPServer[Any], fields: frozenset[str], names: frozenset[str] = frozenset()) -> None:
     """Mark and fence stored text in every successful result of ``server`` (see the module docstring).
 
     Args:
         server: The server, its tools registered or not.
-        fields: The keys of its results whose values are text stored on the backend; empty: nothing to do.
+        fields: The keys of its results whose values are text stored on the backend.
+        names: The keys of its results whose values are names a writer chose (UID, path, TZID...): stored
+            text unless of :data:`PLAIN_NAME`'s shape. Both empty: nothing to do.
     """
-    if not fields:
+    if not fields and not names:
         return
     list_tools = server.list_tools
     call_tool = server.call_tool
@@ -290,7 +330,7 @@ def install_stored_text(server: MCPServer[Any], fields: frozenset[str]) -> None:
             return result
         data = cast(dict[str, Any], raw)
         nonce = secrets.token_hex(4)
-        marked, text = marked_and_fenced(data, fields, nonce)
+        marked, text = marked_and_fenced(data, fields, nonce, names)
         fenced = TextContent(type="text", text=text)
         known = dumped_text(data)
         fence = _fences(nonce)
