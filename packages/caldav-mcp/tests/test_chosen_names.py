@@ -100,4 +100,6 @@ async def test_a_listing_of_plain_names_marks_only_its_stored_text(account: Acco
     async with connect(account.build(), revision="2026-07-28") as client:
         listed = await client.call_tool("list_events", {"calendar": account.work, **WINDOW})
     assert listed.structured_content["untrusted"] == ["/events/*/summary"]
-    assert "⟦stored" not in listed.content[0].text.splitlines()[1].split("⟧", 2)[-1]  # only the summary is fenced
+    (line,) = listed.content[0].text.splitlines()[1:]
+    assert line.count("⟦stored ") == 1  # the summary's fence only
+    assert line.endswith(" plain@example.org")
