@@ -82,6 +82,7 @@ APPROVAL_META = "approval-core/approval"
 CALL_SECONDS = 120  # one client process, start-up included
 CONNECT_MS = 90_000  # the Inspector's own start-up limit (its default, 15 s, is too short on a loaded machine)
 GUARDED = {"caldav-mcp": "delete_event", "carddav-mcp": "delete_contact", "ntfy-mcp": "create_user"}
+RESTORE = {"caldav-mcp": ("restore_entry", "calendar"), "carddav-mcp": ("restore_card", "address_book")}  # tool, place
 DAY = "2026-12-08"
 
 
@@ -476,8 +477,87 @@ def run_mcpdo(report: Report, clients: Path, node: Path, server: str, script: Pa
                 return "approved, changed"
 
             timed(report, server, f"mcpdo {guarded}: accept", accept, client="inspector")
+            if server in RESTORE:
+                mcpdo_restore(report, server, do, state)
         finally:
             do.stop()
+
+
+def read_back(server: str, cli: Inspector | Mcpdo, args: dict[str, Any]) -> dict[str, Any]:
+    """The entry a guarded call of :data:`GUARDED` names, as ``get_event`` / ``get_contact`` returns it."""
+    if server == "caldav-mcp":
+        return cli.ok("get_event", args)
+    return cli.ok("get_contact", {"contact_id": args["contact_ids"][0]})
+
+
+def mcpdo_restore(report: Report, server: str, do: Mcpdo, state: dict[str, Any]) -> None:
+    """The undo path on one mcpdo connection: a delete accepted and listed; its restore declined, accepted, repeated."""
+    guarded = GUARDED[server]
+    tool, place = RESTORE[server]
+    kept: dict[str, Any] = {}
+
+    def listed() -> list[dict[str, Any]]:
+        return do.ok("list_restorable", {})["entries"]
+
+    def restoring() -> dict[str, Any]:
+        if "row" not in kept:
+            raise Failed("no journal entry was listed in the step before")
+        return {place: kept["row"]["collection"], "id": kept["row"]["id"]}
+
+    def deleted() -> str:
+        args = state["make"]("undo")
+        before = read_back(server, do, args)
+        earlier = {row["id"] for row in listed()}
+        result = do.respond(do.call(guarded, args)[1], "approve:=true")
+        if result.get("isError") or not state["changed"](args):
+            raise Failed(f"accept: {json.dumps(result)[:800]}")
+        rows = [row for row in listed() if row["id"] not in earlier]
+        if len(rows) != 1 or (rows[0]["tool"], rows[0]["change"]) != (guarded, "deleted"):
+            raise Failed(f"{len(rows)} new journal entries after one delete: {json.dumps(rows)[:800]}")
+        kept.update(args=args, before=before, row=rows[0])
+        return f"deleted; list_restorable names journal id {rows[0]['id']} ({guarded} deleted)"
+
+    timed(report, server, f"mcpdo {tool}: listed", deleted, client="inspector")
+
+    def decline() -> str:
+        approval = refusal(do.respond(do.call(tool, restoring())[1], "--decline"))
+        if approval["outcome"] != "declined" or not state["changed"](kept["args"]):
+            raise Failed(f"after decline: {approval}")
+        if kept["row"]["id"] not in {row["id"] for row in listed()}:
+            raise Failed("the journal entry went after a decline")
+        return "outcome declined, still gone, still listed"
+
+    timed(report, server, f"mcpdo {tool}: decline", decline, client="inspector")
+
+    def accept() -> str:
+        result = do.respond(do.call(tool, restoring())[1], "approve:=true")
+        restored = result.get("structuredContent") or {}
+        if result.get("isError") or restored.get("how") != "create" or restored.get("id") != kept["row"]["id"]:
+            raise Failed(f"accept: {json.dumps(result)[:800]}")
+        after = read_back(server, do, kept["args"])
+        if after != kept["before"]:
+            raise Failed(f"read back {json.dumps(after)[:400]}, before the delete {json.dumps(kept['before'])[:400]}")
+        if kept["row"]["id"] in {row["id"] for row in listed()}:
+            raise Failed("the journal entry is still listed after its restore")
+        kept["restored"] = True
+        return "how create; read back equal to before the delete; no longer listed"
+
+    timed(report, server, f"mcpdo {tool}: accept", accept, client="inspector")
+
+    def again() -> str:
+        if not kept.get("restored"):
+            raise Failed("nothing was restored in the step before")
+        _, result = do.call(tool, restoring())
+        text = " ".join(c.get("text", "") for c in result.get("content", []))
+        if "elicitationPending" in result or (result.get("_meta") or {}).get(APPROVAL_META):
+            raise Failed(f"asked again: {json.dumps(result)[:800]}")
+        if not result.get("isError") or f"holds no entry {kept['row']['id']}" not in text:
+            raise Failed(f"not 'nothing to do': {json.dumps(result)[:800]}")
+        if read_back(server, do, kept["args"]) != kept["before"]:
+            raise Failed("the entry changed")
+        return "isError, no dialog: the journal holds no entry; entry unchanged"
+
+    timed(report, server, f"mcpdo {tool}: again", again, client="inspector")
 
 
 HTTP_RUN = "caldav-mcp-http"
