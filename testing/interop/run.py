@@ -21,7 +21,7 @@ Per server, three clients:
 
 1. ``ts_client.mjs``: the TypeScript SDK client (see its header): tools, Ajv
    2020-12 strict compile of every schema, read tools, and one guarded tool on
-   the token path, declined, dismissed and accepted.
+   the token path, declined, dismissed and accepted; then the undo path (below).
 2. The Inspector CLI (``inspector --cli --format json``): ``tools/list
    --strict`` (its schema portability check; exit 6 on an error), read tools,
    and the token path of the same guarded tool on a server started with
@@ -37,6 +37,16 @@ Per server, three clients:
    the dialog declined (``elicitation/respond --decline``), dismissed
    (``--cancel``) and accepted (``approve:=true``); only the accept may change
    anything.
+
+caldav-mcp and carddav-mcp also take the undo path over stdio, with
+``ts_client.mjs`` (its step 5) and then with ``mcpdo`` on its dialog
+connection: an entry made and read, deleted with the dialog accepted;
+``list_restorable`` names exactly one new journal id for it (``deleted``, by the
+delete tool; ``ts_client.mjs`` also validates that result against the tool's
+``outputSchema`` with Ajv strict); the restore tool (:data:`RESTORE`) declined
+writes nothing and the id stays listed; accepted, the entry reads back as it
+did before the delete and the id is no longer listed; called again with that
+id, it answers an error (the journal holds no such entry) without a dialog.
 
 Then, over Streamable HTTP (``--only caldav-mcp-http``, part of the default
 run): three replicas of caldav-mcp behind HAProxy with one Redis and one
