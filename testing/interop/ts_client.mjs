@@ -27,7 +27,12 @@
 //      structuredContent), then repeats the call with that confirm_token (the change must be made);
 //   4. on a server with the dialog on, from a client that declares form elicitation and answers each
 //      elicitation/create with the handler below: a decline, a dismissal (cancel) and an accept of the
-//      same guarded tool; only the accept may change anything.
+//      same guarded tool; only the accept may change anything;
+//   5. caldav-mcp and carddav-mcp over stdio, the undo path on that same connection: an entry made and
+//      deleted (the delete accepted), list_restorable naming exactly one new journal id for it (its
+//      structuredContent valid against the tool's outputSchema under the Ajv of step 1), the restore tool
+//      declined (nothing written, the entry still listed), accepted (the entry read back as it was before
+//      the delete), and called again with the same id (an error naming no entry, no dialog, nothing written).
 // Prints one JSON report on stdout ({"server", "checks": [{"step", "ok", "detail", "ms"}], "ok"}) and
 // exits 1 when any check failed. Any exception the SDK throws (a strict client rejecting a result) is a
 // failed check with its message.
@@ -48,6 +53,8 @@ const APPROVAL_META = "approval-core/approval";
 const config = JSON.parse(process.argv[2]);
 const MODERN = config.protocol === "2026-07-28";
 const checks = [];
+// Each tool's compiled schemas, by "<tool>.<inputSchema|outputSchema>" (Ajv 2020-12 strict, step 1).
+const validators = new Map();
 // 2026-07-28 only: every JSON-RPC request the clients POSTed, in order ({method, version, params}).
 const wire = [];
 
@@ -167,6 +174,14 @@ function ok(result, what) {
   return result.structuredContent;
 }
 
+// `value` checked against `tool`'s outputSchema as compiled in the schemas step (Ajv strict), else an error.
+function conforms(tool, value) {
+  const validate = validators.get(`${tool}.outputSchema`);
+  assert(validate, `no compiled outputSchema for ${tool}`);
+  assert(validate(value), `${tool}: not valid against its outputSchema: ${JSON.stringify(validate.errors)}`);
+  return value;
+}
+
 // ---------------------------------------------------------------- the servers' read tools and one guarded tool
 
 const DAY = "2026-12-07";
@@ -199,6 +214,11 @@ const SERVERS = {
       const result = await call(client, "get_event", args);
       return result.isError === true; // the event is gone
     },
+    restore: "restore_entry",
+    place: "calendar",
+    async read(client, args) {
+      return ok(await call(client, "get_event", args), "get_event");
+    },
   },
   "carddav-mcp": {
     async reads(client, state) {
@@ -229,6 +249,11 @@ const SERVERS = {
       const result = await call(client, "get_contact", { contact_id: args.contact_ids[0] });
       return result.isError === true;
     },
+    restore: "restore_card",
+    place: "address_book",
+    async read(client, args) {
+      return ok(await call(client, "get_contact", { contact_id: args.contact_ids[0] }), "get_contact");
+    },
   },
   "ntfy-mcp": {
     async reads(client, state) {
@@ -255,6 +280,77 @@ const SERVERS = {
   },
 };
 
+// ---------------------------------------------------------------- the undo path (caldav-mcp, carddav-mcp)
+
+async function restorableIds(client) {
+  const listed = ok(await call(client, "list_restorable", {}), "list_restorable");
+  return { listed, ids: new Set(listed.entries.map((e) => e.id)) };
+}
+
+// Step 5 of the header, on the connection that answers dialogs.
+async function undo(server, client, state) {
+  const kept = {};
+  await step(`undo: ${server.guarded} accepted`, async () => {
+    const args = await server.target(client, state, "undo");
+    const before = await server.read(client, args);
+    const { ids } = await restorableIds(client);
+    client.answers.push("accept");
+    ok(await call(client, server.guarded, args), `${server.guarded} accepted`);
+    assert(await server.changed(client, args), "the accepted delete changed nothing");
+    Object.assign(kept, { args, before, earlier: ids });
+    return "made, read, deleted";
+  });
+  await step("list_restorable", async () => {
+    assert(kept.args, "no entry was deleted in the step before");
+    const { listed } = await restorableIds(client);
+    conforms("list_restorable", listed);
+    const fresh = listed.entries.filter((e) => !kept.earlier.has(e.id));
+    assert(fresh.length === 1, `${fresh.length} new journal entries after one delete: ${JSON.stringify(fresh)}`);
+    const [row] = fresh;
+    assert(row.tool === server.guarded && row.change === "deleted", `listed as ${row.tool} ${row.change}`);
+    kept.row = row;
+    return `journal id ${row.id}: ${row.tool} ${row.change}, ${row.bytes} bytes; valid against outputSchema (Ajv strict)`;
+  });
+  const restoring = () => {
+    assert(kept.row, "no journal entry was listed in the step before");
+    return { [server.place]: kept.row.collection, id: kept.row.id };
+  };
+  await step(`${server.restore}: decline`, async () => {
+    const args = restoring();
+    client.answers.push("decline");
+    const approval = approvalOf(await call(client, server.restore, args));
+    assert(approval.outcome === "declined", `outcome ${approval.outcome}, expected declined`);
+    assert(await server.changed(client, kept.args), "the entry came back after a decline");
+    assert((await restorableIds(client)).ids.has(kept.row.id), "the journal entry went after a decline");
+    return `outcome ${approval.outcome}, still gone, still listed`;
+  });
+  await step(`${server.restore}: accept`, async () => {
+    const args = restoring();
+    client.answers.push("accept");
+    const restored = conforms(server.restore, ok(await call(client, server.restore, args), `${server.restore} accepted`));
+    assert(restored.id === kept.row.id && restored.how === "create", `restored ${JSON.stringify(restored)}`);
+    const after = await server.read(client, kept.args);
+    assert(JSON.stringify(after) === JSON.stringify(kept.before),
+      `read back ${JSON.stringify(after)}, before the delete ${JSON.stringify(kept.before)}`);
+    assert(!(await restorableIds(client)).ids.has(kept.row.id), "the journal entry is still listed after its restore");
+    kept.restored = true;
+    return `how ${restored.how}; read back equal to before the delete; no longer listed`;
+  });
+  await step(`${server.restore}: again`, async () => {
+    assert(kept.restored, "nothing was restored in the step before");
+    const shown = client.dialogs.length;
+    const result = await call(client, server.restore, restoring());
+    const text = textOf(result);
+    assert(result.isError === true && result.structuredContent === undefined, `not an error: ${JSON.stringify(result)}`);
+    assert(result._meta?.[APPROVAL_META] === undefined, `asked again: ${JSON.stringify(result._meta)}`);
+    assert(client.dialogs.length === shown, "a dialog was shown");
+    assert(text.includes(`holds no entry ${kept.row.id}`), `not 'nothing to do': ${text}`);
+    const after = await server.read(client, kept.args);
+    assert(JSON.stringify(after) === JSON.stringify(kept.before), "the entry changed");
+    return "isError, no dialog: the journal holds no entry; entry unchanged";
+  });
+}
+
 // ---------------------------------------------------------------- the run
 
 async function main() {
@@ -278,7 +374,7 @@ async function main() {
       for (const kind of ["inputSchema", "outputSchema"]) {
         if (!tool[kind]) continue;
         try {
-          ajv.compile(tool[kind]);
+          validators.set(`${tool.name}.${kind}`, ajv.compile(tool[kind]));
           compiled += 1;
         } catch (error) {
           problems.push(`${tool.name}.${kind}: ${error.message}`);
@@ -329,6 +425,7 @@ async function main() {
     assert(await server.changed(client, args), "the accepted call changed nothing");
     return `${client.dialogs.length} dialogs shown${seen}`;
   });
+  if (server.restore && !config.url) await undo(server, client, state);
   await client.close();
   if (MODERN) {
     await step("wire: 2026-07-28 only", async () => {
