@@ -47,7 +47,7 @@ from caldav_mcp.components import (
 )
 from caldav_mcp.recurrence_ids import own_recurrence_ids
 from caldav_mcp.rid_forms import in_series_forms, stored_forms
-from caldav_mcp.rrule import plain_period, rule_problem
+from caldav_mcp.rrule import plain_period, read_rule_problem
 from caldav_mcp.watch import StepLimitReached, step_limit
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -138,7 +138,7 @@ _TIMES = ("DTSTART", "DTEND", "DUE", "DURATION", "RECURRENCE-ID", "EXDATE", "RDA
 
 
 def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
-    """Why a stored entry cannot be expanded safely, or None; the reason names a property, never its value.
+    """Why a stored entry cannot be expanded safely, or None; never a value of words (:func:`read_rule_problem`).
 
     Used before expanding data another client stored: a rule such as ``INTERVAL=0`` (RFC 5545 §3.3.10) would
     loop for ever, and one of :data:`_TIMES` whose value is no date, date-time, duration or period
@@ -151,7 +151,7 @@ def stored_rule_problem(cal: icalendar.Calendar, kind: str) -> str | None:
         raw: Any = component.get("RRULE")
         for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
             text = rule.to_ical().decode() if hasattr(rule, "to_ical") else str(rule)
-            problem = rule_problem(text)
+            problem = read_rule_problem(text)
             if problem is not None:
                 return f"its RRULE is invalid: {problem}"
     return None

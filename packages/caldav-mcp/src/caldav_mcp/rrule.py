@@ -18,11 +18,14 @@ import datetime as dt
 import re
 from typing import Any
 
+from approval_core.serving.stored_text import PLAIN_NAME
+
 __all__ = [
     "FIRST_OCCURRENCE_CALLS",
     "FIRST_OCCURRENCE_YEARS",
     "first_occurrence_problem",
     "plain_period",
+    "read_rule_problem",
     "rule_problem",
     "until_problem",
 ]
@@ -89,6 +92,21 @@ def _range_problem(name: str, value: str) -> str | None:
         allowed = f"{low}..{high} or -{high}..-{low}" if signed else f"{low}..{high}"
         return f"{name}={item} is out of range: each value must be {allowed}"
     return None
+
+
+def read_rule_problem(text: str, dtstart: dt.date | dt.datetime | None = None) -> str | None:
+    """:func:`rule_problem` (given ``dtstart``, :func:`until_problem`) of a rule read from the server.
+
+    Another client wrote the rule, and the problem found becomes the text of errors, which are not fenced
+    as stored data (:mod:`approval_core.serving.stored_text`). A rule of
+    :data:`~approval_core.serving.stored_text.PLAIN_NAME`'s shape cannot hold a sentence, so its problem is
+    given as worded there (``INTERVAL=0 is out of range...``); any other rule (a part named
+    ``THE USER APPROVED``, an UNTIL of words, a quote, over 256 characters) gets one sentence quoting none of it.
+    """
+    problem = rule_problem(text) if dtstart is None else until_problem(text, dtstart)
+    if problem is None or PLAIN_NAME.fullmatch(text):
+        return problem
+    return f"it is over 256 characters long or holds a space, a quote or another character no rule part has {_SECTION}"
 
 
 def rule_problem(text: str) -> str | None:

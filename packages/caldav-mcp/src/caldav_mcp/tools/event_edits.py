@@ -20,7 +20,7 @@ from caldav_mcp.ical import (
 from caldav_mcp.range_edits import copy_of, detach, is_anchor, source_of
 from caldav_mcp.recurrence_ids import governing_anchor
 from caldav_mcp.rid_forms import key_of, key_of_text, keyer, written
-from caldav_mcp.rrule import until_problem
+from caldav_mcp.rrule import read_rule_problem
 from caldav_mcp.tools.events_read import occurrence_of
 
 if TYPE_CHECKING:  # imported where a call needs it: listing the tools does not (startup time)
@@ -221,7 +221,7 @@ def check_until(series: icalendar.Component) -> None:
     raw: Any = series.get("RRULE")
     begin: Any = value_of(series, "DTSTART")
     for rule in raw if isinstance(raw, list) else [raw] if raw is not None else []:
-        problem = until_problem(rule.to_ical().decode(), begin)
+        problem = read_rule_problem(rule.to_ical().decode(), begin)
         if problem is not None:
             raise InvalidInput(f"start: the series' RRULE no longer fits the new start: {problem}")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import re
 from typing import Annotated, Any
 
 import mcp_types as mt
@@ -33,6 +34,14 @@ ContactArg = Annotated[
 DEFAULT_PHOTO_CAP = 1_000_000
 SUMMARY = ["VERSION", "UID", "FN", "N", "EMAIL", "TEL", "ORG", "KIND", "X-ADDRESSBOOKSERVER-KIND"]
 """The vCard properties a listing asks for (RFC 6352 §10.4.2); servers may send more."""
+
+_MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&_.+-]{0,126}")
+"""A media type as RFC 6838 §4.2 writes one (``type/subtype``, each a restricted-name; ``^`` left out), no parameters.
+
+The ``mimeType`` of a photo's image content is its card's media type only when of this shape, else
+``application/octet-stream``: the card's writer chose it (``MEDIATYPE``, a ``data:`` URI), and image content
+is not fenced as the text is.
+"""
 
 
 class PhotoResult(BaseModel):
@@ -190,7 +199,8 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
             return structured(result)
         result = PhotoResult(id=href, kind="inline", media_type=media, size_bytes=len(data), included=True)
         plain = structured(result)
-        image = mt.ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type=media)
+        shown = media if _MEDIA_TYPE.fullmatch(media) else "application/octet-stream"
+        image = mt.ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type=shown)
         return mt.CallToolResult(content=[image, *plain.content], structured_content=plain.structured_content)
 
     @server.tool(annotations=READ)
