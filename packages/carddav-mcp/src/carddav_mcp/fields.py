@@ -22,7 +22,9 @@ from carddav_mcp.models import (
     PartialDate,
     PhotoInfo,
     PostalAddress,
-    Typed,
+    StoredAddress,
+    StoredName,
+    StoredTyped,
 )
 from carddav_mcp.vcard import Card, Prop, escape_text, make_line
 
@@ -89,11 +91,11 @@ def parse_partial_date(prop: Prop | None) -> PartialDate | None:
         return None
 
 
-def _typed(prop: Prop, card: Card | None = None) -> Typed:
+def _typed(prop: Prop, card: Card | None = None) -> StoredTyped:
     value = prop.text().strip()
     if prop.name == "TEL" and value.lower().startswith("tel:"):
         value = value[4:]
-    return Typed.model_construct(value=value, types=prop.types, label=label_of(card, prop) if card else None)
+    return StoredTyped.model_construct(value=value, types=prop.types, label=label_of(card, prop) if card else None)
 
 
 def label_of(card: Card, prop: Prop) -> str | None:
@@ -111,14 +113,16 @@ def label_of(card: Card, prop: Prop) -> str | None:
     return text[4:-4] if text.startswith("_$!<") and text.endswith(">!$_") else text
 
 
-def _name(prop: Prop, version: str) -> Name:
+def _name(prop: Prop, version: str) -> StoredName:
     parts = [*prop.component_lists(lists=version != "2.1"), *[[]] * 5][:5]
-    return Name.model_construct(family=parts[0], given=parts[1], additional=parts[2], prefix=parts[3], suffix=parts[4])
+    return StoredName.model_construct(
+        family=parts[0], given=parts[1], additional=parts[2], prefix=parts[3], suffix=parts[4]
+    )
 
 
-def _address(prop: Prop, version: str) -> PostalAddress:
+def _address(prop: Prop, version: str) -> StoredAddress:
     p = [*prop.component_lists(lists=version != "2.1"), *[[]] * 7][:7]
-    return PostalAddress.model_construct(
+    return StoredAddress.model_construct(
         types=prop.types, po_box=p[0], extended=p[1], street=p[2], locality=p[3], region=p[4], postal_code=p[5],
         country=p[6],
     )  # fmt: skip

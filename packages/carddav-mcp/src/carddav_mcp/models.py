@@ -7,19 +7,26 @@ model as data, never shown in an approval dialog. The output models say so in th
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
     model_validator,
 )
 
 from carddav_mcp.book_models import DATA_NOTE, AddressBook, AddressBooks, DiscoveryOut, ServerInfo
+from carddav_mcp.card_values import (
+    Name,
+    PostalAddress,
+    Short,
+    StoredAddress,
+    StoredName,
+    StoredTyped,
+    StrictModel,
+    Typed,
+)
 from carddav_mcp.display_names import AddedName, DerivedName
 
 __all__ = [
@@ -48,6 +55,9 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "ServerInfo",
+    "StoredAddress",
+    "StoredName",
+    "StoredTyped",
     "Typed",
     "Written",
 ]
@@ -67,106 +77,8 @@ UID_DESCRIPTION = (
     "duplicate. Left out, a new random UUID is used"
 )
 
-Short = Annotated[str, Field(min_length=1, max_length=500)]
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-MAX_ITEMS = 20
-"""The most values one N or ADR component may hold."""
-
-
-def _one_or_many(value: object) -> object:
-    """A string given for a list-valued component is a list of that one value ("" is the empty list).
-
-    Raises:
-        ValueError: a list of more than MAX_ITEMS values (checked here, not by a
-            ``maxItems`` beside the ``anyOf``, which strict JSON Schema
-            validators refuse: the keyword must sit with ``"type": "array"``).
-    """
-    if isinstance(value, str):
-        return [value] if value else []
-    if isinstance(value, list) and len(value) > MAX_ITEMS:  # pyright: ignore[reportUnknownArgumentType]
-        raise ValueError(f"at most {MAX_ITEMS} values in one component")
-    return value
-
-
-LIST_NOTE = (
-    "a list: each item is one value of this component, exactly as stored (on the card the items are separated "
-    "by commas, RFC 6350 §3.4/§6.2.2/§6.3.1; a comma inside an item is text, never a separator). Empty: []. "
-    "Writing accepts a single string as a list of one item"
-)
-_Value = Annotated[str, Field(max_length=500)]
-Items = Annotated[
-    list[_Value],
-    BeforeValidator(_one_or_many, json_schema_input_type=_Value | Annotated[list[_Value], Field(max_length=MAX_ITEMS)]),
-    Field(description=LIST_NOTE),
-]
-"""One component of N or ADR: a list of values (RFC 6350 §6.2.2, §6.3.1; RFC 2426 §3.1.2, §3.2.1)."""
-
-
-def _items(description: str) -> Any:
-    return Field(default_factory=lambda: [], description=f"{description}; {LIST_NOTE}")
-
-
-class Name(_Model):
-    """Structured N (RFC 6350 §6.2.2): family; given; additional; prefixes; suffixes.
-
-    Each component is a list of values (``"additional": ["Augusta", "Ada"]``,
-    ``"suffix": ["PhD", "MBA"]``); vCard 2.1 cards hold one value per component.
-    """
-
-    family: Items = _items("family names (surnames)")
-    given: Items = _items("given names")
-    additional: Items = _items("additional (middle) names")
-    prefix: Items = _items("honorific prefixes")
-    suffix: Items = _items("honorific suffixes")
-
-
-class Typed(_Model):
-    """A typed value (EMAIL, TEL, URL, IMPP): the value and its TYPE parameters."""
-
-    value: Short
-    types: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,40}$")]] = Field(
-        default_factory=lambda: [], max_length=10, description='e.g. ["work"], ["cell", "voice"], ["home"]'
-    )
-    label: Short | None = Field(
-        default=None,
-        description="The card's own name for this value, as read (Apple's X-ABLabel of its item group, e.g. "
-        "'Volunteer desk'; '_$!<Assistant>!$_' reads as 'Assistant'). Written back only unchanged, on a value "
-        "the card already has: labels are not written",
-    )
-
-    @model_serializer(mode="wrap")
-    def _label_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("label") is None:
-            data.pop("label", None)  # most values have none: the key is left out, as its default says
-        return data
-
-
-class PostalAddress(_Model):
-    r"""Structured ADR (RFC 6350 §6.3.1): each component is a list of values.
-
-    Several street lines are several items (``"street": ["Flat 3", "12 Example Road"]``,
-    stored as ``Flat 3,12 Example Road``); a line break inside one item is kept as one (``\n`` on the card).
-    """
-
-    types: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,40}$")]] = Field(
-        default_factory=lambda: [], max_length=10
-    )
-    po_box: Items = _items("post office box")
-    extended: Items = _items("extended address (apartment, suite)")
-    street: Items = _items("street address lines")
-    locality: Items = _items("city")
-    region: Items = _items("region, state or province")
-    postal_code: Items = _items("postal code")
-    country: Items = _items("country name")
-
-
-class PartialDate(_Model):
+class PartialDate(StrictModel):
     """A date whose year may be unknown (BDAY ``--0415`` has month and day only)."""
 
     year: int | None = Field(None, ge=1, le=9999, description="omitted or null when the card gives no year")
@@ -182,7 +94,7 @@ class PartialDate(_Model):
         return self
 
 
-class ContactFields(_Model):
+class ContactFields(StrictModel):
     """Fields of a contact to write.
 
     For ``update_contact``: a field left out is not touched; a field set to
@@ -237,13 +149,13 @@ class Contact(DerivedName):
     uid: str | None
     version: str = Field(description="vCard version of the card: 2.1, 3.0 or 4.0")
     fn: str | None
-    n: Name | None = None
+    n: StoredName | None = None
     nickname: list[str] = Field(default_factory=lambda: [])
-    emails: list[Typed] = Field(default_factory=lambda: [])
-    phones: list[Typed] = Field(default_factory=lambda: [])
-    addresses: list[PostalAddress] = Field(default_factory=lambda: [])
-    urls: list[Typed] = Field(default_factory=lambda: [])
-    impp: list[Typed] = Field(default_factory=lambda: [])
+    emails: list[StoredTyped] = Field(default_factory=lambda: [])
+    phones: list[StoredTyped] = Field(default_factory=lambda: [])
+    addresses: list[StoredAddress] = Field(default_factory=lambda: [])
+    urls: list[StoredTyped] = Field(default_factory=lambda: [])
+    impp: list[StoredTyped] = Field(default_factory=lambda: [])
     org: list[str] = Field(default_factory=lambda: [])
     title: str | None = None
     note: str | None = None
