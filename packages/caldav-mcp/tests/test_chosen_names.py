@@ -10,12 +10,11 @@ identifier's shape; any other is fenced as stored text in the text a model reads
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 
-from approval_core.testing import connect
+from approval_core.testing import connect, outside_fences
 from caldav_helpers import ics, vevent
 
 pytestmark = pytest.mark.anyio
@@ -33,15 +32,6 @@ ZONE = (
     "TZOFFSETTO:+0100\nEND:STANDARD\nEND:VTIMEZONE\n"
 )
 WINDOW = {"start": "2026-12-01", "end": "2026-12-02"}
-
-
-def outside_fences(text: str) -> str:
-    """What a model reads as the server's own words: ``text`` with every fenced stretch cut out."""
-    nonces = set(re.findall(r"⟦stored ([0-9a-f]{8})⟧", text))
-    assert len(nonces) <= 1, "one fence marker per result"
-    for nonce in nonces:
-        text = re.sub(f"⟦stored {nonce}⟧.*?⟦/stored {nonce}⟧", "", text, flags=re.S)
-    return text
 
 
 def put_hostile(account: Account) -> None:

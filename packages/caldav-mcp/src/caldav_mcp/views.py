@@ -175,8 +175,8 @@ def event_list_result(result: EventList) -> CallToolResult:
 
     Each line is ``<when> <summary as a JSON string> <id>``, with ``cancelled``
     after the time for an occurrence whose STATUS is CANCELLED; summaries are
-    calendar data, quoted so that they cannot pass for anything else. Ids, times
-    and TZIDs are names an entry's writer chose: shown by :func:`name_in_text`
+    calendar data, quoted so that they cannot pass for anything else. Ids and
+    TZIDs are names an entry's writer chose: shown by :func:`name_in_text`
     (as they are when of a plain identifier's shape, else quoted and fenced).
     """
     lines = [

@@ -40,6 +40,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from approval_core.asking.dialog import APPROVE_FIELD
 from approval_core.asking.results import approval_outcome
 from approval_core.gate import INPUT_KEY
+from approval_core.testing.fences import outside_fences
 from approval_core.testing.listeners import Listener, escape_corpus, listening
 from approval_core.testing.recorders import (
     SAFE_METHODS,
@@ -82,6 +83,7 @@ __all__ = [
     "http_effects",
     "listening",
     "never_answers",
+    "outside_fences",
     "ticked",
     "unticked",
 ]
