@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 import uvicorn
+from pydantic import BaseModel, Field
 
 from approval_core.serving.remote import HttpSettings
 
@@ -34,3 +35,16 @@ async def running(server: uvicorn.Server, port: int) -> AsyncIterator[str]:
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             server.should_exit = True
+
+
+class Found(BaseModel):
+    """A tool's result model, importable by name as a schemas file names it (test_tool_schemas)."""
+
+    name: str = Field(description="The name found.")
+    count: int = 0
+
+
+class Shorter(BaseModel):
+    """``Found`` without its count: a result model changed since a schemas file was written."""
+
+    name: str

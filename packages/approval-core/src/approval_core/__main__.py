@@ -1,4 +1,4 @@
-"""``python -m approval_core keys ...`` (the key file) and ``python -m approval_core pair ...`` (a passkey).
+"""``python -m approval_core keys ...`` (the key file), ``... pair ...`` (a passkey) and ``... tool-schemas ...``.
 
 A package entry point rather than ``python -m approval_core.records.keys``, because the
 package's ``__init__`` imports :mod:`approval_core.records.keys`, and running an
@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m approval_core keys {new,rotate} FILE [--keep N] | python -m approval_core pair [--help]"
+USAGE = (
+    "usage: python -m approval_core keys {new,rotate} FILE [--keep N] | python -m approval_core pair [--help]"
+    " | python -m approval_core tool-schemas [--check] [PACKAGE...]"
+)
 
 if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess in the tests
     argv = sys.argv[1:]
@@ -21,5 +24,9 @@ if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess 
         from approval_core.page.pairing import main as pair
 
         raise SystemExit(pair(argv[1:]))
+    if argv[:1] == ["tool-schemas"]:
+        from approval_core.serving.tool_schemas import main as tool_schemas
+
+        raise SystemExit(tool_schemas(argv[1:]))
     print(USAGE, file=sys.stderr)
     raise SystemExit(2)

@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import threading
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from approval_core import ApprovalSettings, equip, origin_text, run, say
 from approval_core.serving.equip import Prepared
 from approval_core.serving.identity import identity
 from approval_core.serving.stored_text import STORED_TEXT_INSTRUCTIONS
+from approval_core.serving.tool_schemas import SCHEMAS_FILE
 from caldav_mcp import embedded
 from caldav_mcp.client import CalDAVClient
 from caldav_mcp.errors import CalDAVToolError
@@ -70,6 +72,11 @@ OWN_TEXT = frozenset(
 server makes and no writer of an entry chooses (an ETag): shown as they are."""
 
 
+TOOL_SCHEMAS = Path(__file__).with_name(SCHEMAS_FILE)
+"""The schemas its tools are registered with, written before a release
+(``python -m approval_core tool-schemas``; ``tests/test_tool_schemas.py`` checks they are current)."""
+
+
 def build_server(
     settings: ApprovalSettings,
     caldav: CalDAVSettings | None = None,
@@ -106,7 +113,7 @@ def build_server(
     where = (origin_text(backend.url or ""), backend.username)
     gate = equip(
         server, GUARDS, settings, own_errors=CalDAVToolError, effects=EFFECTS, backend=lambda: where,
-        stored_text=STORED_TEXT, names=NAMES,
+        stored_text=STORED_TEXT, names=NAMES, tool_schemas=TOOL_SCHEMAS,
     )  # fmt: skip
     _bound_expansion_per_call(server)
     app = App(client, gate, background=background)

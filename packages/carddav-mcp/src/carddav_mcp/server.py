@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +22,7 @@ from approval_core import ApprovalSettings, equip, origin_text, run, say
 from approval_core.serving.equip import Prepared
 from approval_core.serving.identity import identity
 from approval_core.serving.stored_text import STORED_TEXT_INSTRUCTIONS
+from approval_core.serving.tool_schemas import SCHEMAS_FILE
 from carddav_mcp import embedded
 from carddav_mcp.backend import Backend
 from carddav_mcp.errors import CardDavError, NotConfigured
@@ -59,6 +61,11 @@ ICON = (
 """The shapes of this server's icon (serverInfo.icons), drawn on a 24 x 24 grid."""
 
 
+TOOL_SCHEMAS = Path(__file__).with_name(SCHEMAS_FILE)
+"""The schemas its tools are registered with, written before a release
+(``python -m approval_core tool-schemas``; ``tests/test_tool_schemas.py`` checks they are current)."""
+
+
 def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = None) -> MCPServer[Any]:
     """The carddav-mcp server, its approval gate attached.
 
@@ -90,7 +97,7 @@ def build_server(settings: ApprovalSettings, carddav: CardDavSettings | None = N
     where = (origin_text(backend.settings.url or ""), backend.settings.username)
     gate = equip(
         server, GUARDS, settings, own_errors=CardDavError, effects=EFFECTS, backend=lambda: where,
-        stored_text=STORED_TEXT, names=NAMES,
+        stored_text=STORED_TEXT, names=NAMES, tool_schemas=TOOL_SCHEMAS,
     )  # fmt: skip
     for module in (books, reading, writing, grouping, undo):
         module.register(server, backend, gate)

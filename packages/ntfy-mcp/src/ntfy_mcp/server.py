@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -29,6 +30,7 @@ from approval_core import (
 )
 from approval_core.serving.identity import identity
 from approval_core.serving.stored_text import STORED_TEXT_INSTRUCTIONS
+from approval_core.serving.tool_schemas import SCHEMAS_FILE
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import ConfigError, NtfyMcpError, NtfyUnavailable
 from ntfy_mcp.guards import EFFECTS, GUARDS
@@ -62,6 +64,11 @@ OWN_TEXT = frozenset({"next_cursor", "note", "sequence_support"})
 """The keys of ntfy-mcp's results whose values this server writes itself: shown as they are."""
 
 
+TOOL_SCHEMAS = Path(__file__).with_name(SCHEMAS_FILE)
+"""The schemas its tools are registered with, written before a release
+(``python -m approval_core tool-schemas``; ``tests/test_tool_schemas.py`` checks they are current)."""
+
+
 def build_server(
     settings: ApprovalSettings,
     ntfy: NtfySettings | Callable[[], NtfySettings] | None = None,
@@ -89,7 +96,7 @@ def build_server(
     )
     gate = equip(server, GUARDS, settings, own_errors=NtfyMcpError, effects=EFFECTS, translate=_translate,
                  backend=lambda: (origin_text(app.settings.url), app.settings.username),
-                 stored_text=STORED_TEXT, names=NAMES)  # fmt: skip
+                 stored_text=STORED_TEXT, names=NAMES, tool_schemas=TOOL_SCHEMAS)  # fmt: skip
     app = NtfyApp(gate, ntfy if ntfy is not None else NtfySettings.from_env, transport)
     holder["app"] = app
     for module in (messages, revise, admin, info):

@@ -14,6 +14,7 @@ only what is its own: its guard table, its errors, its declared effects and wher
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -29,6 +30,7 @@ from approval_core.serving.portable import install_portable_schemas
 from approval_core.serving.selection import install_tool_selection
 from approval_core.serving.stored_text import install_stored_text
 from approval_core.serving.tasks import install_page_tasks
+from approval_core.serving.tool_schemas import install_tool_schemas
 from approval_core.settings import ApprovalSettings
 
 __all__ = ["equip", "run"]
@@ -49,6 +51,7 @@ def equip(
     translate: Translator | None = None,
     stored_text: frozenset[str] = frozenset(),
     names: frozenset[str] = frozenset(),
+    tool_schemas: Path | None = None,
 ) -> ApprovalGate:
     """Put the gate, the error boundary, portable schemas and the every-write profile on ``server``.
 
@@ -70,10 +73,14 @@ def equip(
             (:func:`~approval_core.serving.stored_text.install_stored_text`).
         names: The keys of its results whose values are names a writer chose (a UID, a path, a TZID): shown
             as they are when of a plain identifier's shape, else handled as stored text.
+        tool_schemas: Its schemas file (``Path(__file__).with_name(SCHEMAS_FILE)`` in its ``server`` module):
+            its tools are registered with the schemas written there, not derived again
+            (:func:`~approval_core.serving.tool_schemas.install_tool_schemas`).
 
     Returns:
         The gate the tools call (:meth:`ApprovalGate.check`).
     """
+    install_tool_schemas(server, tool_schemas)  # first: the wrappers below register through it
     gate = ApprovalGate.attach(server, guards, settings)
     if gate.journal is not None:
         gate.journal.backend = backend  # an entry is restored only to the backend it was kept from
