@@ -125,6 +125,16 @@ def test_only_vtimezones_of_iana_zones_are_left_out_when_listing() -> None:
     assert ical.drop_known_timezones(folded) == folded  # a folded TZID line: kept, never guessed
 
 
+def test_a_vtimezone_named_an_iana_zone_with_spaces_around_it_is_kept_with_its_times() -> None:
+    # icalendar looks up only the exact name: "America/Denver " is defined by its VTIMEZONE alone (+05:30 here),
+    # and without it the occurrence would read as a floating time.
+    spaced = CUSTOM.replace("TZID:Custom Standard Time", "TZID:America/Denver ")
+    text = zoned('"America/Denver "', spaced)
+    assert ical.drop_known_timezones(text) == text
+    listed = expand([Stored("/z.ics", text)], LO, HI, unreadable=[])
+    assert listed[0].start == "2026-12-01T09:00:00+05:30"
+
+
 @pytest.mark.parametrize(("tzid", "zone"), [("Europe/Berlin", BERLIN), ("Custom Standard Time", CUSTOM)])
 def test_a_listing_reads_the_same_times_with_or_without_the_vtimezones_it_leaves_out(tzid, zone) -> None:
     full = [(o.start, o.end, o.tzid) for o in expand([Stored("/z.ics", zoned(tzid, zone))], LO, HI, unreadable=[])]

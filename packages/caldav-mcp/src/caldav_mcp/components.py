@@ -112,14 +112,15 @@ def drop_known_timezones(data: str) -> str:
     such a VTIMEZONE changes no time; it is, though, most of the text of a
     typical entry (RFC 5545 §3.6.5), and parsing it most of the cost of reading
     the entry. A VTIMEZONE with any other TZID (a Windows name, a vendor
-    prefix, a folded TZID line) is kept, and with it the times it defines.
+    prefix, a folded TZID line, an IANA name with a space before or after it,
+    which icalendar does not look up) is kept, and with it the times it defines.
     """
     if "VTIMEZONE" not in data.upper():
         return data
 
     def keep(block: re.Match[str]) -> str:
         tzid = _TZID_LINE.search(block.group(0))
-        return "" if tzid is not None and tzid.group(1).strip() in iana_zones() else block.group(0)
+        return "" if tzid is not None and tzid.group(1) in iana_zones() else block.group(0)
 
     return _VTIMEZONE.sub(keep, data)
 
