@@ -243,3 +243,39 @@ def test_main_refuses_to_serve_the_approval_push_topic_with_one_line_and_exit_1(
     assert err.startswith("ntfy-mcp: NTFY_TOPICS")
     assert "APPROVAL_PUSH_URL" in err
     assert "approvals-willi" in err
+
+
+@pytest.mark.parametrize("url", ["https://ntfy.example.org/", None])
+def test_main_builds_with_the_collector_paused_and_serves_what_it_built_frozen(
+    url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As approval_core.run does for the other servers (approval-core's test_collector.py): both of main's
+    # ways to serve, with NTFY_URL and without it.
+    import gc
+
+    import ntfy_mcp.server as server_module
+
+    for name in ("NTFY_URL", "NTFY_TOKEN", "NTFY_USERNAME", "NTFY_PASSWORD", "NTFY_TOPICS", "ELICITATION"):
+        monkeypatch.delenv(name, raising=False)
+    if url is not None:
+        monkeypatch.setenv("NTFY_URL", url)
+    seen: dict[str, object] = {}
+    build = server_module.build_server
+
+    def building(*args: object, **kwargs: object) -> object:
+        seen["building"] = gc.isenabled()
+        return build(*args, **kwargs)  # type: ignore[arg-type]
+
+    def serving(server: object, name: str) -> None:
+        seen["serving"] = (gc.isenabled(), gc.get_freeze_count() > 0, name)
+
+    monkeypatch.setattr(server_module, "build_server", building)
+    monkeypatch.setattr(server_module, "serve", serving)
+    monkeypatch.setattr(server_module, "configure_logging", lambda: None)
+    gc.enable()
+    try:
+        main()
+    finally:
+        gc.unfreeze()
+        gc.enable()
+    assert seen == {"building": False, "serving": (True, True, "ntfy-mcp")}

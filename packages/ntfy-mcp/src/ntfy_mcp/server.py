@@ -20,6 +20,7 @@ from mcp.server.mcpserver import MCPServer
 
 from approval_core import (
     ApprovalSettings,
+    collector_paused,
     configure_logging,
     equip,
     exit_on_bad_setting,
@@ -126,7 +127,9 @@ def main() -> None:
     settings = load_settings_or_exit(SERVER_NAME)
     if not os.environ.get("NTFY_URL"):
         say(SERVER_NAME, "NTFY_URL is not set; the tools are listed and each call says what to set")
-        serve(build_server(settings, _unconfigured), SERVER_NAME)
+        with collector_paused(freeze=True):  # as approval_core.run builds a server
+            server = build_server(settings, _unconfigured)
+        serve(server, SERVER_NAME)
         return
     page = settings.page
     try:
@@ -134,7 +137,9 @@ def main() -> None:
         refuse_the_approval_topic(ntfy, page and page.push_url, page and page.push_topic)
     except ConfigError as exc:
         exit_on_bad_setting(SERVER_NAME, exc)
-    serve(build_server(settings, ntfy), SERVER_NAME)
+    with collector_paused(freeze=True):
+        server = build_server(settings, ntfy)
+    serve(server, SERVER_NAME)
 
 
 def _unconfigured() -> NtfySettings:
