@@ -215,7 +215,10 @@ def bench(session: nox.Session) -> None:
         summary = Path(folder) / "targets.jsonl"
         summary.touch()
         for path in chosen:
-            env = {SUMMARY_ENV: str(summary), "PYTHONDONTWRITEBYTECODE": ""}
+            # A user data folder of the run's own: what the servers keep by default (single-use records, the
+            # undo journal) neither grows in the person's own folder nor carries over from an earlier run.
+            data = Path(folder) / "data" / Path(path).stem
+            env = {SUMMARY_ENV: str(summary), "PYTHONDONTWRITEBYTECODE": "", "XDG_DATA_HOME": str(data)}
             session.run("python", path, env=env, success_codes=[0, MISSED])
         lines, met = table(summary)
     session.log("every target of this run:\n" + "\n".join(lines))

@@ -142,8 +142,15 @@ class Replicas:
 
 
 def base_env(settings: Mapping[str, str]) -> dict[str, str]:
-    """``PATH``, ``HOME`` and ``settings``: none of the test's own settings leaks into a replica."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/"), **settings}
+    """``PATH``, ``HOME``, ``XDG_DATA_HOME`` when set, and ``settings``: none of the test's own settings leaks in.
+
+    ``XDG_DATA_HOME`` is the run's own data folder (the family's pytest plugin, ``nox -s bench``): without it a
+    replica would keep its records and undo journal in the person's own folder, shared with every other run.
+    """
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")}
+    if os.environ.get("XDG_DATA_HOME"):
+        env["XDG_DATA_HOME"] = os.environ["XDG_DATA_HOME"]
+    return {**env, **settings}
 
 
 @contextlib.contextmanager

@@ -177,6 +177,30 @@ async def test_a_pre_image_over_the_bound_is_not_kept_and_the_oldest_go_first(tm
     assert [entry_id for entry_id, _, _ in await small.entries()] == [f"{2:016x}", f"{1:016x}"]
 
 
+class RacedStorage(FileStorage):
+    """A double of one process's file storage whose folder another process of the same server trims as well:
+    each listing after a put finds its oldest entry already gone (removed by the other process) when it reads
+    its size."""
+
+    def _files(self) -> list[tuple[str, float, float, Path]]:
+        found = super()._files()
+        if len(found) > 1:
+            found[-1][3].unlink()
+        return found
+
+
+async def test_an_entry_another_process_trimmed_meanwhile_does_not_fail_a_put(tmp_path: Path) -> None:
+    # Two stdio processes of one server share its journal folder; at the bound both trim the oldest entry.
+    clock = Clock()
+    shared = RacedStorage(tmp_path / "shared", max_entries=2, max_bytes=1 << 20, clock=clock)
+    for n in range(4):
+        clock.now += 1
+        await shared.put(f"{n:016x}", b"sealed", clock.now, clock.now + 60)
+    survivor = FileStorage(tmp_path / "shared", max_entries=2, max_bytes=1 << 20, clock=clock)
+    newest, *_ = await survivor.entries()
+    assert newest[0] == f"{3:016x}"
+
+
 async def test_a_change_that_fails_drops_its_entry_unless_its_answer_was_lost(tmp_path: Path) -> None:
     j = journal(tmp_path)
 

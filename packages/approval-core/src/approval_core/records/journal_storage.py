@@ -108,7 +108,10 @@ class FileStorage:
             old.unlink(missing_ok=True)
         total = 0
         for index, (_, _, _, path) in enumerate(self._files()):
-            total += path.stat().st_size
+            try:
+                total += path.stat().st_size
+            except FileNotFoundError:  # another process of this server trimmed it meanwhile
+                continue
             if index >= self._max_entries or total > self._max_bytes:
                 path.unlink(missing_ok=True)
 
