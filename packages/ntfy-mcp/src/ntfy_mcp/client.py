@@ -36,6 +36,7 @@ import httpx2
 from pydantic_core import from_json
 
 from approval_core.every_write.scope import before_send
+from approval_core.serving.stored_text import quoted_name
 from ntfy_mcp.errors import InputError, NtfyRejected, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 
@@ -147,7 +148,8 @@ class NtfyClient:
                 decoded = unquote(decoded)
             if decoded != value or not _SEGMENT.match(value):
                 raise InputError(
-                    f"{field}: {value[:80]!r} is not a valid ntfy name (letters, digits, '-' and '_', up to 64); "
+                    f"{field}: {quoted_name(value[:80])} is not a valid ntfy name (letters, digits, '-' and "
+                    f"'_', up to 64); "
                     "nothing was sent"
                 )
             parts.append(value)
