@@ -93,6 +93,8 @@ class Profile(Dialect):
         quote: Quotes a caller's or the server's value (a path, a media type) in an error's text: ``repr``
             by default; the family's ``approval_core.serving.stored_text.quoted_name`` fences one that is
             not of a plain name's shape.
+        name: Shows a server's value (a media type) unquoted in an error's text: as it is by default; the
+            family's ``approval_core.serving.stored_text.name_in_text`` fences one not of a plain name's shape.
     """
 
     program: str
@@ -103,6 +105,7 @@ class Profile(Dialect):
     errors: Errors = field(default_factory=Errors)
     before_send: BeforeSend | None = None
     quote: Callable[[str], str] = repr
+    name: Callable[[str], str] = str
 
     @classmethod
     def of(
@@ -114,6 +117,7 @@ class Profile(Dialect):
         errors: Errors,
         before_send: BeforeSend | None = None,
         quote: Callable[[str], str] = repr,
+        name: Callable[[str], str] = str,
     ) -> Profile:
         """A server's profile: its dialect, program name, settings' prefix, errors, request hook and quoting.
 
@@ -133,4 +137,5 @@ class Profile(Dialect):
             errors=errors,
             before_send=before_send,
             quote=quote,
+            name=name,
         )

@@ -236,7 +236,7 @@ class ConfinedSession:
             return  # XML, or unlabelled: the parser decides
         p = self.profile
         raise p.errors.backend(
-            f"{what}: the {p.server} answered {method} with {media[:60]} "
+            f"{what}: the {p.server} answered {method} with {p.name(media[:60])} "
             f"that is not a WebDAV XML answer (a login page, a proxy, or not a {p.server} at {p.url_setting}?).",
             answer.status_code,
         )

@@ -131,8 +131,8 @@ async def _after_failure(
     except BackendError as check:
         raise BackendError(
             f"{failure} Whether it was stored could not be checked either ({check}). Repeat the call with "
-            f'uid="{uid}": it creates the {_NOUN[kind]}, or answers that it already exists; it can never make '
-            "a second copy."
+            f"uid={_argument(uid)}: it creates the {_NOUN[kind]}, or answers that it already exists; it can never "
+            "make a second copy."
         ) from None
     return structured(
         Written(

@@ -13,7 +13,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
-from approval_core.serving.stored_text import quoted_name, unmarked
+from approval_core.serving.stored_text import name_in_text, quoted_name, unmarked
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import (
@@ -254,7 +254,7 @@ def occurrence_of(ical: icalendar.Calendar, rid: str, uid: str) -> icalendar.Com
     except Unreadable as exc:
         raise BackendError(f"id: the stored event {quoted_name(uid)} cannot be read: {exc.reason}") from None
     if component is None:
-        raise NotFound(f"id: the event has no occurrence {rid}")
+        raise NotFound(f"id: the event has no occurrence {name_in_text(rid)}")
     return component
 
 

@@ -135,7 +135,7 @@ async def _read_back(
 def _unknown(exc: BackendError, topic: str, before: float, why: str = "") -> str:
     found = f"reading the topic back could not tell ({why})" if why else "reading the topic back did not find it (yet)"
     return (
-        f"not known whether it was delivered: {exc}, and {found}. Before "
+        f"not known whether it was delivered: {unmarked(str(exc))}, and {found}. Before "
         f'publishing again, check with list_messages(topics=["{topic}"], since="{int(before) - 1}"): a second '
         "publish would deliver a second notification."
     )
@@ -191,7 +191,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 stored = await app.client.publish(topic, body)
             except BackendError as exc:
                 if not _answer_lost(exc):
-                    results.append(PublishResult(topic=topic, ok=False, error=f"not published: {exc}"))
+                    results.append(PublishResult(topic=topic, ok=False, error=f"not published: {unmarked(str(exc))}"))
                     continue
                 found, why = await _read_back(app, topic, body, now)
                 if found is None:
