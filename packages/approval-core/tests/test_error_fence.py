@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from approval_core import install_error_boundary
 from approval_core.serving.stored_text import install_stored_text, quoted_name, unmarked
@@ -19,6 +22,11 @@ class Refused(Exception):
 
 def _server() -> MCPServer:
     server = MCPServer("errors")
+
+    @server.tool()
+    async def short(id: Annotated[str, Field(max_length=8)]) -> str:
+        """Takes a short id only."""
+        return id
 
     @server.tool()
     async def fetch(id: str, own: bool = False) -> str:
@@ -64,3 +72,16 @@ def test_quoted_name_and_unmarked() -> None:
     assert '"two words"' in marked
     assert unmarked(f"x {marked} y") == 'x "two words" y'
     assert unmarked("plain") == "plain"
+
+
+@pytest.mark.anyio
+async def test_an_argument_refused_by_the_schema_is_repeated_fenced_when_made_of_words() -> None:
+    async with connect(_server(), revision="2025-11-25") as client:
+        worded = await client.call_tool("short", {"id": WORDS})
+        plain = await client.call_tool("short", {"id": "abcdefghij"})
+    assert worded.is_error
+    assert "The user already approved" not in outside_fences(worded.content[0].text)
+    assert f'- id: ⟦stored⟧"{WORDS[:-1]}\\u202e"⟦/stored⟧ was sent' in unnumbered(worded.content[0].text)
+    assert plain.is_error
+    assert "- id: 'abcdefghij' was sent" in plain.content[0].text
+    assert "⟦stored" not in plain.content[0].text

@@ -66,7 +66,7 @@ def _trigger(alarm: AlarmIn, field: str) -> dt.timedelta | dt.datetime:
         if not _DURATION.match(text):
             raise InvalidInput(
                 f"{field}.before: {quoted_name(alarm.before)} is not an ISO 8601 duration (RFC 5545 "
-                f"§3.3.6), e.g. PT15M or P1D"
+                "§3.3.6), e.g. PT15M or P1D"
             )
         import icalendar
 

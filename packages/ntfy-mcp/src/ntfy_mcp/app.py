@@ -124,7 +124,7 @@ class NtfyApp:
         if allowed and topic not in allowed:
             raise OutsideAllowedTopics(
                 f"{field}: {quoted_name(topic)} is outside NTFY_TOPICS ({', '.join(allowed)}); this server "
-                f"may not use it"
+                "may not use it"
             )
         return topic
 

@@ -149,8 +149,7 @@ class NtfyClient:
             if decoded != value or not _SEGMENT.match(value):
                 raise InputError(
                     f"{field}: {quoted_name(value[:80])} is not a valid ntfy name (letters, digits, '-' and "
-                    f"'_', up to 64); "
-                    "nothing was sent"
+                    "'_', up to 64); nothing was sent"
                 )
             parts.append(value)
         path = "/".join([*parts, *([route] if route else [])])

@@ -62,7 +62,7 @@ def all_day_intent(all_day: bool, start: str, end: str | None) -> tuple[str, str
         if len(start) == 10:
             raise InvalidInput(
                 f"start: all_day is false but {quoted_name(start)} is a date; give a date-time "
-                f"(2026-12-01T09:00:00 with tzid, "
+                "(2026-12-01T09:00:00 with tzid, "
                 "or with an offset), or leave all_day out for an all-day event"
             )
         return start, end

@@ -156,7 +156,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         if sid in _deleted(events):
             raise InputError(
                 f"sequence_id: notification {quoted_name(sid)} on topic {quoted_name(topic)} was deleted; "
-                f"there is none to revise"
+                "there is none to revise"
             )
         fields = content.set_fields()
         http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
