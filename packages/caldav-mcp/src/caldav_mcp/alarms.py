@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.models import Alarm
 
@@ -64,7 +65,8 @@ def _trigger(alarm: AlarmIn, field: str) -> dt.timedelta | dt.datetime:
         text = alarm.before.strip().upper()
         if not _DURATION.match(text):
             raise InvalidInput(
-                f"{field}.before: {alarm.before!r} is not an ISO 8601 duration (RFC 5545 §3.3.6), e.g. PT15M or P1D"
+                f"{field}.before: {quoted_name(alarm.before)} is not an ISO 8601 duration (RFC 5545 "
+                "§3.3.6), e.g. PT15M or P1D"
             )
         import icalendar
 
@@ -76,7 +78,7 @@ def _trigger(alarm: AlarmIn, field: str) -> dt.timedelta | dt.datetime:
     try:
         when = dt.datetime.fromisoformat(alarm.at.strip())
     except ValueError:
-        raise InvalidInput(f"{field}.at: {alarm.at!r} is not an ISO 8601 date-time") from None
+        raise InvalidInput(f"{field}.at: {quoted_name(alarm.at)} is not an ISO 8601 date-time") from None
     if when.tzinfo is None:
         raise InvalidInput(f"{field}.at: give an offset (e.g. Z or +01:00); an absolute alarm is in UTC")
     return when.astimezone(dt.UTC)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def mailto(address: str, field: str) -> str:
     found = _ADDRESS.match(text)
     if found is None or len(text) > 254:
         raise InvalidInput(
-            f"{field}: {address!r} is not an email address; give local@host (anna@example.org) or "
+            f"{field}: {quoted_name(address)} is not an email address; give local@host (anna@example.org) or "
             "mailto:local@host, with no name or angle brackets around it"
         )
     return f"mailto:{found.group(1)}@{found.group(2).lower()}"

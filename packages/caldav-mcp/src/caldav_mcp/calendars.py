@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.dav import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput, NotAllowed, NotConfigured, NotFound, OutOfScope
 from caldav_mcp.settings import CalDAVSettings
@@ -174,7 +175,7 @@ class Calendars:
             if key in known:
                 return known[key]
         raise OutOfScope(
-            f"{field}: {path[:120]!r} is not one of the calendars this server may use; call list_calendars"
+            f"{field}: {quoted_name(path[:120])} is not one of the calendars this server may use; call list_calendars"
         )
 
     def known(self, path: str) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.dav import CONTENT_TYPE, CalendarInfo, Component, Deletion, Resource
 from caldav_mcp.errors import Conflict, PreconditionFailed
 from caldav_mcp.reading import EntryReads
@@ -74,7 +75,7 @@ class CalDAVClient(EntryReads):
             with self.doing(f"creating in {cal.path}"):
                 etag = await self.wire().store(href, data.encode(), CONTENT_TYPE, etag=None)
         except PreconditionFailed:
-            raise Conflict(f"uid: an entry with UID {uid!r} already exists in {cal.path}") from None
+            raise Conflict(f"uid: an entry with UID {quoted_name(uid)} already exists in {cal.path}") from None
         return Resource(href, etag, data)
 
     async def replace(self, resource: Resource, data: str) -> Resource:
@@ -134,5 +135,5 @@ class CalDAVClient(EntryReads):
         except Conflict as exc:
             if exc.status != 412:
                 raise
-            raise Conflict(f"destination: {destination.path} already has an entry named {name!r}") from None
+            raise Conflict(f"destination: {destination.path} already has an entry named {quoted_name(name)}") from None
         return target

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.own_zones import UNFOLD, from_ical, iana_zones
 
@@ -242,7 +243,7 @@ def parse_rid(text: str, field: str) -> str:
     """Check a RECURRENCE-ID given by the caller (as returned in an occurrence id)."""
     if not _RID.match(text):
         raise InvalidInput(
-            f"{field}: {text!r} is not a RECURRENCE-ID as returned by list_events (e.g. 20261201T090000Z)"
+            f"{field}: {quoted_name(text)} is not a RECURRENCE-ID as returned by list_events (e.g. 20261201T090000Z)"
         )
     return text
 
@@ -322,7 +323,7 @@ def parse_when(text: str, field: str, tzid: str | None = None) -> dt.date | dt.d
         value = dt.datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     except ValueError:
         raise InvalidInput(
-            f"{field}: {text!r} is not ISO 8601; give 2026-12-01 (all-day), 2026-12-01T09:00:00+01:00, "
+            f"{field}: {quoted_name(text)} is not ISO 8601; give 2026-12-01 (all-day), 2026-12-01T09:00:00+01:00, "
             "or 2026-12-01T09:00:00 with a tzid"
         ) from None
     if value.tzinfo is None:
@@ -339,7 +340,7 @@ def zone(name: str, field: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput(f"{field}: {name!r} is not an IANA time zone name (e.g. Europe/Berlin)") from None
+        raise InvalidInput(f"{field}: {quoted_name(name)} is not an IANA time zone name (e.g. Europe/Berlin)") from None
 
 
 def _aware(value: dt.date | dt.datetime, tz: dt.tzinfo) -> dt.datetime:

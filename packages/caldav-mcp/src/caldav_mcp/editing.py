@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from approval_core import stable
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.components import readable
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.ical import parse_when
@@ -177,7 +178,8 @@ def _in_home(text: str, field: str, tzid: str | None, home: _Home | None) -> dt.
         return value if home.kind == "floating" else value.replace(tzinfo=home.tz)
     if home.kind == "floating":
         raise InvalidInput(
-            f"{field}: this entry's times are floating (no time zone, RFC 5545 §3.3.5), and {text!r} names an "
+            f"{field}: this entry's times are floating (no time zone, RFC 5545 §3.3.5), and "
+            f"{quoted_name(text)} names an "
             "instant with an offset. Give a wall-clock time without offset (e.g. 2026-06-10T11:00:00) to keep "
             "it floating, or add tzid to place the entry in that zone"
         )
@@ -303,4 +305,4 @@ def validate_rrule(text: str, dtstart: dt.date | dt.datetime | None = None) -> i
     try:
         return icalendar.vRecur.from_ical(text.strip().removeprefix("RRULE:"))
     except (ValueError, TypeError):
-        raise InvalidInput(f"rrule: {text!r} is not an RRULE (e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10)") from None
+        raise InvalidInput(f"rrule: {quoted_name(text)} is not an RRULE (e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10)") from None

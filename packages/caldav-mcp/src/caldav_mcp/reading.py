@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
+from approval_core.serving.stored_text import quoted_name, unmarked
 from caldav_mcp.calendars import Calendars
 from caldav_mcp.components import decode_object
 from caldav_mcp.dav import CalendarInfo, Component, Resource
@@ -118,7 +119,7 @@ class EntryReads(Calendars):
             NotFound: no entry of that type with that UID in the calendar.
             BackendError: the entry holding it cannot be decoded (names its path).
         """
-        with self.doing(f"looking up {uid!r}"):
+        with self.doing(f"looking up {quoted_name(uid)}"):
             candidates = await self._objects(cal, component, _text_match("UID", uid, "i;octet"))
             unreadable: Resource | None = None
             for resource in candidates:
@@ -129,7 +130,7 @@ class EntryReads(Calendars):
             if unreadable is not None and len(candidates) == 1:
                 raise BackendError(f"{field}: {unreadable.problem}")
         kind = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}[component]
-        raise NotFound(f"{field}: no {kind} with UID {uid!r} in {cal.path}")
+        raise NotFound(f"{field}: no {kind} with UID {quoted_name(uid)} in {cal.path}")
 
     # ------------------------------------------------------------------ bytes before text
 
@@ -220,7 +221,9 @@ class EntryReads(Calendars):
         )
         found = [r for r in read.found if r.problem or _holds(r.data, component)]
         return found + [
-            Resource(href, etags[href], "", problem=f"the CalDAV server cannot send the stored entry {href}: {why}")
+            Resource(
+                href, etags[href], "", problem=f"the CalDAV server cannot send the stored entry {href}: {unmarked(why)}"
+            )
             for href, why in read.failed
         ]
 

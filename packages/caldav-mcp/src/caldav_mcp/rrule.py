@@ -18,7 +18,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from approval_core.serving.stored_text import PLAIN_NAME
+from approval_core.serving.stored_text import PLAIN_NAME, quoted_name
 
 __all__ = [
     "FIRST_OCCURRENCE_CALLS",
@@ -70,7 +70,7 @@ def _parts(text: str) -> tuple[dict[str, str], str | None]:
         name, sep, value = piece.partition("=")
         name = name.strip().upper()
         if not sep or not name or not value:
-            return parts, f"{piece!r} is not NAME=VALUE"
+            return parts, f"{quoted_name(piece)} is not NAME=VALUE"
         if name in parts:
             return parts, f"{name} is given twice"
         if name not in _KNOWN and not name.startswith("X-"):

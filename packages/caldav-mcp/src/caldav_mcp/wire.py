@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape as xml_escape
 import httpx2 as httpx
 
 from approval_core import before_send
+from approval_core.serving.stored_text import name_in_text, quoted_name
 from caldav_mcp import errors
 from caldav_mcp.dav import CalendarInfo
 from caldav_mcp.settings import CalDAVSettings
@@ -36,6 +37,8 @@ PROFILE = Profile.of(
     prefix="CALDAV",
     errors=errors_of(errors, unauthenticated=errors.BadCredentials, forbidden=errors.NotAllowed),
     before_send=before_send,  # APPROVAL_PROFILE=every-write asks before each changing request
+    quote=quoted_name,  # an error quotes a path or media type of words fenced
+    name=name_in_text,
 )
 """caldav-mcp's words, settings and exceptions, for the WebDAV layer."""
 

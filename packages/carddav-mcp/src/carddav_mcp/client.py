@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import httpx2 as httpx
 
 from approval_core import before_send, report_progress
+from approval_core.serving.stored_text import name_in_text, quoted_name
 from carddav_mcp import davxml, errors
 from carddav_mcp.davxml import CARDDAV, DAV, DavResponse, norm_href
 from carddav_mcp.errors import (
@@ -68,6 +69,8 @@ PROFILE = Profile.of(
     program="carddav-mcp",
     prefix="CARDDAV",
     before_send=before_send,  # APPROVAL_PROFILE=every-write asks before each changing request
+    quote=quoted_name,  # an error quotes a path or media type of words fenced
+    name=name_in_text,
     errors=errors_of(
         errors,
         invalid_id=InvalidInput,

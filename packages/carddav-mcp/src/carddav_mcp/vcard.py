@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from approval_core.serving.stored_text import quoted_name
+
 __all__ = ["Card", "Prop", "escape_text", "fold", "make_line", "preload", "split_escaped", "unescape_text"]
 
 
@@ -205,7 +207,7 @@ class Prop:
         try:
             name, params, value, group = helpers.parse_line(line)
         except helpers.parse_error as exc:
-            raise ValueError(f"not a vCard content line: {line[:60]!r}") from exc
+            raise ValueError(f"not a vCard content line: {quoted_name(line[:60])}") from exc
         parsed: dict[str, list[str]] = {}
         for param in params:
             key = str(param[0]).upper()

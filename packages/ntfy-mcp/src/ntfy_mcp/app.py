@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 
 from approval_core import ApprovalGate
+from approval_core.serving.stored_text import quoted_name
 from ntfy_mcp.client import NtfyClient
 from ntfy_mcp.errors import ConfigError, InputError, OutsideAllowedTopics, UnsupportedServer
 from ntfy_mcp.settings import TOPIC_PATTERN, NtfySettings
@@ -118,11 +119,12 @@ class NtfyApp:
             OutsideAllowedTopics: NTFY_TOPICS is set and does not list it.
         """
         if not TOPIC_PATTERN.match(topic):
-            raise InputError(f"{field}: {topic!r} is not a topic name (1-64 letters, digits, '-' or '_')")
+            raise InputError(f"{field}: {quoted_name(topic)} is not a topic name (1-64 letters, digits, '-' or '_')")
         allowed = self.settings.topics
         if allowed and topic not in allowed:
             raise OutsideAllowedTopics(
-                f"{field}: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)}); this server may not use it"
+                f"{field}: {quoted_name(topic)} is outside NTFY_TOPICS ({', '.join(allowed)}); this server "
+                "may not use it"
             )
         return topic
 
@@ -135,7 +137,7 @@ class NtfyApp:
         """
         for sid in ids:
             if not SEQUENCE_ID_PATTERN.match(sid):
-                raise InputError(f"{field}: {sid!r} is not a sequence id (1-64 letters, digits, '-' or '_')")
+                raise InputError(f"{field}: {quoted_name(sid)} is not a sequence id (1-64 letters, digits, '-' or '_')")
         if len(set(ids)) != len(ids):
             raise InputError(f"{field}: a sequence id is listed twice")
         return list(ids)
@@ -177,7 +179,8 @@ class NtfyApp:
         else:
             why = (
                 "this server does not show it is: GET /v1/version answers only on ntfy 2.17 and newer (with admin "
-                f"credentials), and no notification on topic {topic!r} carries a sequence id or a clear/delete "
+                f"credentials), and no notification on topic {quoted_name(topic)} carries a sequence id or a "
+                "clear/delete "
                 "event, which only 2.16 and newer write (ntfy 2.13 and older look exactly like this)"
             )
         raise UnsupportedServer(

@@ -36,6 +36,7 @@ import httpx2
 from pydantic_core import from_json
 
 from approval_core.every_write.scope import before_send
+from approval_core.serving.stored_text import name_in_text, quoted_name
 from ntfy_mcp.errors import InputError, NtfyRejected, NtfyUnavailable
 from ntfy_mcp.settings import NtfySettings
 
@@ -147,8 +148,8 @@ class NtfyClient:
                 decoded = unquote(decoded)
             if decoded != value or not _SEGMENT.match(value):
                 raise InputError(
-                    f"{field}: {value[:80]!r} is not a valid ntfy name (letters, digits, '-' and '_', up to 64); "
-                    "nothing was sent"
+                    f"{field}: {quoted_name(value[:80])} is not a valid ntfy name (letters, digits, '-' and "
+                    "'_', up to 64); nothing was sent"
                 )
             parts.append(value)
         path = "/".join([*parts, *([route] if route else [])])
@@ -389,7 +390,7 @@ def _error_document(status: int, content: bytes) -> tuple[int, str]:
         return 0, f"HTTP {status} without ntfy's error document"
     document = cast(dict[str, object], data)
     code = document.get("code")
-    return (code if isinstance(code, int) else 0), str(document["error"])[:500]
+    return (code if isinstance(code, int) else 0), name_in_text(str(document["error"])[:500])  # ntfy's words: fenced
 
 
 def _too_large(request: httpx2.Request, limit: int) -> str:

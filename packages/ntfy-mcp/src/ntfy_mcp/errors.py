@@ -70,7 +70,8 @@ class NtfyRejected(BackendError):
     Attributes:
         status: The HTTP status (e.g. 403).
         code: ntfy's five-digit error code (e.g. 40301), or 0 when absent.
-        reason: ntfy's ``error`` text (never contains a credential).
+        reason: ntfy's ``error`` text (never contains a credential), as
+            ``approval_core.serving.stored_text.name_in_text`` shows it: fenced unless a plain name.
         meaning: What the status means for the caller, e.g. for 403 that the
             account is not allowed, for 401 that the credentials were not accepted.
     """

@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from pydantic.config import JsonDict
 
 from approval_core import mapping_from_pairs
+from approval_core.serving.stored_text import quoted_name
 from ntfy_mcp.errors import InputError
 
 __all__ = [
@@ -75,7 +76,7 @@ def priority_number(value: int | str) -> int:
         return value
     if isinstance(value, str) and value in PRIORITY_NAMES:
         return PRIORITY_NAMES[value]
-    raise InputError(f"priority: {value!r} is not 1-5 or one of {', '.join(PRIORITY_NAMES)}")
+    raise InputError(f"priority: {quoted_name(value)} is not 1-5 or one of {', '.join(PRIORITY_NAMES)}")
 
 
 def delay_to_unix(delay: str, now: float | None = None) -> int:
@@ -95,9 +96,9 @@ def delay_to_unix(delay: str, now: float | None = None) -> int:
     elif delay.isdigit():
         seconds = int(delay) - int(now)
     else:
-        raise InputError(f"delay: {delay!r} is not a duration like 30s, 10m, 2h, 1d or a Unix timestamp")
+        raise InputError(f"delay: {quoted_name(delay)} is not a duration like 30s, 10m, 2h, 1d or a Unix timestamp")
     if not MIN_DELAY_SECONDS <= seconds <= MAX_DELAY_SECONDS:
-        raise InputError(f"delay: {delay!r} must be between 10 seconds and 3 days from now")
+        raise InputError(f"delay: {quoted_name(delay)} must be between 10 seconds and 3 days from now")
     return int(now) + seconds
 
 
@@ -144,7 +145,7 @@ class HttpAction(_Button):
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
         for name, text in value.items():
             if not _HEADER_NAME.match(name) or any(ch in text for ch in "\r\n"):
-                raise ValueError(f"actions[].headers: {name!r} is not a valid header name/value")
+                raise ValueError(f"actions[].headers: {quoted_name(name)} is not a valid header name/value")
         return value
 
 
@@ -209,7 +210,7 @@ class Content(BaseModel):
     def _tags(cls, value: list[str] | None) -> list[str] | None:
         for tag in value or []:
             if "," in tag:
-                raise ValueError(f"tags: {tag!r} contains a comma")
+                raise ValueError(f"tags: {quoted_name(tag)} contains a comma")
         return value
 
     @field_validator("click", "icon", "attach")

@@ -18,7 +18,7 @@ import httpx2 as httpx
 from webdav_core import discovery, privileges, xml
 from webdav_core.answer import Answer
 from webdav_core.discovery import Discovery
-from webdav_core.origin import Origin, shown
+from webdav_core.origin import Origin, cut
 from webdav_core.paths import member_in, resolved_member
 from webdav_core.profile import Profile
 from webdav_core.session import ConfinedSession
@@ -247,7 +247,7 @@ class WebDavClient:
         media = response.media_type
         if media and media not in p.data_types:
             raise p.errors.backend(
-                f"read {href}: the {p.server} answered with {shown(media[:60])}, not {p.data_name} "
+                f"read {href}: the {p.server} answered with {p.quote(cut(media[:60]))}, not {p.data_name} "
                 f"({', '.join(sorted(p.data_types))}).",
                 response.status_code,
             )
@@ -357,7 +357,7 @@ class WebDavClient:
                 raise
             name = destination.rstrip("/").rsplit("/", 1)[-1]
             raise p.errors.conflict(
-                f"{what}: the destination already has a {p.item} named {name!r} (412 with Overwrite: F).", 412
+                f"{what}: the destination already has a {p.item} named {p.quote(name)} (412 with Overwrite: F).", 412
             ) from None
 
     async def mkcol(self, path: str, body: str, *, method: str = "MKCOL") -> None:

@@ -26,9 +26,14 @@ def origin_text(origin: Origin) -> str:
     return f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
 
 
+def cut(value: str) -> str:
+    """``value`` cut to 80 characters (the last three ``...`` when it was longer)."""
+    return value if len(value) <= 80 else value[:77] + "..."
+
+
 def shown(value: str) -> str:
-    """A caller's or a server's value, quoted and cut to 80 characters, for an error text or a log line."""
-    return repr(value if len(value) <= 80 else value[:77] + "...")
+    """A caller's or a server's value, quoted and cut to 80 characters, for a log line (an error: ``Profile.quote``)."""
+    return repr(cut(value))
 
 
 class OriginAuth(httpx.Auth):

@@ -90,6 +90,11 @@ class Profile(Dialect):
         errors: The exception classes to raise.
         before_send: Awaited with each request before it is sent, before its deadline starts, and again
             for each redirect it follows; None for none.
+        quote: Quotes a caller's or the server's value (a path, a media type) in an error's text: ``repr``
+            by default; the family's ``approval_core.serving.stored_text.quoted_name`` fences one that is
+            not of a plain name's shape.
+        name: Shows a server's value (a media type) unquoted in an error's text: as it is by default; the
+            family's ``approval_core.serving.stored_text.name_in_text`` fences one not of a plain name's shape.
     """
 
     program: str
@@ -99,12 +104,22 @@ class Profile(Dialect):
     size_setting: str
     errors: Errors = field(default_factory=Errors)
     before_send: BeforeSend | None = None
+    quote: Callable[[str], str] = repr
+    name: Callable[[str], str] = str
 
     @classmethod
     def of(
-        cls, dialect: Dialect, *, program: str, prefix: str, errors: Errors, before_send: BeforeSend | None = None
+        cls,
+        dialect: Dialect,
+        *,
+        program: str,
+        prefix: str,
+        errors: Errors,
+        before_send: BeforeSend | None = None,
+        quote: Callable[[str], str] = repr,
+        name: Callable[[str], str] = str,
     ) -> Profile:
-        """A server's profile: its dialect, program name, settings' prefix, errors and request hook.
+        """A server's profile: its dialect, program name, settings' prefix, errors, request hook and quoting.
 
         The hook is awaited with every request before it is sent (``approval_core.before_send``).
 
@@ -121,4 +136,6 @@ class Profile(Dialect):
             size_setting=f"{prefix}_MAX_RESPONSE_BYTES",
             errors=errors,
             before_send=before_send,
+            quote=quote,
+            name=name,
         )

@@ -36,7 +36,7 @@ import httpx2 as httpx
 from webdav_core import xml
 from webdav_core.answer import Answer
 from webdav_core.errors import ERROR_BODY_BYTES
-from webdav_core.origin import OriginAuth, origin_of, origin_text, shown
+from webdav_core.origin import OriginAuth, cut, origin_of, origin_text
 from webdav_core.profile import Profile
 from webdav_core.statuses import raise_for_status
 
@@ -136,7 +136,7 @@ class ConfinedSession:
         if url is None or url.userinfo or origin_of(url) != self.origin:
             p = self.profile
             raise p.errors.off_origin(
-                f"{shown(path)} is not a path on the configured {p.server} ({self.origin_text}); "
+                f"{p.quote(cut(path))} is not a path on the configured {p.server} ({self.origin_text}); "
                 f"{p.program} sends requests only to the server of {p.url_setting}."
             )
         return url
@@ -236,7 +236,7 @@ class ConfinedSession:
             return  # XML, or unlabelled: the parser decides
         p = self.profile
         raise p.errors.backend(
-            f"{what}: the {p.server} answered {method} with {media[:60]} "
+            f"{what}: the {p.server} answered {method} with {p.name(media[:60])} "
             f"that is not a WebDAV XML answer (a login page, a proxy, or not a {p.server} at {p.url_setting}?).",
             answer.status_code,
         )
@@ -339,7 +339,7 @@ class ConfinedSession:
         p = self.profile
         if media and not (media.endswith("/xml") or media.endswith("+xml")):
             raise p.errors.backend(
-                f"{what}: the {p.server} answered with {shown(media[:60])} that is not a WebDAV XML answer "
+                f"{what}: the {p.server} answered with {p.quote(cut(media[:60]))} that is not a WebDAV XML answer "
                 "(an XML multistatus was expected).",
                 response.status_code,
             )

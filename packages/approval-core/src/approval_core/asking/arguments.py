@@ -16,7 +16,7 @@ caller sent (each cut to 80 characters).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -143,18 +143,23 @@ def _walk(
     return ".".join(path).replace(".[", "["), current
 
 
-def _sent(value: object) -> str:
+def _sent(value: object, quote: Callable[[str], str] = repr) -> str:
+    """``value`` as sent, cut to :data:`_SHOWN` characters; a string through ``quote`` (``repr`` unless given)."""
     text = repr(value)
+    if isinstance(value, str) and (quoted := quote(value[:_SHOWN])) != repr(value[:_SHOWN]):
+        return quoted if len(value) <= _SHOWN else f"{quoted}… ({len(value) - _SHOWN} more characters)"
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text) - _SHOWN} more characters)"
 
 
-def explain(tool: str, error: ValidationError, schema: Mapping[str, Any]) -> str:
+def explain(tool: str, error: ValidationError, schema: Mapping[str, Any], quote: Callable[[str], str] = repr) -> str:
     """One message for the call: per argument, its path, the value sent, the rule broken, and what is allowed.
 
     Args:
         tool: The tool's name.
         error: The SDK's validation failure of the call's arguments.
         schema: The tool's input schema (its ``$defs`` resolve ``$ref``).
+        quote: Quotes a string value sent (the error boundary's is
+            :func:`~approval_core.serving.stored_text.quoted_name`, which fences one of words).
     """
     defs = cast(Mapping[str, Any], schema.get("$defs") or {})
     grouped: dict[str, list[Any]] = defaultdict(list)
@@ -171,10 +176,10 @@ def explain(tool: str, error: ValidationError, schema: Mapping[str, Any]) -> str
             lines.append(f"{path}: required, and not given; allowed: {allowed(field or {}, defs)}")
         elif kinds == {"extra_forbidden"}:
             parent = path.rpartition(".")[0] or "the arguments"
-            lines.append(f"{path}: {parent} has no such field; {_sent(items[0].get('input'))} was sent")
+            lines.append(f"{path}: {parent} has no such field; {_sent(items[0].get('input'), quote)} was sent")
         else:
             rules = "; ".join(dict.fromkeys(str(i["msg"]) for i in items if i["type"] != "missing"))
             what = allowed(field, defs) if field is not None else "see the tool's input schema"
-            lines.append(f"{path}: {_sent(items[0].get('input'))} was sent ({rules}); allowed: {what}")
+            lines.append(f"{path}: {_sent(items[0].get('input'), quote)} was sent ({rules}); allowed: {what}")
     head = f"{tool} was not run: {'an argument breaks' if len(lines) == 1 else 'arguments break'} its rule."
     return "\n".join([head, *(f"- {line}" for line in lines), "Nothing was sent to the backend."])

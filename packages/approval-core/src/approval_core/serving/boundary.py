@@ -17,7 +17,8 @@ translator for library exceptions it knows. Then:
 
 * arguments that break the tool's input schema are refused in the server's
   words: each field's path, the value sent and what the field allows
-  (:func:`approval_core.asking.arguments.explain`), instead of pydantic's dump;
+  (:func:`approval_core.asking.arguments.explain`), instead of pydantic's dump; a value sent that is
+  not of a plain name's shape is quoted fenced (:func:`~approval_core.serving.stored_text.quoted_name`);
 * an argument the tool does not take is refused before the tool runs, naming
   it and the arguments the tool takes (:func:`unknown_arguments`): the SDK
   would drop it silently, so ``calendar`` sent for ``calendars`` would search
@@ -39,6 +40,7 @@ from pydantic import ValidationError
 
 from approval_core.asking.arguments import explain
 from approval_core.serving.progress import bind_call, unbind_call
+from approval_core.serving.stored_text import quoted_name
 
 __all__ = ["Translator", "install_error_boundary", "unknown_arguments"]
 
@@ -126,7 +128,7 @@ def install_error_boundary(
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 logger.info("%s refused its arguments", name)
-                raise ToolError(explain(name, exc.__cause__, schemas.get(name, {}))) from exc.__cause__
+                raise ToolError(explain(name, exc.__cause__, schemas.get(name, {}), quoted_name)) from exc.__cause__
             # The SDK puts "Error executing tool <name>: " before a ToolError's own text; the message is
             # already written for the caller, so it goes out as it was raised.
             prefix = f"Error executing tool {name}: "

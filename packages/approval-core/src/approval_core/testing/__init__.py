@@ -40,7 +40,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from approval_core.asking.dialog import APPROVE_FIELD
 from approval_core.asking.results import approval_outcome
 from approval_core.gate import INPUT_KEY
-from approval_core.testing.fences import outside_fences
+from approval_core.testing.fences import outside_fences, unnumbered
 from approval_core.testing.listeners import Listener, escape_corpus, listening
 from approval_core.testing.recorders import (
     SAFE_METHODS,
@@ -85,6 +85,7 @@ __all__ = [
     "never_answers",
     "outside_fences",
     "ticked",
+    "unnumbered",
     "unticked",
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["outside_fences"]
+__all__ = ["outside_fences", "unnumbered"]
 
 
 def outside_fences(text: str) -> str:
@@ -21,3 +21,8 @@ def outside_fences(text: str) -> str:
     for nonce in nonces:
         text = re.sub(f"⟦stored {nonce}⟧.*?⟦/stored {nonce}⟧", "", text, flags=re.S)
     return text
+
+
+def unnumbered(text: str) -> str:
+    """``text`` with each fence's nonce left out (``⟦stored⟧``, ``⟦/stored⟧``), to compare a message as a whole."""
+    return re.sub(r"⟦(/?)stored [0-9a-f]{8}⟧", r"⟦\1stored⟧", text)

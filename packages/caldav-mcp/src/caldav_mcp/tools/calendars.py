@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 from approval_core import structured
+from approval_core.serving.stored_text import unmarked
 from caldav_mcp.calendars import home_sets
 from caldav_mcp.errors import BackendError
 from caldav_mcp.models import CalendarOut, Calendars, DiscoveryOut, ServerInfo
@@ -51,5 +52,5 @@ def register(server: MCPServer[Any], app: App) -> None:
             info.reachable = True
         except BackendError as exc:
             info.reachable = False
-            info.error = str(exc)
+            info.error = unmarked(str(exc))
         return structured(info)

@@ -22,6 +22,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
+from approval_core.serving.stored_text import PLAIN_NAME, quoted_name, stored_in_text
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import new_calendar, serialise
 from caldav_mcp.errors import BackendError, Conflict, NotFound
@@ -53,9 +54,15 @@ _NOUN: dict[str, str] = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journa
 _GETTER: dict[str, str] = {"VEVENT": "get_event", "VTODO": "get_task", "VJOURNAL": "get_journal"}
 
 
+def _argument(uid: str) -> str:
+    """``uid`` as a call's argument in an error: ``"uid"``, or fenced stored text when not a plain name."""
+    return f'"{uid}"' if PLAIN_NAME.fullmatch(uid) else stored_in_text(uid)
+
+
 def _exists(uid: str, cal: CalendarInfo) -> Conflict:
     return Conflict(
-        f"uid: an entry with UID {uid!r} already exists in {cal.path} (its id is {uid!r}); nothing was written. "
+        f"uid: an entry with UID {quoted_name(uid)} already exists in {cal.path} (its id is "
+        f"{quoted_name(uid)}); nothing was written. "
         "If this repeats a create whose answer was lost, that entry is the one it created."
     )
 
@@ -111,20 +118,21 @@ async def _after_failure(
     except NotFound:
         if loss_of(failure) == "timed out":
             raise BackendError(
-                f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {uid!r} is in {cal.path} yet, but the "
-                f"server may still be storing it: whether it was created is NOT KNOWN. Check later with "
-                f'{_GETTER[kind]} (uid "{uid}") or repeat the call with uid="{uid}": that creates it, or answers '
+                f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {quoted_name(uid)} is in {cal.path} yet, "
+                "but the server may still be storing it: whether it was created is NOT KNOWN. Check later with "
+                f"{_GETTER[kind]} (uid {_argument(uid)}) or repeat the call with uid={_argument(uid)}: that creates "
+                "it, or answers "
                 "that it already exists; it can never make a second copy."
             ) from None
         raise BackendError(
-            f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {uid!r} is in {cal.path}, so it was NOT "
-            f'created. Repeating the call with uid="{uid}" is safe: it can never make a second copy.'
+            f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {quoted_name(uid)} is in {cal.path}, so it "
+            f"was NOT created. Repeating the call with uid={_argument(uid)} is safe: it can never make a second copy."
         ) from None
     except BackendError as check:
         raise BackendError(
             f"{failure} Whether it was stored could not be checked either ({check}). Repeat the call with "
-            f'uid="{uid}": it creates the {_NOUN[kind]}, or answers that it already exists; it can never make '
-            "a second copy."
+            f"uid={_argument(uid)}: it creates the {_NOUN[kind]}, or answers that it already exists; it can never "
+            "make a second copy."
         ) from None
     return structured(
         Written(

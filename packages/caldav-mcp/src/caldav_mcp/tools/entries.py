@@ -9,6 +9,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import NotApproved, show_stored, structured
+from approval_core.serving.stored_text import unmarked
 from caldav_mcp import dialogs, stored, task_series
 from caldav_mcp.alarms import set_alarms
 from caldav_mcp.client import CalendarInfo, Component
@@ -50,7 +51,7 @@ _UNREADABLE = (BackendError, ValueError, TypeError, KeyError, AttributeError)
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, BackendError):
-        return str(exc)
+        return unmarked(str(exc))
     return f"a stored property has a value this server cannot read ({type(exc).__name__})"
 
 

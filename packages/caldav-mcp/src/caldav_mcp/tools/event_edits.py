@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Literal
 
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp import dialogs
 from caldav_mcp.client import Resource
 from caldav_mcp.editing import bump
@@ -60,7 +61,8 @@ def all_day_intent(all_day: bool, start: str, end: str | None) -> tuple[str, str
     if not all_day:
         if len(start) == 10:
             raise InvalidInput(
-                f"start: all_day is false but {start!r} is a date; give a date-time (2026-12-01T09:00:00 with tzid, "
+                f"start: all_day is false but {quoted_name(start)} is a date; give a date-time "
+                "(2026-12-01T09:00:00 with tzid, "
                 "or with an offset), or leave all_day out for an all-day event"
             )
         return start, end
@@ -76,7 +78,7 @@ def all_day_intent(all_day: bool, start: str, end: str | None) -> tuple[str, str
             extra = " (the day after the last day, as all-day ends are exclusive)" if field == "end" else ""
             raise InvalidInput(
                 f"{field}: all_day is true, so give a date (YYYY-MM-DD){extra} or a date-time at exactly midnight "
-                f"such as {text[:10] if len(text) >= 10 else '2026-12-01'}T00:00:00; got {text!r}"
+                f"such as {text[:10] if len(text) >= 10 else '2026-12-01'}T00:00:00; got {quoted_name(text)}"
             )
         return value.date().isoformat()
 

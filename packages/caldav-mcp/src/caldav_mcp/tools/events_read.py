@@ -13,6 +13,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
+from approval_core.serving.stored_text import name_in_text, quoted_name, unmarked
 from caldav_mcp.errors import BackendError, InvalidInput, NotFound
 from caldav_mcp.expansion_cache import ExpansionCache
 from caldav_mcp.ical import (
@@ -100,7 +101,7 @@ def expand(
         except (Unreadable, BackendError) as exc:
             if unreadable is None:
                 raise
-            reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
+            reason = exc.reason if isinstance(exc, Unreadable) else unmarked(str(exc))
             unreadable.append(unreadable_entry(resource.href, resource.data, reason))
             continue
         if cache is not None and key is not None:
@@ -251,9 +252,9 @@ def occurrence_of(ical: icalendar.Calendar, rid: str, uid: str) -> icalendar.Com
     try:
         component = find_occurrence(ical, rid)
     except Unreadable as exc:
-        raise BackendError(f"id: the stored event {uid!r} cannot be read: {exc.reason}") from None
+        raise BackendError(f"id: the stored event {quoted_name(uid)} cannot be read: {exc.reason}") from None
     if component is None:
-        raise NotFound(f"id: the event has no occurrence {rid}")
+        raise NotFound(f"id: the event has no occurrence {name_in_text(rid)}")
     return component
 
 

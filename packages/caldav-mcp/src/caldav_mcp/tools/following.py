@@ -14,6 +14,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from approval_core import Approved, stable
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.alarms import AlarmIn, set_alarms
 from caldav_mcp.client import CalendarInfo, Resource
 from caldav_mcp.editing import apply_text, bump, new_calendar, now_utc, serialise, set_times
@@ -139,7 +140,7 @@ async def write_split(
             await app.client.delete(created)
         except CalDAVToolError:
             raise BackendError(
-                f"{failure} The new series {new_uid!r} had been created and could not be removed again: "
+                f"{failure} The new series {quoted_name(new_uid)} had been created and could not be removed again: "
                 "delete it, or the occurrences from the split on show twice."
             ) from None
         raise BackendError(f"{failure} The new series that had been created first was removed again.") from None

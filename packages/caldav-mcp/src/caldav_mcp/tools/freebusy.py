@@ -10,6 +10,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
+from approval_core.serving.stored_text import quoted_name, unmarked
 from caldav_mcp.client import Resource
 from caldav_mcp.errors import BackendError, InvalidInput
 from caldav_mcp.ical import Unreadable, calendar_of, occurrences, zone
@@ -94,7 +95,7 @@ def busy_from_events(
         try:
             expanded = occurrences(calendar_of(resource), "VEVENT", lo, hi)
         except (Unreadable, BackendError) as exc:
-            reason = exc.reason if isinstance(exc, Unreadable) else str(exc)
+            reason = exc.reason if isinstance(exc, Unreadable) else unmarked(str(exc))
             unreadable.append(unreadable_entry(resource.href, resource.data, reason))
             continue
         for occurrence in expanded:
@@ -199,7 +200,7 @@ def _hours(text: str | None) -> tuple[dt.time, dt.time] | None:
     try:
         first, second = (dt.time.fromisoformat(part.strip()) for part in text.split("-"))
     except ValueError:
-        raise InvalidInput(f"working_hours: {text!r} is not HH:MM-HH:MM (e.g. 09:00-17:00)") from None
+        raise InvalidInput(f"working_hours: {quoted_name(text)} is not HH:MM-HH:MM (e.g. 09:00-17:00)") from None
     if second <= first:
         raise InvalidInput("working_hours: the end must be after the start")
     return first, second

@@ -16,6 +16,7 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field
 
 from approval_core import NotApproved, StoredView, structured
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp import dialogs, stored, task_series
 from caldav_mcp.client import CalendarInfo
 from caldav_mcp.errors import BackendError, InvalidInput
@@ -103,7 +104,7 @@ def register(server: MCPServer[Any], app: App, calendar_for: Any) -> None:
         try:
             chosen = task_series.current(ical) if completed else task_series.last_done(ical)
         except Unreadable as exc:
-            raise BackendError(f"uid: the stored task {uid!r} cannot be read: {exc.reason}") from None
+            raise BackendError(f"uid: the stored task {quoted_name(uid)} cannot be read: {exc.reason}") from None
         if chosen is None:
             raise InvalidInput(
                 "uid: every occurrence of this recurring task is already done; reopen one with completed false"

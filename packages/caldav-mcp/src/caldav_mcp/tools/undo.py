@@ -35,6 +35,7 @@ from approval_core import (
 )
 from approval_core.records.journal import Kind
 from approval_core.records.restorable import utc_text
+from approval_core.serving.stored_text import name_in_text
 from caldav_mcp import dialogs, stored
 from caldav_mcp.client import CalendarInfo, Component, Resource
 from caldav_mcp.dav import CONTENT_TYPE
@@ -200,11 +201,14 @@ def register(server: MCPServer[Any], app: App) -> None:
         entry = await journal.entry(id)
         if entry is None:
             raise NotFound(
-                f"id: the undo journal holds no entry {id} for this caller (never kept, restored already, older "
-                f"than {journal.days} day(s), or it does not open); list_restorable shows what can be restored"
+                f"id: the undo journal holds no entry {name_in_text(id)} for this caller (never kept, restored "
+                f"already, older than {journal.days} day(s), or it does not open); list_restorable shows what can be "
+                "restored"
             )
         if entry.collection != cal.path:
-            raise InvalidInput(f"calendar: journal entry {id} was kept from another calendar; it goes back only there")
+            raise InvalidInput(
+                f"calendar: journal entry {name_in_text(id)} was kept from another calendar; it goes back only there"
+            )
         places = {entry.href: cal.path}
         if entry.kind == "moved":
             places[entry.after_href] = (await app.client.calendar(_folder(entry.after_href), field="id")).path

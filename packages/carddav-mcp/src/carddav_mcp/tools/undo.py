@@ -37,6 +37,7 @@ from approval_core import (
 )
 from approval_core.records.journal import Kind
 from approval_core.records.restorable import utc_text
+from approval_core.serving.stored_text import name_in_text
 from carddav_mcp import dialogs, stored
 from carddav_mcp.backend import Backend
 from carddav_mcp.client import CardData, CardDavClient
@@ -159,11 +160,14 @@ def register(server: MCPServer[Any], backend: Backend, gate: ApprovalGate) -> No
         entry = await journal.entry(id)
         if entry is None:
             raise NotFound(
-                f"id: the undo journal holds no entry {id} for this caller (never kept, restored already, older "
-                f"than {journal.days} day(s), or it does not open); list_restorable shows what can be restored"
+                f"id: the undo journal holds no entry {name_in_text(id)} for this caller (never kept, restored "
+                f"already, older than {journal.days} day(s), or it does not open); list_restorable shows what can be "
+                "restored"
             )
         if entry.collection != book:
-            raise InvalidInput("id", f"journal entry {id} was kept from another address book; it goes back only there")
+            raise InvalidInput(
+                "id", f"journal entry {name_in_text(id)} was kept from another address book; it goes back only there"
+            )
         for href in {entry.href, entry.after_href}:
             _, where = await backend.card_id("id", href)
             if href == entry.href and where != book:

@@ -16,6 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from approval_core import NotApproved, StoredView, annotations, structured
+from approval_core.serving.stored_text import quoted_name
 from ntfy_mcp import stored
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import access_dialog, create_user_dialog, delete_user_dialog
@@ -78,7 +79,9 @@ def _check_username(username: str, *, everyone: bool = False) -> str:
     if everyone and username == EVERYONE:
         return username
     if not USERNAME.match(username):
-        raise InputError(f"username: {username!r} is not an ntfy username (letters, digits and -_.+@, up to 64)")
+        raise InputError(
+            f"username: {quoted_name(username)} is not an ntfy username (letters, digits and -_.+@, up to 64)"
+        )
     return username
 
 
@@ -99,7 +102,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         now = (await users()).get(username)
         if now is None or _standing(now) != standing:
             raise ChangedMeanwhile(
-                f"username: the account {username!r} changed while the person was being asked (its role or "
+                f"username: the account {quoted_name(username)} changed while the person was being asked (its role or "
                 "access rules, or it is gone); nothing was done. Call again to be asked about it as it is now."
             )
 
@@ -127,7 +130,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         """
         _check_username(username)
         if username in await users():
-            raise InputError(f"username: an account {username!r} already exists")
+            raise InputError(f"username: an account {quoted_name(username)} already exists")
         decision = await app.gate.check(
             ctx,
             tool="create_user",
@@ -152,9 +155,11 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         _check_username(username)
         found = (await users()).get(username)
         if found is None:
-            raise InputError(f"username: there is no account {username!r}")
+            raise InputError(f"username: there is no account {quoted_name(username)}")
         if found.role == "admin":
-            raise InputError(f"username: {username!r} is an admin; ntfy does not delete admins through its API")
+            raise InputError(
+                f"username: {quoted_name(username)} is an admin; ntfy does not delete admins through its API"
+            )
         decision = await app.gate.check(
             ctx,
             tool="delete_user",
@@ -185,20 +190,24 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         """
         _check_username(username, everyone=True)
         if not TOPIC_RULE.match(topic):
-            raise InputError(f"topic: {topic!r} is not a topic or pattern (letters, digits, '-', '_', '*')")
+            raise InputError(f"topic: {quoted_name(topic)} is not a topic or pattern (letters, digits, '-', '_', '*')")
         allowed = app.settings.topics
         if allowed and "*" in topic:
-            raise OutsideAllowedTopics(f"topic: a wildcard rule ({topic!r}) is refused while NTFY_TOPICS is set")
+            raise OutsideAllowedTopics(
+                f"topic: a wildcard rule ({quoted_name(topic)}) is refused while NTFY_TOPICS is set"
+            )
         if allowed and topic not in allowed:
-            raise OutsideAllowedTopics(f"topic: {topic!r} is outside NTFY_TOPICS ({', '.join(allowed)})")
+            raise OutsideAllowedTopics(f"topic: {quoted_name(topic)} is outside NTFY_TOPICS ({', '.join(allowed)})")
         found = (await users()).get(username)
         if found is None:
-            raise InputError(f"username: there is no account {username!r}")
+            raise InputError(f"username: there is no account {quoted_name(username)}")
         if found.role == "admin":
-            raise InputError(f"username: {username!r} is an admin, who may use every topic; rules do not apply")
+            raise InputError(
+                f"username: {quoted_name(username)} is an admin, who may use every topic; rules do not apply"
+            )
         existing = sum(g.topic == topic for g in found.grants)
         if permission == "remove" and not existing:
-            raise InputError(f"topic: {username!r} has no rule for {topic!r} to remove")
+            raise InputError(f"topic: {quoted_name(username)} has no rule for {quoted_name(topic)} to remove")
         change = stored.access_change(found, topic, permission)
         decision = await app.gate.check(
             ctx,

@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from approval_core import annotations, structured
+from approval_core.serving.stored_text import quoted_name
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import InputError, NtfyRejected
 from ntfy_mcp.outputs import AccessCheck, Account, ServerInfo
@@ -84,7 +85,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
     ) -> Annotated[mt.CallToolResult, AccessCheck]:
         """Whether these credentials may read a topic, and whether NTFY_TOPICS lets this server use it."""
         if not TOPIC_PATTERN.match(topic):
-            raise InputError(f"topic: {topic!r} is not a topic name (1-64 letters, digits, '-' or '_')")
+            raise InputError(f"topic: {quoted_name(topic)} is not a topic name (1-64 letters, digits, '-' or '_')")
         readable = await app.client.can_read(topic)
         allowed = app.settings.topics
         return structured(AccessCheck(topic=topic, read=readable, allowed_by_config=not allowed or topic in allowed))

@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from approval_core import annotations, chosen_by_server, plan_writes, structured
+from approval_core.serving.stored_text import quoted_name, unmarked
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.errors import BackendError, InputError, NtfyUnavailable
 from ntfy_mcp.models import Priority, priority_number
@@ -69,7 +70,9 @@ def since_param(since: str, cursor: str | None) -> str:
             raise InputError("cursor: pass back the next_cursor of an earlier list_messages result")
         return cursor
     if not _SINCE.match(since):
-        raise InputError(f"since: {since!r} is not 'all', a duration (10m, 2h, 1d), a Unix time or a message id")
+        raise InputError(
+            f"since: {quoted_name(since)} is not 'all', a duration (10m, 2h, 1d), a Unix time or a message id"
+        )
     return since
 
 
@@ -132,7 +135,7 @@ async def _read_back(
 def _unknown(exc: BackendError, topic: str, before: float, why: str = "") -> str:
     found = f"reading the topic back could not tell ({why})" if why else "reading the topic back did not find it (yet)"
     return (
-        f"not known whether it was delivered: {exc}, and {found}. Before "
+        f"not known whether it was delivered: {unmarked(str(exc))}, and {found}. Before "
         f'publishing again, check with list_messages(topics=["{topic}"], since="{int(before) - 1}"): a second '
         "publish would deliver a second notification."
     )
@@ -188,7 +191,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 stored = await app.client.publish(topic, body)
             except BackendError as exc:
                 if not _answer_lost(exc):
-                    results.append(PublishResult(topic=topic, ok=False, error=f"not published: {exc}"))
+                    results.append(PublishResult(topic=topic, ok=False, error=f"not published: {unmarked(str(exc))}"))
                     continue
                 found, why = await _read_back(app, topic, body, now)
                 if found is None:
@@ -236,7 +239,7 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         chosen = app.topics_or_default(topics)
         params = {"since": since_param(since, cursor)}
         if id is not None and not _MESSAGE_ID.match(id):
-            raise InputError(f"id: {id[:80]!r} is not an ntfy message id (12 letters and digits)")
+            raise InputError(f"id: {quoted_name(id[:80])} is not an ntfy message id (12 letters and digits)")
         if scheduled:
             params["scheduled"] = "1"
         for name, value in (("id", id), ("title", title), ("message", message)):
@@ -263,11 +266,11 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         """One cached notification with its whole body. Its text was written by whoever published it."""
         app.check_topic(topic)
         if not _MESSAGE_ID.match(id):
-            raise InputError(f"id: {id!r} is not an ntfy message id (12 letters and digits)")
+            raise InputError(f"id: {quoted_name(id)} is not an ntfy message id (12 letters and digits)")
         events = await app.client.poll([topic], {"since": "all", "scheduled": "1", "id": id})
         found = [e for e in events if e.get("id") == id]
         if not found:
-            raise InputError(f"id: no message {id!r} in the cache of topic {topic!r}")
+            raise InputError(f"id: no message {quoted_name(id)} in the cache of topic {quoted_name(topic)}")
         return structured(message_from_ntfy(found[0], time.time(), shorten=False))
 
     @server.tool(annotations=annotations(read_only=False, destructive=False, idempotent=True, open_world=True))
@@ -289,6 +292,6 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 await app.client.clear(topic, sid)
                 results.append(IdResult(sequence_id=sid, ok=True))
             except BackendError as exc:
-                results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+                results.append(IdResult(sequence_id=sid, ok=False, error=unmarked(str(exc))))
         failed = sum(not r.ok for r in results)
         return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))

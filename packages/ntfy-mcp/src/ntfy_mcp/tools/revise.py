@@ -18,6 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from approval_core import NotApproved, StoredView, annotations, plan_writes, structured
+from approval_core.serving.stored_text import quoted_name, unmarked
 from ntfy_mcp import stored
 from ntfy_mcp.app import NtfyApp
 from ntfy_mcp.dialogs import delete_messages_dialog, update_dialog
@@ -106,7 +107,7 @@ async def _unchanged(app: NtfyApp, topic: str, versions: dict[str, str]) -> None
     moved = [sid for sid, version in versions.items() if sid not in now or _revision(now[sid]) != version]
     if moved:
         raise ChangedMeanwhile(
-            f"sequence_ids: {', '.join(moved)} on topic {topic!r} changed while the person was being asked; "
+            f"sequence_ids: {', '.join(moved)} on topic {quoted_name(topic)} changed while the person was being asked; "
             "nothing was done. Call again to be asked about what is there now."
         )
 
@@ -149,10 +150,13 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         events = await app.require_sequences("update_message", topic)
         current = _sequences(events).get(sid)
         if current is None:
-            raise InputError(f"sequence_id: no notification {sid!r} in the cache of topic {topic!r}")
+            raise InputError(
+                f"sequence_id: no notification {quoted_name(sid)} in the cache of topic {quoted_name(topic)}"
+            )
         if sid in _deleted(events):
             raise InputError(
-                f"sequence_id: notification {sid!r} on topic {topic!r} was deleted; there is none to revise"
+                f"sequence_id: notification {quoted_name(sid)} on topic {quoted_name(topic)} was deleted; "
+                "there is none to revise"
             )
         fields = content.set_fields()
         http_buttons = sum(isinstance(a, HttpAction) for a in content.actions or [])
@@ -198,10 +202,10 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
         known = _sequences(events)
         missing = [sid for sid in ids if sid not in known]
         if missing:
-            raise InputError(f"sequence_ids: not in the cache of topic {topic!r}: {', '.join(missing)}")
+            raise InputError(f"sequence_ids: not in the cache of topic {quoted_name(topic)}: {', '.join(missing)}")
         if gone := [sid for sid in ids if sid in _deleted(events)]:
             raise InputError(
-                f"sequence_ids: already deleted on topic {topic!r}, so not counted or deleted again: "
+                f"sequence_ids: already deleted on topic {quoted_name(topic)}, so not counted or deleted again: "
                 f"{', '.join(gone)}; leave them out"
             )
         now = time.time()
@@ -227,6 +231,6 @@ def register(server: MCPServer[Any], app: NtfyApp) -> None:
                 await app.client.delete(topic, sid)
                 results.append(IdResult(sequence_id=sid, ok=True))
             except BackendError as exc:
-                results.append(IdResult(sequence_id=sid, ok=False, error=str(exc)))
+                results.append(IdResult(sequence_id=sid, ok=False, error=unmarked(str(exc))))
         failed = sum(not r.ok for r in results)
         return structured(IdResults(topic=topic, results=results, done=len(results) - failed, failed=failed))
