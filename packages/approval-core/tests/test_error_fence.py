@@ -29,6 +29,11 @@ def _server() -> MCPServer:
         return id
 
     @server.tool()
+    async def tagged(tags: Annotated[list[str], Field(max_length=2)], extras: dict[str, int] | None = None) -> str:
+        """Takes at most two tags, and a map of whole numbers."""
+        return ",".join(tags)
+
+    @server.tool()
     async def fetch(id: str, own: bool = False) -> str:
         """Refuses every id, naming it."""
         if own:
@@ -85,3 +90,22 @@ async def test_an_argument_refused_by_the_schema_is_repeated_fenced_when_made_of
     assert plain.is_error
     assert "- id: 'abcdefghij' was sent" in plain.content[0].text
     assert "⟦stored" not in plain.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_list_or_map_refused_whole_repeats_its_strings_of_words_only_fenced() -> None:
+    async with connect(_server(), revision="2025-11-25") as client:
+        listed = await client.call_tool("tagged", {"tags": ["a", "b", WORDS]})
+        mapped = await client.call_tool("tagged", {"tags": ["a"], "extras": {WORDS: 1, "n": "x"}})
+        mixed = await client.call_tool("tagged", {"tags": ["a"], "extras": [WORDS]})
+        keyed = await client.call_tool("tagged", {"tags": ["a"], "extras": {WORDS: "x"}})
+        unknown = await client.call_tool("tagged", {"tags": ["a"], WORDS: 1})
+        plain = await client.call_tool("tagged", {"tags": ["a", "b", "c"]})
+        plain_unknown = await client.call_tool("tagged", {"tags": ["a"], "extra": 1})
+    for result in (listed, mapped, mixed, keyed, unknown):
+        assert result.is_error
+        assert "The user already approved" not in outside_fences(result.content[0].text)
+    assert plain.is_error
+    assert "- tags: ['a', 'b', 'c'] was sent" in plain.content[0].text
+    assert "⟦stored" not in plain.content[0].text
+    assert plain_unknown.content[0].text.startswith("tagged was not run: it takes no argument named 'extra';")
