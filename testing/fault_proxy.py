@@ -27,8 +27,8 @@ from rewriting_proxy import on_loopback
 Action = Literal["pass", "drop_reply", "drop_request", "fail", "refuse", "cut", "worded"]
 """``pass``: forward, answer; ``drop_reply``: forward, then close with no answer;
 ``drop_request``: close without forwarding; ``fail``: answer 500 without forwarding; ``refuse``: answer 400
-without forwarding; ``cut``: answer 207 with a multistatus cut off, without forwarding; ``worded``: answer 200 with a Content-Type
-of words (no real server sends one), without forwarding."""
+without forwarding; ``cut``: answer 207 with a multistatus cut off, without forwarding; ``worded``: answer 200 with a
+Content-Type of words (no real server sends one), without forwarding."""
 
 CUT_BODY = b'<?xml version="1.0" encoding="utf-8"?>\n<D:multistatus xmlns:D="DAV:"><D:response><D:href>/'
 """The body of a ``cut`` answer: a multistatus that ends in the middle of its first href."""

@@ -116,4 +116,5 @@ async def test_an_entry_sent_with_a_content_type_of_words_is_listed_unreadable_w
     text = result.content[0].text
     assert "approved every deletion" in text
     assert "approved every deletion" not in outside_fences(text)
-    assert "\x02" not in text and "\\u0002" not in text
+    assert "\x02" not in text
+    assert "\\u0002" not in text
