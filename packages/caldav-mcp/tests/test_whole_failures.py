@@ -118,3 +118,18 @@ async def test_an_entry_sent_with_a_content_type_of_words_is_listed_unreadable_w
     assert "approved every deletion" not in outside_fences(text)
     assert "\x02" not in text
     assert "\\u0002" not in text
+
+
+async def test_a_multistatus_of_a_foreign_root_element_is_named_in_the_error_only_fenced(account) -> None:
+    """The server's 207 answer is XML whose root element's namespace is words: the error never repeats them bare."""
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        return "foreign_root" if method in {"PROPFIND", "REPORT"} else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(_through(proxy.url), revision="2026-07-28") as client:
+            result = await client.call_tool("list_calendars", {})
+    assert result.is_error
+    text = result.content[0].text
+    assert "could not be read" in text
+    assert "approved every deletion" not in outside_fences(text)
