@@ -176,6 +176,23 @@ def _sent(value: object, quote: Callable[[str], str] = repr) -> str:
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text) - _SHOWN} more characters)"
 
 
+def _rule(item: Mapping[str, Any], quote: Callable[[str], str]) -> str:
+    """The rule pydantic states for ``item``, a value it repeats from the call (a union's tag) through ``quote``.
+
+    pydantic writes some of the input into its message (``Input tag 'x' found using 'kind'...``): a string of
+    the error's context or input that ``quote`` would not write as ``repr`` does (one of words) is replaced there.
+    """
+    message = str(item["msg"])
+    for value in {*_strings(item.get("ctx") or {}), *_strings(item.get("input"))}:
+        if not value or quote(value) == repr(value):
+            continue
+        if f"'{value}'" in message:
+            message = message.replace(f"'{value}'", quote(value))
+        elif value in message and value in _strings(item.get("ctx") or {}):
+            message = message.replace(value, quote(value))
+    return message
+
+
 def explain(tool: str, error: ValidationError, schema: Mapping[str, Any], quote: Callable[[str], str] = repr) -> str:
     """One message for the call: per argument, its path, the value sent, the rule broken, and what is allowed.
 
@@ -203,7 +220,7 @@ def explain(tool: str, error: ValidationError, schema: Mapping[str, Any], quote:
             parent = path.rpartition(".")[0] or "the arguments"
             lines.append(f"{path}: {parent} has no such field; {_sent(items[0].get('input'), quote)} was sent")
         else:
-            rules = "; ".join(dict.fromkeys(str(i["msg"]) for i in items if i["type"] != "missing"))
+            rules = "; ".join(dict.fromkeys(_rule(i, quote) for i in items if i["type"] != "missing"))
             what = allowed(field, defs) if field is not None else "see the tool's input schema"
             lines.append(f"{path}: {_sent(items[0].get('input'), quote)} was sent ({rules}); allowed: {what}")
     head = f"{tool} was not run: {'an argument breaks' if len(lines) == 1 else 'arguments break'} its rule."
