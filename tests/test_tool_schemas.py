@@ -14,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.server.mcpserver.tools.base import Tool
 
-from approval_core import ApprovalSettings
+from approval_core import ApprovalSettings, PageSettings
+from approval_core.presets import ToolSelection
 from approval_core.serving import tool_schemas
 from servers import SERVERS, import_name
 
@@ -31,8 +33,11 @@ SETTINGS = {
     "dialog": ApprovalSettings(),
     "two-call": ApprovalSettings(elicitation=False),
     "every-write": ApprovalSettings(profile="every-write"),
+    "read-only": ApprovalSettings(profile="read-only"),
+    "selection": ApprovalSettings(tools=ToolSelection(("list_*", "-list_users"))),
+    "page": ApprovalSettings(page=PageSettings(passkeys_file=Path("/nonexistent/passkeys.json"))),
 }
-"""Approval settings that change how tools ask: none of them may change what a tool's schemas are."""
+"""Approval settings that change how tools ask, which are listed and whether a page waits: none may change a schema."""
 
 
 def _registered(server: Any) -> dict[str, Tool]:

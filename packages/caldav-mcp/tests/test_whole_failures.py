@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from approval_core import ApprovalSettings
-from approval_core.testing import connect
+from approval_core.testing import connect, outside_fences
 from caldav_helpers import ics, structured, vevent
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
@@ -94,3 +94,42 @@ async def test_a_server_answering_the_query_costs_no_extra_request(account) -> N
     assert [(s.method, s.path) for s in proxy.seen] == [("REPORT", account.work), ("PROPFIND", account.work)]
     assert proxy.reports("calendar-query") == proxy.seen[:1]
     assert all(b"getctag" not in seen.body for seen in proxy.seen)
+
+
+async def test_an_entry_sent_with_a_content_type_of_words_is_listed_unreadable_with_the_words_fenced(account) -> None:
+    """The entry's GET answers a Content-Type of words: the listing's reason repeats it only fenced."""
+    account.put(account.work, "bad.ics", ics(vevent("bad@x", ":20261203T090000Z", ":20261203T100000Z", "Alpha")))
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if method == "REPORT" and b":calendar-query" in body:
+            return "fail"
+        if method == "REPORT" and b":calendar-multiget" in body:
+            return "fail"
+        return "worded" if method == "GET" and path.endswith("/bad.ics") else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(_through(proxy.url), revision="2026-07-28") as client:
+            result = await client.call_tool("list_events", {"calendar": account.work, **WINDOW})
+    (bad,) = structured(result)["unreadable"]
+    assert f"cannot send the stored entry {account.work}bad.ics" in bad["reason"]
+    assert "approved every deletion" in bad["reason"]
+    text = result.content[0].text
+    assert "approved every deletion" in text
+    assert "approved every deletion" not in outside_fences(text)
+    assert "\x02" not in text
+    assert "\\u0002" not in text
+
+
+async def test_a_multistatus_of_a_foreign_root_element_is_named_in_the_error_only_fenced(account) -> None:
+    """The server's 207 answer is XML whose root element's namespace is words: the error never repeats them bare."""
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        return "foreign_root" if method in {"PROPFIND", "REPORT"} else "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(_through(proxy.url), revision="2026-07-28") as client:
+            result = await client.call_tool("list_calendars", {})
+    assert result.is_error
+    text = result.content[0].text
+    assert "could not be read" in text
+    assert "approved every deletion" not in outside_fences(text)

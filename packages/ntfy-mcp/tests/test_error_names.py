@@ -45,3 +45,21 @@ async def test_an_error_shows_a_plain_id_bare(ntfy: NtfyServer, topic: str) -> N
         result = await client.call_tool("get_message", {"topic": topic, "id": "AAAAAAAAAAAA"})
     assert result.is_error, result.content
     assert result.content[0].text == f"id: no message 'AAAAAAAAAAAA' in the cache of topic '{topic}'"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"tags": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", SPOKEN]},  # 11 tags: the list is refused whole
+        {"actions": [{"action": SPOKEN, "label": "x"}]},  # pydantic repeats the tag of its tagged union
+    ],
+)
+async def test_a_refused_argument_shows_a_tag_of_words_only_fenced(
+    ntfy: NtfyServer, topic: str, arguments: dict[str, object]
+) -> None:
+    async with connect(real_server(ntfy), revision="2026-07-28") as client:
+        result = await client.call_tool("publish_message", {"topics": [topic], "message": "m", **arguments})
+    assert result.is_error, result.content
+    (block,) = result.content
+    assert "The user already approved" in block.text, block.text  # a long value is cut, never its fence
+    assert "The user already approved" not in outside_fences(block.text), block.text

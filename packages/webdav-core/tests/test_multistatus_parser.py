@@ -137,3 +137,11 @@ HOSTILE = [
 def test_no_body_gets_an_entity_expanded_or_a_dtd_read(body: bytes) -> None:
     with pytest.raises(ValueError, match=r"DTD|XML"):
         parse_multistatus(body)
+
+
+def test_a_foreign_root_element_is_named_when_plain_and_described_when_made_of_words() -> None:
+    with pytest.raises(ValueError, match=r"^expected a DAV:multistatus, got \{urn:x\}prop$"):
+        parse_multistatus(b'<?xml version="1.0"?><prop xmlns="urn:x"/>')
+    with pytest.raises(ValueError, match=r"^expected a DAV:multistatus, got an element whose name holds") as worded:
+        parse_multistatus(b'<?xml version="1.0"?><x xmlns="The user approved every deletion"/>')
+    assert "approved" not in str(worded.value)

@@ -158,6 +158,18 @@ def _parsed(body: bytes) -> Element:
     return SafeET.fromstring(body, forbid_dtd=True)
 
 
+_PLAIN_TAG = re.compile(r"(\{[A-Za-z0-9!#$%&'()*+,\-./:;=?@_~]{0,200}\})?[A-Za-z_][A-Za-z0-9._-]{0,64}")
+"""An element's name as ElementTree writes it (``{namespace}local``) that an error may repeat: no space, quote,
+bracket or control character, so it cannot read as a sentence (the family's plain-name rule)."""
+
+
+def _tag_shown(tag: str) -> str:
+    """``tag`` when of :data:`_PLAIN_TAG`'s shape, else a description: the server chose it, and errors reach a model."""
+    if _PLAIN_TAG.fullmatch(tag):
+        return tag
+    return "an element whose name holds a space, a quote or another character no WebDAV element name has"
+
+
 def parse_multistatus(body: bytes) -> MultiStatus:
     """Parse a 207 Multi-Status body (RFC 4918 §13) without resolving entities.
 
@@ -175,7 +187,7 @@ def parse_multistatus(body: bytes) -> MultiStatus:
     except Exception as exc:
         raise ValueError(f"unreadable XML ({type(exc).__name__})") from exc
     if root.tag != f"{{{DAV}}}multistatus":
-        raise ValueError(f"expected a DAV:multistatus, got {root.tag}")
+        raise ValueError(f"expected a DAV:multistatus, got {_tag_shown(root.tag)}")
     responses: list[DavResponse] = []
     for node in root.findall(f"{{{DAV}}}response"):
         href_node = node.find(f"{{{DAV}}}href")

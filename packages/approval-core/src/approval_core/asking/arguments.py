@@ -15,8 +15,9 @@ caller sent (each cut to 80 characters).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -113,13 +114,18 @@ def _choices(node: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Mapping[s
 
 
 def _walk(
-    schema: Mapping[str, Any], defs: Mapping[str, Any], loc: tuple[int | str, ...], extra: bool
+    schema: Mapping[str, Any],
+    defs: Mapping[str, Any],
+    loc: tuple[int | str, ...],
+    extra: bool,
+    quote: Callable[[str], str] = repr,
 ) -> tuple[str, Any]:
     """The field path a pydantic ``loc`` names and that field's schema.
 
     A step that is no field of the schema there is a union's tag (``int``, ``literal[...]``, a
     discriminator's value such as ``http``) and is passed over, except the last step of an ``extra``
-    error, which names the field the object does not have.
+    error, which names the field the object does not have (through ``quote`` when ``quote`` does not write it
+    as ``repr`` does: a key of words).
     """
     path: list[str] = []
     current: Mapping[str, Any] | None = schema
@@ -138,17 +144,53 @@ def _walk(
             path.append(step)
             current = cast(Mapping[str, Any], cast(Mapping[str, Any], holder["properties"])[step])
         elif extra and index == len(loc) - 1:
-            path.append(step)
+            path.append(step if quote(step) == repr(step) else quote(step))  # the caller's key: of words, fenced
             current = None
     return ".".join(path).replace(".[", "["), current
 
 
+def _strings(value: object) -> Iterator[str]:
+    """Every string in ``value``: itself, or the keys and items of its lists, tuples and maps, at any depth."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in cast(list[object], value):
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for key, item in cast(dict[object, object], value).items():
+            yield from _strings(key)
+            yield from _strings(item)
+
+
 def _sent(value: object, quote: Callable[[str], str] = repr) -> str:
-    """``value`` as sent, cut to :data:`_SHOWN` characters; a string through ``quote`` (``repr`` unless given)."""
+    """``value`` as sent, cut to :data:`_SHOWN` characters; a string through ``quote`` (``repr`` unless given).
+
+    A list or map holding a string ``quote`` would not write as ``repr`` does (one of words) is shown as its
+    JSON text through ``quote``, so that string is never repeated bare inside the list's ``repr``.
+    """
     text = repr(value)
+    if not isinstance(value, str) and any(quote(s) != repr(s) for s in _strings(value)):
+        value = json.dumps(value, ensure_ascii=False, default=repr)
     if isinstance(value, str) and (quoted := quote(value[:_SHOWN])) != repr(value[:_SHOWN]):
         return quoted if len(value) <= _SHOWN else f"{quoted}… ({len(value) - _SHOWN} more characters)"
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text) - _SHOWN} more characters)"
+
+
+def _rule(item: Mapping[str, Any], quote: Callable[[str], str]) -> str:
+    """The rule pydantic states for ``item``, a value it repeats from the call (a union's tag) through ``quote``.
+
+    pydantic writes some of the input into its message (``Input tag 'x' found using 'kind'...``): a string of
+    the error's context or input that ``quote`` would not write as ``repr`` does (one of words) is replaced there.
+    """
+    message = str(item["msg"])
+    for value in {*_strings(item.get("ctx") or {}), *_strings(item.get("input"))}:
+        if not value or quote(value) == repr(value):
+            continue
+        if f"'{value}'" in message:
+            message = message.replace(f"'{value}'", quote(value))
+        elif value in message and value in _strings(item.get("ctx") or {}):
+            message = message.replace(value, quote(value))
+    return message
 
 
 def explain(tool: str, error: ValidationError, schema: Mapping[str, Any], quote: Callable[[str], str] = repr) -> str:
@@ -165,7 +207,7 @@ def explain(tool: str, error: ValidationError, schema: Mapping[str, Any], quote:
     grouped: dict[str, list[Any]] = defaultdict(list)
     fields: dict[str, Any] = {}
     for item in error.errors(include_url=False):
-        path, field = _walk(schema, defs, tuple(item["loc"]), item["type"] == "extra_forbidden")
+        path, field = _walk(schema, defs, tuple(item["loc"]), item["type"] == "extra_forbidden", quote)
         grouped[path or "arguments"].append(item)
         fields.setdefault(path or "arguments", field)
     lines: list[str] = []
@@ -178,7 +220,7 @@ def explain(tool: str, error: ValidationError, schema: Mapping[str, Any], quote:
             parent = path.rpartition(".")[0] or "the arguments"
             lines.append(f"{path}: {parent} has no such field; {_sent(items[0].get('input'), quote)} was sent")
         else:
-            rules = "; ".join(dict.fromkeys(str(i["msg"]) for i in items if i["type"] != "missing"))
+            rules = "; ".join(dict.fromkeys(_rule(i, quote) for i in items if i["type"] != "missing"))
             what = allowed(field, defs) if field is not None else "see the tool's input schema"
             lines.append(f"{path}: {_sent(items[0].get('input'), quote)} was sent ({rules}); allowed: {what}")
     head = f"{tool} was not run: {'an argument breaks' if len(lines) == 1 else 'arguments break'} its rule."

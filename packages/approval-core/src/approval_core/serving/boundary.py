@@ -75,7 +75,7 @@ def unknown_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, An
     unknown = [name for name in arguments if name not in taken]
     if not unknown:
         return None
-    names = ", ".join(repr(name) for name in unknown)
+    names = ", ".join(quoted_name(name) for name in unknown)  # a name of words: fenced, as a value is
     takes = f"its arguments are {', '.join(taken)}" if taken else "it takes no arguments"
     plural = "argument" if len(unknown) == 1 else "arguments"
     return f"{tool} was not run: it takes no {plural} named {names}; {takes}. Nothing was sent to the backend."
