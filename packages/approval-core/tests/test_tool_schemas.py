@@ -140,6 +140,17 @@ def test_a_context_parameter_the_tool_lacks_is_derived(written: Path, monkeypatc
     assert derived_names(monkeypatch, lambda: build(written)) == ["find", "shout"]
 
 
+@pytest.mark.parametrize(("tool", "annotation"), [("ping", "return"), ("find", "text")])
+def test_a_tool_annotated_otherwise_than_the_file_says_is_derived(
+    written: Path, monkeypatch: pytest.MonkeyPatch, tool: str, annotation: str
+) -> None:
+    # ping has no outputSchema in the file: a result model it gained shows in its return annotation only.
+    document = json.loads(written.read_text(encoding="utf-8"))
+    document["tools"][tool]["annotations"][annotation] = "Annotated[CallToolResult, Found]"
+    written.write_text(json.dumps(document), encoding="utf-8")
+    assert derived_names(monkeypatch, lambda: build(written)) == sorted({tool, "shout"})
+
+
 def test_check_fails_on_a_server_package_whose_file_is_out_of_date(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

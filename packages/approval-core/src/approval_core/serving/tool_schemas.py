@@ -12,10 +12,11 @@ An entry is used only where it cannot differ from what the SDK would derive:
 
 - the file was written under the same ``mcp`` and ``pydantic`` versions as the ones installed (either
   one changes what a derivation gives); else no entry is used;
-- the tool's arguments model has exactly the properties of the entry's input schema, its result model
-  exactly those of the entry's outputSchema, and its context parameter is the one the entry names; else
-  that tool is derived as usual (a file left behind by a change to a tool or a model is caught here for
-  the fields a change adds or takes away, and by the test below for the rest);
+- the tool's function is annotated as the entry says (each argument's type and the return type, as
+  written), its arguments model has exactly the properties of the entry's input schema, its result
+  model exactly those of the entry's outputSchema, and its context parameter is the one the entry
+  names; else that tool is derived as usual (a file left behind by a change to a tool's signature, or
+  to the fields a model has, is caught here; a change inside a field, by the test below);
 - the SDK's own options (``structured_output``) are not given for it.
 
 ``tests/test_tool_schemas.py`` builds every server both ways and fails when any tool differs in anything
@@ -62,8 +63,9 @@ def read_tool_schemas(path: Path | None) -> dict[str, dict[str, Any]]:
     Empty when ``path`` is None or holds no file, when it was written under other ``mcp`` or ``pydantic``
     versions than the installed ones, when it cannot be read as one, and while
     :func:`derived_tool_schemas` builds a server. Each entry: ``input`` (the input schema), ``output`` (the
-    outputSchema or None), ``output_model`` (``module:qualified name`` of the result model, or None) and
-    ``context`` (the name of the tool's Context parameter, or None).
+    outputSchema or None), ``output_model`` (``module:qualified name`` of the result model, or None),
+    ``context`` (the name of the tool's Context parameter, or None) and ``annotations`` (the function's
+    annotations as written, each as text).
     """
     if path is None or _DERIVING.get():
         return {}
@@ -97,6 +99,11 @@ def _properties(model: Any) -> set[str] | None:
     )
 
 
+def _annotations(fn: Callable[..., Any]) -> dict[str, str]:
+    """The function's annotations as written (its arguments' types and its return type), each as text."""
+    return {name: str(annotation) for name, annotation in getattr(fn, "__annotations__", {}).items()}
+
+
 def _tool(fn: Callable[..., Any], name: str, entry: Mapping[str, Any], **options: Any) -> Tool | None:
     """``fn`` as the SDK's Tool with ``entry``'s schemas, or None where the entry may not be what it derives."""
     context: str | None = entry.get("context")
@@ -105,6 +112,8 @@ def _tool(fn: Callable[..., Any], name: str, entry: Mapping[str, Any], **options
     if declared != set(entry["input"].get("properties", {})):
         return None
     if context is not None and context not in getattr(fn, "__annotations__", {}):
+        return None
+    if entry.get("annotations") != _annotations(fn):
         return None
     output: dict[str, Any] | None = entry.get("output")
     if output is None:
@@ -187,6 +196,7 @@ def derived_tool_schemas(build: Callable[[], MCPServer[Any]]) -> dict[str, Any]:
             "output": metadata.output_schema,
             "output_model": reference,
             "context": tool.context_kwarg,
+            "annotations": _annotations(tool.fn),
         }
     return {"versions": _versions(), "tools": dict(sorted(tools.items()))}
 
