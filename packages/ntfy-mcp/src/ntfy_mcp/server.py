@@ -125,19 +125,17 @@ def main() -> None:
     """
     configure_logging()  # root at WARNING: httpx2's per-request INFO lines (query strings included) stay out
     settings = load_settings_or_exit(SERVER_NAME)
-    if not os.environ.get("NTFY_URL"):
+    ntfy: NtfySettings | Callable[[], NtfySettings] = _unconfigured
+    if os.environ.get("NTFY_URL"):
+        page = settings.page
+        try:
+            ntfy = configured = NtfySettings.from_env()
+            refuse_the_approval_topic(configured, page and page.push_url, page and page.push_topic)
+        except ConfigError as exc:
+            exit_on_bad_setting(SERVER_NAME, exc)
+    else:
         say(SERVER_NAME, "NTFY_URL is not set; the tools are listed and each call says what to set")
-        with collector_paused(freeze=True):  # as approval_core.run builds a server
-            server = build_server(settings, _unconfigured)
-        serve(server, SERVER_NAME)
-        return
-    page = settings.page
-    try:
-        ntfy = NtfySettings.from_env()
-        refuse_the_approval_topic(ntfy, page and page.push_url, page and page.push_topic)
-    except ConfigError as exc:
-        exit_on_bad_setting(SERVER_NAME, exc)
-    with collector_paused(freeze=True):
+    with collector_paused(freeze=True):  # as approval_core.run builds a server
         server = build_server(settings, ntfy)
     serve(server, SERVER_NAME)
 
