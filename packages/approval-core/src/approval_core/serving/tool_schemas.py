@@ -107,13 +107,13 @@ def _annotations(fn: Callable[..., Any]) -> dict[str, str]:
 def _tool(fn: Callable[..., Any], name: str, entry: Mapping[str, Any], **options: Any) -> Tool | None:
     """``fn`` as the SDK's Tool with ``entry``'s schemas, or None where the entry may not be what it derives."""
     context: str | None = entry.get("context")
+    if entry.get("annotations") != _annotations(fn) or (
+        context is not None and context not in getattr(fn, "__annotations__", {})
+    ):
+        return None  # before the arguments model is built: the SDK builds it again for a tool left to it
     arguments = func_metadata(fn, skip_names=[context] if context else [], structured_output=False).arg_model
     declared = {field.alias or field_name for field_name, field in arguments.model_fields.items()}
     if declared != set(entry["input"].get("properties", {})):
-        return None
-    if context is not None and context not in getattr(fn, "__annotations__", {}):
-        return None
-    if entry.get("annotations") != _annotations(fn):
         return None
     output: dict[str, Any] | None = entry.get("output")
     if output is None:
