@@ -183,12 +183,13 @@ def _rule(item: Mapping[str, Any], quote: Callable[[str], str]) -> str:
     the error's context or input that ``quote`` would not write as ``repr`` does (one of words) is replaced there.
     """
     message = str(item["msg"])
-    for value in {*_strings(item.get("ctx") or {}), *_strings(item.get("input"))}:
+    context = set(_strings(item.get("ctx") or {}))
+    for value in {*context, *_strings(item.get("input"))}:
         if not value or quote(value) == repr(value):
             continue
         if f"'{value}'" in message:
             message = message.replace(f"'{value}'", quote(value))
-        elif value in message and value in _strings(item.get("ctx") or {}):
+        elif value in message and value in context:
             message = message.replace(value, quote(value))
     return message
 
