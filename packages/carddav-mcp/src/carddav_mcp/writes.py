@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from approval_core import plan_writes, report_progress
-from approval_core.serving.stored_text import PLAIN_NAME, stored_in_text
+from approval_core.serving.stored_text import quoted_name
 from carddav_mcp.backend import Backend, parse_card
 from carddav_mcp.client import CardData
 from carddav_mcp.errors import BackendError, Conflict, NotFound, PreconditionFailed, Unreachable
@@ -44,11 +44,6 @@ __all__ = [
     "version_of",
     "write_each",
 ]
-
-
-def _argument(uid: str) -> str:
-    """``uid`` as a call's argument in an error: ``"uid"``, or fenced stored text when not a plain name."""
-    return f'"{uid}"' if PLAIN_NAME.fullmatch(uid) else stored_in_text(uid)
 
 
 def version_of(field: str, etags: Mapping[str, str | None]) -> str:
@@ -296,18 +291,18 @@ async def create_card(backend: Backend, what: str, book: str, uid: str, text: st
             raise
         return Created("already_exists", found)
     except Unreachable as exc:
+        again = quoted_name(uid, '"')  # the uid to pass again: fenced when of words
         try:
             found = await client.get(href)
         except NotFound:
             raise Unreachable(
                 f"{what}: {exc} Read back afterwards, the card is not on the server: it was not created. "
-                f"Calling again with uid {_argument(uid)} is safe."
+                f"Calling again with uid {again} is safe."
             ) from exc
         except BackendError:
             raise Unreachable(
                 f"{what}: {exc} Whether the card was created is not known: the server could not be reached to "
-                f"check. Call again with uid {_argument(uid)}: it creates the card, or answers already_exists with "
-                "its id."
+                f"check. Call again with uid {again}: it creates the card, or answers already_exists with its id."
             ) from exc
         return Created("created", found)
     return Created("created", CardData(href, etag, text))

@@ -305,14 +305,16 @@ def name_in_text(value: str) -> str:
     return value if PLAIN_NAME.fullmatch(value) else stored_in_text(value)
 
 
-def quoted_name(value: object) -> str:
+def quoted_name(value: object, mark: str | None = None) -> str:
     """``value``, a name or id the caller gave or the backend holds, quoted for an error message.
 
-    ``repr(value)`` (``'team@example.org'``, as the messages have always quoted an id) when it is no string
-    or has :data:`PLAIN_NAME`'s shape, else stored text (:func:`stored_in_text`): fenced with the call's
-    marker in the tool error a server with :func:`install_stored_text` returns.
+    ``repr(value)`` (``'team@example.org'``, as the messages have always quoted an id), or between ``mark``s
+    (``"`` for a value to pass again), when it is no string or has :data:`PLAIN_NAME`'s shape, else stored text
+    (:func:`stored_in_text`): fenced with the call's marker in the tool error :func:`install_stored_text` returns.
     """
-    return stored_in_text(value) if isinstance(value, str) and not PLAIN_NAME.fullmatch(value) else repr(value)
+    if isinstance(value, str) and not PLAIN_NAME.fullmatch(value):
+        return stored_in_text(value)
+    return repr(value) if mark is None else f"{mark}{value}{mark}"
 
 
 def unmarked(text: str) -> str:

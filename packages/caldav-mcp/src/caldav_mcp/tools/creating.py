@@ -22,7 +22,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from approval_core import structured
-from approval_core.serving.stored_text import PLAIN_NAME, quoted_name, stored_in_text
+from approval_core.serving.stored_text import quoted_name
 from caldav_mcp.client import CalendarInfo, Component
 from caldav_mcp.editing import new_calendar, serialise
 from caldav_mcp.errors import BackendError, Conflict, NotFound
@@ -52,11 +52,6 @@ NewUidArg = Annotated[
 
 _NOUN: dict[str, str] = {"VEVENT": "event", "VTODO": "task", "VJOURNAL": "journal entry"}
 _GETTER: dict[str, str] = {"VEVENT": "get_event", "VTODO": "get_task", "VJOURNAL": "get_journal"}
-
-
-def _argument(uid: str) -> str:
-    """``uid`` as a call's argument in an error: ``"uid"``, or fenced stored text when not a plain name."""
-    return f'"{uid}"' if PLAIN_NAME.fullmatch(uid) else stored_in_text(uid)
 
 
 def _exists(uid: str, cal: CalendarInfo) -> Conflict:
@@ -113,6 +108,7 @@ async def _after_failure(
     app: App, cal: CalendarInfo, kind: Component, uid: str, failure: BackendError, told: Mapping[str, Any]
 ) -> CallToolResult:
     """Find out whether a PUT that failed without a clear answer stored the entry."""
+    again = quoted_name(uid, '"')  # the uid to pass again: fenced when of words
     try:
         stored = await app.client.find(cal, kind, uid)
     except NotFound:
@@ -120,18 +116,17 @@ async def _after_failure(
             raise BackendError(
                 f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {quoted_name(uid)} is in {cal.path} yet, "
                 "but the server may still be storing it: whether it was created is NOT KNOWN. Check later with "
-                f"{_GETTER[kind]} (uid {_argument(uid)}) or repeat the call with uid={_argument(uid)}: that creates "
-                "it, or answers "
+                f"{_GETTER[kind]} (uid {again}) or repeat the call with uid={again}: that creates it, or answers "
                 "that it already exists; it can never make a second copy."
             ) from None
         raise BackendError(
             f"{failure} Checked afterwards: no {_NOUN[kind]} with UID {quoted_name(uid)} is in {cal.path}, so it "
-            f"was NOT created. Repeating the call with uid={_argument(uid)} is safe: it can never make a second copy."
+            f"was NOT created. Repeating the call with uid={again} is safe: it can never make a second copy."
         ) from None
     except BackendError as check:
         raise BackendError(
             f"{failure} Whether it was stored could not be checked either ({check}). Repeat the call with "
-            f"uid={_argument(uid)}: it creates the {_NOUN[kind]}, or answers that it already exists; it can never "
+            f"uid={again}: it creates the {_NOUN[kind]}, or answers that it already exists; it can never "
             "make a second copy."
         ) from None
     return structured(
