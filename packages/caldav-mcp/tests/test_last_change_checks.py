@@ -118,12 +118,18 @@ async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_no
 ) -> None:
     # The calendar list's note has expired: the read is preceded by the cheapest check the server keeps.
     monkeypatch.setattr(windows, "NOTED_SECONDS", -1.0)
+    monkeypatch.setattr(keeper_module, "COSTLIER", 0.0)  # the CTag the first listing timed counts as costlier
     fill(account, 3)
     backdate(account)
     with rewriting_proxy(account.server.url, lambda body: body) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
             await client.call_tool("list_calendars", {})
-            await keeper_learnt(proxy)  # asked in the background once the calendars were listed
+            listed = len(proxy.requests)
+            await client.call_tool(
+                "list_events", {"calendar": account.work, "start": "2027-02-01", "end": "2027-03-01"}
+            )
+            await keeper_learnt(proxy)  # asked in the background once that first listing's REPORT was answered
+            learning = proxy.bodies[listed:]
             before = len(proxy.requests)
             first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
             asked = proxy.requests[before:]
@@ -133,6 +139,12 @@ async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_no
             repeated = proxy.requests[middle:]
             every = proxy.bodies
     assert again["events"] == first["events"]
+    # The server not yet known: the CTag with the last change before the read, the read, the last change alone
+    # after it (the page waits for nothing else), and the sync-token where no call waits: one CTag in all.
+    assert [r.split()[0] for r in proxy.requests[listed:before]] == ["PROPFIND", "REPORT", "PROPFIND", "PROPFIND"]
+    assert b"getctag" in learning[0] and b"getlastmodified" in learning[0]
+    assert b"getlastmodified" in learning[2] and b"sync-token" in learning[3]
+    assert sum(b"getctag" in body for body in learning) == 1
     # The server is known (Radicale's sync-token, asked once per client): the last change, the read, the last change.
     assert [r.split()[0] for r in asked] == ["PROPFIND", "REPORT", "PROPFIND"]
     assert sum(b"sync-token" in body for body in every) == 1
@@ -185,10 +197,11 @@ async def test_a_listing_kept_under_the_ctag_finds_out_a_last_change_that_never_
     with rewriting_proxy(account.server.url, rewrite) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
             await client.call_tool("list_calendars", {})
-            await answered(proxy, b"sync-token", 1)  # failed: not known
             first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
-            await client.call_tool("list_calendars", {})  # the same CTag and last change; the sync-token asked again
-            await answered(proxy, b"sync-token", 2)  # (after the listing or this list, whichever came first): Radicale
+            await answered(proxy, b"sync-token", 1)  # failed: not known
+            await client.call_tool("list_calendars", {})  # the same CTag and last change
+            await client.call_tool("list_events", {"calendar": account.work, **WINDOW})  # kept: checked by the CTag
+            await answered(proxy, b"sync-token", 2)  # asked again after that listing: Radicale
             account.put(account.work, "new.ics", day_event("new", 20))
             pairs = sum(b"getctag" in body for body in proxy.bodies)
             await client.call_tool("list_events", {"calendar": account.work, **WINDOW})

@@ -74,7 +74,7 @@ def through(account: Account, url: str) -> Any:
 async def keeper_learnt(proxy: Any) -> None:
     """Wait until the sync-token request that tells the server (started in the background) has been answered.
 
-    ``list_calendars``, or a first listing, asks it where no call waits; a test counting a later call's
+    A first listing asks it once its REPORT is answered, where no call waits; a test counting a later call's
     requests waits for it first, so that none of them is counted as that call's.
     """
     with anyio.fail_after(20):
@@ -126,8 +126,8 @@ async def test_an_unchanged_window_asked_again_costs_one_small_request(account: 
     with rewriting_proxy(account.server.url, lambda body: body) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
             await client.call_tool("list_calendars", {})
-            await keeper_learnt(proxy)
             first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            await keeper_learnt(proxy)
             before = len(proxy.requests)
             again = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
             asked = proxy.heads[before:]
@@ -264,8 +264,8 @@ async def test_a_search_inside_a_listed_unchanged_window_reads_no_entries_again(
     with rewriting_proxy(account.server.url, lambda body: body) as proxy:
         async with connect(through(account, proxy.url), revision="2026-07-28") as client:
             await client.call_tool("list_calendars", {})
-            await keeper_learnt(proxy)
             structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW}))
+            await keeper_learnt(proxy)
             before = len(proxy.requests)
             kept = structured(await client.call_tool("search_events", search))
             asked = proxy.heads[before:]

@@ -129,6 +129,9 @@ async def test_a_ctag_answering_another_version_late_drops_the_listing_and_its_c
     hold = CtagHold()
     async with settled_calendar(account, hold.rule) as (proxy, client):
         first = await listed(client, account.work)
+        with anyio.fail_after(20):  # the CTag asked after the read (in the background) has reached the proxy
+            while not hold.reached.is_set():  # noqa: ASYNC110 - set by a proxy thread
+                await anyio.sleep(0.01)
         account.put(account.work, "early.ics", day_event("early", 1))  # before the held CTag is answered
         hold.released.set()
         with anyio.fail_after(20):

@@ -13,7 +13,7 @@ from approval_core.serving.stored_text import unmarked
 from caldav_mcp.calendars import home_sets
 from caldav_mcp.errors import BackendError
 from caldav_mcp.models import CalendarOut, Calendars, DiscoveryOut, ServerInfo
-from caldav_mcp.tools.common import READ, App, learn_keeper
+from caldav_mcp.tools.common import READ, App
 
 __all__ = ["register"]
 
@@ -25,8 +25,6 @@ def register(server: MCPServer[Any], app: App) -> None:
     async def list_calendars() -> Annotated[CallToolResult, Calendars]:
         """The calendars this server may use; each id is the path the other tools take. Names are calendar data."""
         calendars = await app.client.calendars(refresh=True)
-        if calendars:  # a listing of one of them usually follows: what checks it best is learnt meanwhile
-            learn_keeper(app, calendars[0].path)
         return structured(
             Calendars(calendars=[CalendarOut(id=c.path, name=c.name, components=list(c.components)) for c in calendars])
         )

@@ -169,14 +169,14 @@ async def _read(
             moved_to.append(None)
 
     async with anyio.create_task_group() as tasks:
+        if modified is not None:  # the small request the page waits for goes out first
+            tasks.start_soon(check)
         if answer is not None:
             ask = functools.partial(
                 answer.take, functools.partial(_version_after, versions, cal.path, version, modified)
             )
             if modified is None or not app.background.start(ask):
                 tasks.start_soon(ask)
-        if modified is not None:
-            tasks.start_soon(check)
         for done in range(0, total, EXPAND_BATCH):
             batch = resources[done : done + EXPAND_BATCH]
             items.extend(await anyio.to_thread.run_sync(expand, batch, unreadable))
@@ -207,10 +207,15 @@ async def _version_after(versions: CollectionVersions, path: str, version: str, 
     """The calendar's version once a read under ``version`` is done: what decides whether the listing is kept.
 
     Where ``version`` came with a settled last change (``modified``) that the read's own check found unmoved,
-    and the server keeps its last change (learnt in the background, waited for while that request is out),
-    ``version`` itself, without a request; otherwise the version asked again
-    (:meth:`webdav_core.CollectionVersions.current`).
+    and the server keeps its last change, ``version`` itself, without a request; otherwise the version asked
+    again (:meth:`webdav_core.CollectionVersions.current`). With ``modified`` (this runs where no page waits for
+    it, :func:`_read`), whether the server keeps its last change is learnt here when not yet known: its one
+    sync-token request (:meth:`webdav_core.CollectionVersions.learn_keeper`) is asked once the REPORT is
+    answered, never before a read nor beside one, and it settles the listing where a CTag request would have
+    cost about as much (Radicale computes both from every entry). A request of it already out is waited for.
     """
+    if modified is not None:
+        await versions.learn_keeper(path)
     await versions.keeper_settled()
     if modified is not None and versions.modified_keeps() and versions.paired(path, version) == modified:
         return version
@@ -358,7 +363,9 @@ async def listing_of(
         # Nothing noted lately: the cheapest check this server keeps (its last change, else the CTag) before the
         # read. "": the server gives none; nothing is kept.
         version = noted or await versions.cheapest(cal.path) or ""
-    modified = versions.modified_in(version) or modified
+    # The settled last change the version came with (the calendar list's, or the version request's own answer):
+    # the read then checks that alone after its REPORT, and what the version is now is settled in the background.
+    modified = versions.modified_in(version) or modified or (versions.paired(cal.path, version) if version else None)
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
