@@ -13,6 +13,7 @@ by the CTag from then on. The calendar's files are dated back an hour so that th
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from rewriting_proxy import rewriting_proxy
 from approval_core.testing import connect
 from caldav_helpers import structured
 from caldav_mcp.tools import windows
+from report_fault_proxy import Action, report_fault_proxy
 from test_listings import WINDOW, backdate, day_event, fill, keeper_learnt, through
 from webdav_core import keeper as keeper_module
 
@@ -140,12 +142,14 @@ async def test_a_first_read_long_after_the_calendar_list_asks_the_last_change_no
             every = proxy.bodies
     assert again["events"] == first["events"]
     # The server not yet known: the CTag with the last change before the read, the read, the last change alone
-    # after it (the page waits for nothing else), and the sync-token where no call waits: one CTag in all.
-    assert [r.split()[0] for r in proxy.requests[listed:before]] == ["PROPFIND", "REPORT", "PROPFIND", "PROPFIND"]
+    # after it (the page waits for nothing else), then, where no call waits, the sync-token and the last change
+    # once more, which settles the listing: one CTag in all.
+    assert [r.split()[0] for r in proxy.requests[listed:before]] == ["PROPFIND", "REPORT"] + ["PROPFIND"] * 3
     assert b"getctag" in learning[0]
     assert b"getlastmodified" in learning[0]
     assert b"getlastmodified" in learning[2]
     assert b"sync-token" in learning[3]
+    assert b"getlastmodified" in learning[4]
     assert sum(b"getctag" in body for body in learning) == 1
     # The server is known (Radicale's sync-token, asked once per client): the last change, the read, the last change.
     assert [r.split()[0] for r in asked] == ["PROPFIND", "REPORT", "PROPFIND"]
@@ -212,3 +216,39 @@ async def test_a_listing_kept_under_the_ctag_finds_out_a_last_change_that_never_
     assert broken
     assert {e["uid"] for e in first["events"]} == {"e00", "e01", "e02"}
     assert {e["uid"] for e in later["events"]} == {"e00", "e01", "e02", "new"}
+
+
+async def test_a_listing_settled_by_a_slow_sync_token_counts_as_confirmed_when_the_last_change_is_asked_again(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sync-token that tells Radicale is held until well past CONFIRMED_SECONDS after the read's own check of
+    # the last change, and another client removes an entry meanwhile. Settling the listing by that old check
+    # would let the cursor be served from it without asking; the last change is asked again instead.
+    monkeypatch.setattr(windows, "CONFIRMED_SECONDS", 0.5)
+    fill(account, 6)
+    backdate(account)
+    reached, released = threading.Event(), threading.Event()
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if method == "PROPFIND" and b"sync-token" in body and not reached.is_set():
+            reached.set()
+            released.wait(20)
+        return "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            await client.call_tool("list_calendars", {})
+            first = structured(await client.call_tool("list_events", {"calendar": account.work, **WINDOW, "limit": 3}))
+            with anyio.fail_after(20):
+                while not reached.is_set():  # noqa: ASYNC110 - set by a proxy thread
+                    await anyio.sleep(0.01)
+            account.dav.delete(account.server.url.rstrip("/") + account.work + "e04.ics")
+            await anyio.sleep(1.0)  # longer than CONFIRMED_SECONDS since the read's check
+            released.set()
+            arguments = {"calendar": account.work, **WINDOW, "limit": 3, "cursor": first["next_cursor"]}
+            second = structured(await client.call_tool("list_events", arguments))
+            asked = [seen.body for seen in proxy.seen]
+    assert [e["uid"] for e in first["events"]] == ["e00", "e01", "e02"]
+    assert second["reread"] is not None
+    assert "e04" not in [e["uid"] for e in second["events"]]
+    assert sum(b"sync-token" in body for body in asked) == 1

@@ -72,15 +72,17 @@ def through(account: Account, url: str) -> Any:
 
 
 async def keeper_learnt(proxy: Any) -> None:
-    """Wait until the sync-token request that tells the server (started in the background) has been answered.
+    """Wait until the sync-token request that tells the server, and the last change asked after it, are answered.
 
-    A first listing asks it once its REPORT is answered, where no call waits; a test counting a later call's
-    requests waits for it first, so that none of them is counted as that call's.
+    A first listing asks the sync-token once its REPORT is answered, where no call waits, and then (the server
+    found to keep its last change) the last change once more, which settles the listing; a test counting a
+    later call's requests waits for both first, so that none of them is counted as that call's.
     """
     with anyio.fail_after(20):
         while True:
             asked = [i for i, body in enumerate(proxy.bodies) if b"sync-token" in body]
-            if asked and proxy.answered > asked[0]:
+            again = [i for i, body in enumerate(proxy.bodies) if asked and i > asked[0] and b"getlastmodified" in body]
+            if again and proxy.answered > again[0]:
                 return
             await anyio.sleep(0.01)
 

@@ -104,12 +104,14 @@ class LastChangeTrust:
         return self._keeper is not None or self._lagging
 
     async def learn_keeper(self, path: str) -> None:
-        """:meth:`trusts_modified` as a request no call waits for (started in the background): one at a time.
+        """:meth:`trusts_modified` as a request no page waits for (asked in the background): one at a time.
 
         On Radicale the sync-token is computed from every member of ``path`` (on
         2,000 entries it costs about a month's calendar-query), so it is asked
         where no read waits for it, once per client; a failure tells nothing (it
-        is asked again at the next chance). :meth:`keeper_settled` waits for it.
+        is asked again at the next chance). :meth:`keeper_settled` waits for it:
+        a caller whose kept value it settles (caldav-mcp's listing, and a later
+        call for the same window) waits for it, at most the request's timeout.
         """
         if self.keeper_known or self._learning is not None:
             return

@@ -213,12 +213,20 @@ async def _version_after(versions: CollectionVersions, path: str, version: str, 
     sync-token request (:meth:`webdav_core.CollectionVersions.learn_keeper`) is asked once the REPORT is
     answered, never before a read nor beside one, and it settles the listing where a CTag request would have
     cost about as much (Radicale computes both from every entry). A request of it already out is waited for.
+    Where that was waited for, the last change is asked once more after it
+    (:meth:`webdav_core.CollectionVersions.check`, one small request): the answer's time is when the listing
+    counts as confirmed (:class:`caldav_mcp.listings.Settling`), and a change made meanwhile is seen.
     """
+    known = versions.keeper_known
     if modified is not None:
         await versions.learn_keeper(path)
     await versions.keeper_settled()
     if modified is not None and versions.modified_keeps() and versions.paired(path, version) == modified:
-        return version
+        if known:  # nothing was waited for: the read's own check of the last change, just answered, stands
+            return version
+        # The sync-token took its time (it may be held for as long as the timeout): the last change is asked
+        # again, so that the listing counts as confirmed when it answers, not when the read's check did.
+        return await versions.check(path, version)
     return await versions.current(path)
 
 
@@ -349,6 +357,8 @@ async def listing_of(
         and kept[1] < CONFIRMED_SECONDS
         and kept[0].version.rpartition("|")[2] == str(writes)  # nothing written here since
         and version_digest(kept[0].version) == cursor_version
+        # a page served under this version while it did not hold was read from another state: it continues nothing
+        and cursor_version not in {version_digest(v) for v in app.listings.spoiled(key)}
     ):
         return Found(kept[0])
     # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do, and
