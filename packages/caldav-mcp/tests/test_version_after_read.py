@@ -24,6 +24,7 @@ import pytest
 
 from approval_core.testing import connect
 from caldav_helpers import structured
+from caldav_mcp import listings as listings_module
 from caldav_mcp.listings import MAX_SPOILED_VERSIONS, Listing, Listings, Settling
 from report_fault_proxy import Action, FaultProxy, report_fault_proxy
 from test_listings import WINDOW, AddsDuringRead, backdate, day_event, fill, through
@@ -169,7 +170,7 @@ async def test_a_search_waits_for_the_ctag_of_a_listing_and_then_reads_from_it(a
     assert queries(proxy) == 1  # from the kept listing: no other query, narrowed or whole
 
 
-async def test_pages_go_on_when_the_servers_ctag_request_fails(account: Account) -> None:
+async def test_a_page_whose_read_was_never_confirmed_starts_over_when_the_ctag_request_fails(account: Account) -> None:
     # The calendar list gives the CTag and a settled last change; every request for the CTag alone fails.
     fill(account, 6)
 
@@ -179,11 +180,13 @@ async def test_pages_go_on_when_the_servers_ctag_request_fails(account: Account)
     async with settled_calendar(account, rule) as (proxy, client):
         first = await listed(client, account.work)
         second = await listed(client, account.work, cursor=first["next_cursor"])
-    # Not kept (its version was never confirmed), the window is read again, and the page goes on after the
-    # cursor: the last change had not moved, and no other version was ever seen.
+    # Not kept (its version was never confirmed), the window is read again. The first page was served before its
+    # read was known to hold and no answer ever said it did: its cursor starts over rather than join a read that
+    # may be of another state of the calendar.
     assert second["reread"] is not None
-    assert "no longer kept" in second["reread"]
-    assert [e["uid"] for e in first["events"] + second["events"]] == [f"e{i:02d}" for i in range(6)]
+    assert "may have changed" in second["reread"]
+    assert [e["uid"] for e in first["events"]] == [f"e{i:02d}" for i in range(4)]
+    assert [e["uid"] for e in second["events"]] == [f"e{i:02d}" for i in range(4)]
     assert queries(proxy) == 2
 
 
@@ -310,3 +313,52 @@ async def test_a_cursor_of_a_page_read_from_another_state_starts_over_even_from_
     assert second["reread"] is not None
     assert "changed" in second["reread"]
     assert [e["uid"] for e in second["events"]] == ["e00", "e02", "e03"]  # Y from its first occurrence
+
+
+async def test_a_cursor_of_a_page_read_from_another_state_starts_over_once_its_spoiled_version_is_forgotten(
+    account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As above, but other changes during later reads of the window spoil more versions than are remembered, so
+    # the page's version is forgotten as spoiled: the page was served before its read was known to hold, and no
+    # answer says it did, so its cursor still starts over.
+    monkeypatch.setattr(listings_module, "MAX_SPOILED_VERSIONS", 2)
+    fill(account, 6)
+    url = account.server.url.rstrip("/") + account.work
+    reads: list[str] = []
+    spoiling: list[str] = []
+
+    def rule(method: str, path: str, body: bytes) -> Action:
+        if method == "REPORT" and b"calendar-query" in body:
+            reads.append(path)
+            if spoiling:  # another client adds an entry during each of these reads
+                name = f"s{len(reads):02d}"
+                spoiling.append(name)
+                account.put(account.work, f"{name}.ics", day_event(name, 20))
+            elif len(reads) == 1:  # state Y: e01 removed
+                account.dav.delete(url + "e01.ics")
+            elif len(reads) == 2:  # state Z: "early" added, e05 removed
+                account.put(account.work, "early.ics", day_event("early", 1))
+                account.dav.delete(url + "e05.ics")
+        return "pass"
+
+    with report_fault_proxy(account.server.url, rule) as proxy:
+        async with connect(through(account, proxy.url), revision="2026-07-28") as client:
+            first = await listed(client, account.work, limit=3)
+            spoiling.append("on")
+            for _ in range(3):
+                await listed(client, account.work, limit=3)
+            added = spoiling[1:]
+            spoiling.clear()
+            for name in added:
+                account.dav.delete(url + f"{name}.ics")
+            account.dav.delete(url + "early.ics")  # back at Y
+            account.put(account.work, "e05.ics", day_event("e05", 6))
+            await listed(client, account.work, limit=3)
+            await listed(client, account.work, limit=3)  # a listing of Y, kept and just confirmed
+            second = await listed(client, account.work, limit=3, cursor=first["next_cursor"])
+            assert queries(proxy) >= 6
+    assert [e["uid"] for e in first["events"]] == ["e00", "early", "e02"]
+    assert len(added) >= 3  # a read during which the calendar changed is read once more (and changed again)
+    assert second["reread"] is not None
+    assert "changed" in second["reread"]
+    assert [e["uid"] for e in second["events"]] == ["e00", "e02", "e03"]

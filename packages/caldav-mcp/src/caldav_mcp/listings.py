@@ -13,6 +13,7 @@ from two versions.
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -29,6 +30,7 @@ from caldav_mcp.models import Occurrence, Unreadable
 __all__ = [
     "CONFIRMED_SECONDS",
     "KEPT_SECONDS",
+    "MAX_HELD_READS",
     "MAX_KEPT_OCCURRENCES",
     "MAX_KEPT_TEXT",
     "MAX_SPOILED_VERSIONS",
@@ -61,6 +63,11 @@ MAX_SPOILED_WINDOWS = 1_000
 """The most windows for which the versions a listing was served under, and did not hold across its read, are
 remembered (the least recently spoiled forgotten first)."""
 
+MAX_HELD_READS = 4_096
+"""The most reads whose version was found to hold that are remembered (the oldest forgotten first): a cursor of a
+page served before that was known continues only a read remembered here (:meth:`Listings.held`); one forgotten
+starts over, never joins another state of the calendar."""
+
 MAX_SPOILED_VERSIONS = 16
 """The most such versions remembered for one window (the oldest forgotten first): a cursor is continued soon
 after its page, so it carries one of the latest."""
@@ -80,6 +87,8 @@ class Listing:
         resources: The entries the window's REPORT answered (a search of any window inside it starts there).
         keys: Each occurrence's place in start order (:func:`caldav_mcp.views.sort_key`), for finding a page.
         trusted: Whether ``version`` held across the read; a listing that was not is served, never kept.
+        read: A random token of the read it came from: a cursor of a page served before ``version`` was known
+            to have held carries it (:meth:`Listings.held`).
     """
 
     version: str
@@ -88,6 +97,7 @@ class Listing:
     resources: tuple[Resource, ...] = ()
     keys: tuple[tuple[str, str], ...] = ()
     trusted: bool = True
+    read: str = ""
 
     @property
     def size(self) -> int:
@@ -185,6 +195,8 @@ class Listings:
         self._text = 0
         self._items: OrderedDict[WindowKey, _Kept] = OrderedDict()
         self._spoiled: OrderedDict[WindowKey, OrderedDict[str, None]] = OrderedDict()
+        self._held_reads: OrderedDict[str, None] = OrderedDict()
+        self._origin = secrets.token_hex(4)  # this process's reads, told from another's (a replica's, an earlier one)
         self._lock = threading.Lock()
 
     def pending(self, key: WindowKey) -> Settling | None:
@@ -215,6 +227,33 @@ class Listings:
         """
         with self._lock:
             return frozenset(self._spoiled.get(key, ()))
+
+    def new_read(self) -> str:
+        """A token for a new read (:attr:`Listing.read`): random, and telling that this process made it."""
+        return f"{self._origin}.{secrets.token_hex(8)}"
+
+    def ours(self, read: str) -> bool:
+        """Whether ``read`` (from a cursor) is a token :meth:`new_read` gave here, so :meth:`held` can tell."""
+        return read.startswith(f"{self._origin}.")
+
+    def held(self, read: str) -> bool:
+        """Whether the version of the read ``read`` (a :attr:`Listing.read`) was found to hold across it.
+
+        False for a read of this process not known to have held (its version moved, its answer failed, or it was
+        forgotten past MAX_HELD_READS): a cursor of such a read's page starts over. A read another process made
+        (:meth:`ours` False) is not known here either way.
+        """
+        with self._lock:
+            return read in self._held_reads
+
+    def _hold(self, read: str) -> None:
+        """Remember that ``read``'s version held (called with the lock taken); the oldest forgotten first."""
+        if not read:
+            return
+        self._held_reads[read] = None
+        self._held_reads.move_to_end(read)
+        while len(self._held_reads) > MAX_HELD_READS:
+            self._held_reads.popitem(last=False)
 
     def get(self, key: WindowKey) -> tuple[Listing, float] | None:
         """The listing kept for ``key`` and the seconds since its version was last confirmed; None when none."""
@@ -261,6 +300,12 @@ class Listings:
         the request.
         """
         text = listing.text
+        if listing.trusted and listing.version:  # whether its read held is remembered, kept or not (too big)
+            if pending is None:
+                with self._lock:
+                    self._hold(listing.read)
+            else:
+                pending.then(lambda: self._held_if(listing, pending))
         if not listing.trusted or not listing.version or listing.size > self.limit or text > self.text_limit:
             return
         now = time.monotonic()
@@ -273,6 +318,12 @@ class Listings:
                 self._drop(next(iter(self._items)))
         if pending is not None:
             pending.then(lambda: self._settle(key, listing, pending))
+
+    def _held_if(self, listing: Listing, answer: Settling) -> None:
+        """Remember ``listing``'s read as held when ``answer`` is its version."""
+        if answer.value == listing.version:
+            with self._lock:
+                self._hold(listing.read)
 
     def _settle(self, key: WindowKey, listing: Listing, answer: Settling) -> None:
         """Keep ``listing`` (confirmed when the answer came) if ``answer`` is its version; else drop it.

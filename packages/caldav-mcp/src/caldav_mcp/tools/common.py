@@ -28,6 +28,7 @@ __all__ = [
     "READ",
     "TOGGLE",
     "App",
+    "cursor_read",
     "cursor_version",
     "decode_cursor",
     "encode_cursor",
@@ -102,11 +103,17 @@ def window(start: str, end: str, *, max_days: int = MAX_WINDOW_DAYS) -> tuple[dt
     return lo, hi
 
 
-def encode_cursor(key: Any, query: Any, version: str | None = None) -> str:
-    """An opaque cursor: the last key returned, bound to the query it continues (and the version it was read at)."""
+def encode_cursor(key: Any, query: Any, version: str | None = None, read: str | None = None) -> str:
+    """An opaque cursor: the last key returned, bound to the query it continues (and the version it was read at).
+
+    ``read`` is the read a page came from when it was served before that read's version was known to hold
+    (:attr:`caldav_mcp.listings.Listing.read`): such a cursor continues only a read known to have held.
+    """
     data: dict[str, Any] = {"k": key, "q": query}
     if version is not None:
         data["v"] = version_digest(version)
+    if read:
+        data["r"] = read
     raw = json.dumps(data, separators=(",", ":"), default=str)
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
@@ -124,6 +131,16 @@ def cursor_version(cursor: str) -> str | None:
     data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     version = data.get("v")
     return version if isinstance(version, str) else None
+
+
+def cursor_read(cursor: str) -> str | None:
+    """The read a cursor from :func:`encode_cursor` carries; None when it carries none.
+
+    Call after :func:`decode_cursor` accepted the cursor.
+    """
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    read = data.get("r")
+    return read if isinstance(read, str) and read else None
 
 
 def decode_cursor(cursor: str | None, query: Any) -> Any:

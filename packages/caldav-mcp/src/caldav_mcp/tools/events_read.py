@@ -32,7 +32,16 @@ from caldav_mcp.narrowing import matches
 from caldav_mcp.plain_series import plain_series
 from caldav_mcp.recurrence_ids import offset_of
 from caldav_mcp.rid_forms import key_of, key_of_text
-from caldav_mcp.tools.common import READ, App, cursor_version, decode_cursor, encode_cursor, split_id, window
+from caldav_mcp.tools.common import (
+    READ,
+    App,
+    cursor_read,
+    cursor_version,
+    decode_cursor,
+    encode_cursor,
+    split_id,
+    window,
+)
 from caldav_mcp.tools.windows import MAX_COLLECTED, kept_entries, listing_of, window_entries
 from caldav_mcp.views import event_detail, event_list_result, occurrence, occurrences_at, sort_key, unreadable_entry
 
@@ -178,9 +187,16 @@ def _expanded(
 
 
 def page(
-    listing: Listing, limit: int, after: Any, query: Any, keep: Callable[[Occurrence], bool] | None = None
+    listing: Listing,
+    limit: int,
+    after: Any,
+    query: Any,
+    keep: Callable[[Occurrence], bool] | None = None,
+    settled: bool = True,
 ) -> tuple[list[Occurrence], str | None]:
     """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last).
+
+    Unless ``settled`` (the listing's version known to have held across its read), the cursor carries the read.
 
     The place is found by bisection over the listing's sort keys, so a page costs the same wherever it lies.
     ``keep``, when given, chooses the occurrences a page holds (the others are passed over, also when deciding
@@ -210,7 +226,9 @@ def page(
             last = index
     if not (more and chosen):
         return chosen, None
-    return chosen, encode_cursor(list(listing.keys[last]), query, listing.version or None)
+    return chosen, encode_cursor(
+        list(listing.keys[last]), query, listing.version or None, None if settled else listing.read
+    )
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:
@@ -292,11 +310,12 @@ def register(server: MCPServer[Any], app: App) -> None:
             ),
             continuing=cursor is not None,
             cursor_version=cursor_version(cursor) if cursor is not None else None,
+            cursor_read=cursor_read(cursor) if cursor is not None else None,
         )
         listing = found.listing
         if found.restarted:
             after = None
-        items, next_cursor = page(listing, limit, after, query, None if include_cancelled else _shown)
+        items, next_cursor = page(listing, limit, after, query, None if include_cancelled else _shown, found.settled)
         return event_list_result(
             EventList(
                 calendar=cal.path,

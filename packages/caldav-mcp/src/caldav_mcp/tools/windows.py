@@ -66,11 +66,14 @@ class Found:
         listing: What the window holds.
         reread: Why it was read again for a cursor; None when it was not.
         restarted: The cursor's place was lost with its version: the page starts from the first occurrence.
+        settled: Whether the listing's version was known to have held across its read when it was served: a
+            cursor of a page served before that carries the read (:attr:`caldav_mcp.listings.Listing.read`).
     """
 
     listing: Listing
     reread: str | None = None
     restarted: bool = False
+    settled: bool = True
 
 
 async def window_entries(
@@ -193,6 +196,7 @@ async def _read(
         tuple(unreadable),
         tuple(resources),
         tuple(key for key, _ in keyed),
+        read=app.listings.new_read(),
     )
     if by_modified:
         return _Read(listing, version) if moved_to == [modified] else _Read(listing, "", moved=True)
@@ -327,6 +331,7 @@ async def listing_of(
     *,
     continuing: bool = False,
     cursor_version: str | None = None,
+    cursor_read: str | None = None,
 ) -> Found:
     """The listing of ``[lo, hi)`` in ``cal`` for one call.
 
@@ -345,6 +350,8 @@ async def listing_of(
         BackendError: the server failed.
     """
     key = (cal.path, lo, hi)
+    if cursor_read is not None and not app.listings.ours(cursor_read):
+        cursor_read = None  # another process's read: whether it held is not known here (its version decides)
     waiting = app.listings.pending(key)
     if waiting is not None:  # the version asked after its read is still out: whether it may be kept is not known
         await waiting.wait()
@@ -359,6 +366,8 @@ async def listing_of(
         and version_digest(kept[0].version) == cursor_version
         # a page served under this version while it did not hold was read from another state: it continues nothing
         and cursor_version not in {version_digest(v) for v in app.listings.spoiled(key)}
+        # nor does one served before its version was known to hold, unless it did (or this is that very read)
+        and (cursor_read is None or cursor_read == kept[0].read or app.listings.held(cursor_read))
     ):
         return Found(kept[0])
     # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do, and
@@ -376,24 +385,27 @@ async def listing_of(
     # The settled last change the version came with (the calendar list's, or the version request's own answer):
     # the read then checks that alone after its REPORT, and what the version is now is settled in the background.
     modified = versions.modified_in(version) or modified or (versions.paired(cal.path, version) if version else None)
+    settled = True
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
         _pair_when_due(app, cal.path, version)
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
+        settled = isinstance(after, str) and bool(after) and after == listing.version and listing.trusted
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)
         if not listing.trusted and isinstance(after, str) and after:  # another version was found after the read
             app.listings.spoil(key, listing.version)
     learn_keeper(app, cal.path)  # never asked before a read: learnt once it is done, where nothing waits for it
     if not continuing:
-        return Found(listing)
+        return Found(listing, settled=settled)
     if cursor_version is None or not listing.version:
         return Found(
             listing,
             "the calendar's version is not known for the page this cursor continues or for now, so the window was "
             "read again: this page continues after the cursor's place in what the calendar holds now, which may "
             "differ from what the earlier pages held",
+            settled=settled,
         )
     spoiled = {version_digest(v) for v in app.listings.spoiled(key)}
     if version_digest(listing.version) != cursor_version or cursor_version in spoiled:
@@ -402,7 +414,22 @@ async def listing_of(
             "the calendar changed since the page this cursor continues, so the window was read again: this page "
             "starts again from its first occurrence",
             restarted=True,
+            settled=settled,
+        )
+    if cursor_read is not None and cursor_read != listing.read and not app.listings.held(cursor_read):
+        # That page was served before its read was known to be of one state of the calendar, and no answer known
+        # here says it was: it may join no other read, even of the same version (a digest comes back).
+        return Found(
+            listing,
+            "the calendar may have changed while the page this cursor continues was read (no answer known here "
+            "says it did not), so the window was read again: this page starts again from its first occurrence",
+            restarted=True,
+            settled=settled,
         )
     if kept is None or kept[0] is not listing:
-        return Found(listing, "the listing behind this cursor was no longer kept; the window was read again, unchanged")
-    return Found(listing)
+        return Found(
+            listing,
+            "the listing behind this cursor was no longer kept; the window was read again, unchanged",
+            settled=settled,
+        )
+    return Found(listing, settled=settled)
