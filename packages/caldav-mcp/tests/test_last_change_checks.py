@@ -22,7 +22,7 @@ from rewriting_proxy import rewriting_proxy
 
 from approval_core.testing import connect
 from caldav_helpers import structured
-from caldav_mcp.tools import windows
+from caldav_mcp.tools import window_reads, windows
 from report_fault_proxy import Action, report_fault_proxy
 from test_listings import WINDOW, backdate, day_event, fill, keeper_learnt, through
 from webdav_core import keeper as keeper_module
@@ -190,7 +190,7 @@ async def test_a_listing_kept_under_the_ctag_finds_out_a_last_change_that_never_
     # the server is then learnt to be Radicale, and that CTag listing is checked by its paired last change.
     # A server whose last change never moves must still be found out by the CTag asked with it now and then,
     # as a listing kept under the last change itself is (PAIRED_SECONDS).
-    monkeypatch.setattr(windows, "PAIRED_SECONDS", -1.0)  # every check by the last change pairs it again
+    monkeypatch.setattr(window_reads, "PAIRED_SECONDS", -1.0)  # every check by the last change pairs it again
     monkeypatch.setattr(keeper_module, "COSTLIER", 0.0)  # the CTag counts as costlier, whatever the timings
     broken: list[bytes] = []
 

@@ -24,7 +24,7 @@ from caldav_helpers import structured
 from caldav_mcp.listings import Listing, Listings
 from caldav_mcp.server import build_server
 from caldav_mcp.settings import CalDAVSettings
-from caldav_mcp.tools import windows
+from caldav_mcp.tools import window_reads, windows
 from report_fault_proxy import Action, FaultProxy, report_fault_proxy
 from test_listings import WINDOW, AddsDuringRead, day_event, fill, through
 
@@ -68,7 +68,7 @@ async def test_a_server_refusing_every_query_is_asked_a_bounded_number_of_times(
             )
     assert result.is_error
     assert "narrow the window" in result.content[0].text
-    assert len(proxy.reports("calendar-query")) == 1 + windows.MAX_SPLITS  # the first part refused ends it
+    assert len(proxy.reports("calendar-query")) == 1 + window_reads.MAX_SPLITS  # the first part refused ends it
 
 
 async def test_a_server_refusing_every_long_window_is_asked_at_most_31_times(account: Account) -> None:
@@ -90,7 +90,7 @@ async def test_a_server_refusing_every_long_window_is_asked_at_most_31_times(acc
                 )
             )
     assert sorted(e["uid"] for e in result["events"]) == ["e00", "e01", "e02"]
-    assert len(proxy.reports("calendar-query")) == 1 + 2 + 4 + 8 + 16 == 2 ** (windows.MAX_SPLITS + 1) - 1
+    assert len(proxy.reports("calendar-query")) == 1 + 2 + 4 + 8 + 16 == 2 ** (window_reads.MAX_SPLITS + 1) - 1
 
 
 async def test_a_server_refusing_the_window_and_failing_its_halves_reads_the_calendar_a_bounded_number_of_times(

@@ -111,7 +111,7 @@ class Narrowing:
         The server's default collation folds ASCII case only, so a query with
         other characters reads the whole window, as does a server not trusted.
         ``whole()`` reads the whole window (in parts where the server refuses it as
-        too large: :func:`caldav_mcp.tools.windows.window_entries`).
+        too large: :func:`caldav_mcp.tools.window_reads.window_entries`).
         """
         if not query.isascii() or False in (self.trusted, self.names_trusted):
             return await whole()

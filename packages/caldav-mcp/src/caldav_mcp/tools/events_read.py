@@ -42,7 +42,8 @@ from caldav_mcp.tools.common import (
     split_id,
     window,
 )
-from caldav_mcp.tools.windows import MAX_COLLECTED, kept_entries, listing_of, window_entries
+from caldav_mcp.tools.window_reads import kept_entries, window_entries
+from caldav_mcp.tools.windows import MAX_COLLECTED, listing_of
 from caldav_mcp.views import event_detail, event_list_result, occurrence, occurrences_at, sort_key, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)

@@ -11,7 +11,6 @@ when it does not, saying so.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 from collections.abc import Callable
@@ -23,33 +22,24 @@ import anyio.lowlevel
 from approval_core import report_progress
 from caldav_mcp.client import CalendarInfo
 from caldav_mcp.dav import Resource
-from caldav_mcp.errors import BackendError, InvalidInput
+from caldav_mcp.errors import InvalidInput
 from caldav_mcp.listings import CONFIRMED_SECONDS, Listing, Settling
 from caldav_mcp.models import Occurrence, Unreadable
 from caldav_mcp.tools.common import App, learn_keeper, version_digest
+from caldav_mcp.tools.window_reads import pair_when_due, window_entries
 from caldav_mcp.views import sort_key
 from webdav_core import CollectionVersions
 
-__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "MAX_SPLITS", "Found", "kept_entries", "listing_of", "window_entries"]
+__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "Found", "listing_of"]
 
 MAX_COLLECTED = 100_000
 """The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
 20,000-entry calendar (500 of them never-ending series) holds 64,156."""
 
-MAX_SPLITS = 4
-"""How many times a window the server refuses with 400 is halved: at most 16 parts, and 1 + 2 + 4 + 8 + 16 = 31
-REPORTs in all (a part refused after the last halving ends the call)."""
-
 NOTED_SECONDS = 60.0
 """A calendar's version learnt less than this long ago (seconds; from the calendar list, ``list_calendars``, or
 a version request) stands for the version before a first read of one of its windows, without a request of its
 own; the version asked after the read decides whether the listing is kept (:func:`_read_settled`)."""
-
-PAIRED_SECONDS = 60.0
-"""Where kept listings are checked by the calendar's last change alone, the CTag is asked with it in the
-background (never waited for) when no answer gave the two together for longer than this (seconds): a server
-whose last change stays while the CTag moves is found out (:meth:`webdav_core.CollectionVersions.modified_keeps`)
-within about this time, and kept listings are then checked by the CTag."""
 
 EXPAND_BATCH = 250
 """Entries expanded between two progress reports (and two chances for a cancellation to land)."""
@@ -74,38 +64,6 @@ class Found:
     reread: str | None = None
     restarted: bool = False
     settled: bool = True
-
-
-async def window_entries(
-    app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime, depth: int = 0
-) -> list[Resource]:
-    """The VEVENT entries of ``cal`` overlapping ``[lo, hi)``, by calendar-query REPORTs.
-
-    A server that refuses the REPORT with 400 (Radicale refuses one that would
-    hold more than its ``max_expand_occurrence`` entries, 10,000 by default) is
-    asked for each half of the window instead, down to MAX_SPLITS halvings; an
-    entry in both halves is kept once.
-
-    Raises:
-        InvalidInput: still refused after MAX_SPLITS halvings, or for a window of a day or less: narrow it.
-        BackendError: any other failure of the REPORT.
-    """
-    try:
-        return await app.client.query(cal, "VEVENT", start=lo, end=hi)
-    except BackendError as exc:
-        if exc.status != 400:
-            raise
-        if depth >= MAX_SPLITS or hi - lo <= dt.timedelta(days=1):
-            raise InvalidInput(
-                f"end: the CalDAV server refused to list {cal.path} from {lo.isoformat()} to {hi.isoformat()} "
-                "(HTTP 400), even in parts. Servers refuse a REPORT holding more entries than their limit "
-                "(Radicale: max_expand_occurrence, 10,000 by default); narrow the window."
-            ) from None
-    middle = lo + (hi - lo) / 2
-    found = {r.href: r for r in await window_entries(app, cal, lo, middle, depth + 1)}
-    for resource in await window_entries(app, cal, middle, hi, depth + 1):
-        found.setdefault(resource.href, resource)
-    return list(found.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,52 +234,6 @@ async def _read_settled(
     return replace(again.listing, trusted=False), again.after
 
 
-async def kept_entries(app: App, cal: CalendarInfo, lo: dt.datetime, hi: dt.datetime) -> list[Resource] | None:
-    """The entries of a listing kept for a window of ``cal`` holding ``[lo, hi)``, while its version holds.
-
-    One small request (the calendar's version) where such a listing is kept;
-    None, without a request, where none is, and None when the calendar changed.
-    They are a superset of the entries in ``[lo, hi)``: the caller expands them
-    in its own window.
-    """
-    for waiting in app.listings.waiting(cal.path, lo, hi):  # a listing whose version request is out may be kept
-        await waiting.wait()
-    found = app.listings.covering(cal.path, lo, hi)
-    if not found:
-        return None
-    versions = app.client.wire().versions
-    now: dict[bool, str] = {}  # the version now, by kind: the last change (True) or the CTag / sync-token
-    for key, listing in found:
-        kind = versions.modified_in(listing.version) is not None
-        if kind not in now:
-            now[kind] = await versions.check(cal.path, listing.version) or ""
-        if now[kind] and listing.version == now[kind]:
-            app.listings.confirm(key)
-            _pair_when_due(app, cal.path, listing.version)
-            return list(listing.resources)
-    return None
-
-
-def _pair_when_due(app: App, path: str, version: str) -> None:
-    """Ask the CTag with the last change in the background where ``version`` was just confirmed by the last change.
-
-    That is a version of the last change itself (:meth:`webdav_core.CollectionVersions.by_modified`) or a CTag
-    version paired with it (:meth:`webdav_core.CollectionVersions.paired`): neither asks the CTag, so where no
-    answer gave the two together for PAIRED_SECONDS, one is asked (never waited for), and a server whose last
-    change stays while its CTag moves is found out.
-    """
-    versions = app.client.wire().versions
-    by_last_change = versions.modified_in(version) is not None or versions.paired(path, version) is not None
-    if by_last_change and versions.paired_since(path) > PAIRED_SECONDS:
-        app.background.start(functools.partial(_pair, versions, path))
-
-
-async def _pair(versions: CollectionVersions, path: str) -> None:
-    """Ask the calendar's version with its last change (compared with the last pair seen); a failure tells nothing."""
-    with contextlib.suppress(Exception):
-        await versions.current(path)
-
-
 async def listing_of(
     app: App,
     cal: CalendarInfo,
@@ -389,7 +301,7 @@ async def listing_of(
     if kept is not None and version and kept[0].version == version:
         app.listings.confirm(key)
         listing = kept[0]
-        _pair_when_due(app, cal.path, version)
+        pair_when_due(app, cal.path, version)
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
         settled = isinstance(after, str) and bool(after) and after == listing.version and listing.trusted
