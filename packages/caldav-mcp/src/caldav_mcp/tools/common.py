@@ -123,13 +123,21 @@ def version_digest(version: str) -> str:
     return hashlib.blake2b(version.encode(), digest_size=8).hexdigest()
 
 
+def _payload(cursor: str) -> Any:
+    """The JSON a cursor from :func:`encode_cursor` holds (base64url without padding).
+
+    Raises:
+        ValueError: not base64 or not JSON.
+    """
+    return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+
+
 def cursor_version(cursor: str) -> str | None:
     """The version digest a cursor from :func:`encode_cursor` carries; None when it carries none.
 
     Call after :func:`decode_cursor` accepted the cursor.
     """
-    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    version = data.get("v")
+    version = _payload(cursor).get("v")
     return version if isinstance(version, str) else None
 
 
@@ -138,8 +146,7 @@ def cursor_read(cursor: str) -> str | None:
 
     Call after :func:`decode_cursor` accepted the cursor.
     """
-    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    read = data.get("r")
+    read = _payload(cursor).get("r")
     return read if isinstance(read, str) and read else None
 
 
@@ -152,7 +159,7 @@ def decode_cursor(cursor: str | None, query: Any) -> Any:
     if cursor is None:
         return None
     try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        data = _payload(cursor)
         key, bound = data["k"], data["q"]
     except (ValueError, KeyError, TypeError):
         raise InvalidInput("cursor: not a cursor this server returned") from None

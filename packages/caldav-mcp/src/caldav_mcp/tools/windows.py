@@ -130,7 +130,7 @@ async def _read(
             moved_to.append(None)
 
     async with anyio.create_task_group() as tasks:
-        if modified is not None:  # the small request the page waits for goes out first
+        if modified is not None:  # the small request the page waits for is started first
             tasks.start_soon(check)
         if answer is not None:
             ask = functools.partial(
@@ -264,6 +264,15 @@ async def listing_of(
     key = (cal.path, lo, hi)
     if cursor_read is not None and not app.listings.ours(cursor_read):
         cursor_read = None  # another process's read: whether it held is not known here (its version decides)
+
+    def unheld(listing: Listing) -> bool:
+        """Whether the cursor's page may not be continued by ``listing``: it is not that very read.
+
+        The page was served before its read was known to hold, and no answer known here says it did: it may join
+        no other read, even of the same version (a digest comes back).
+        """
+        return cursor_read is not None and cursor_read != listing.read and not app.listings.held(cursor_read)
+
     waiting = app.listings.pending(key)
     if waiting is not None:  # the version asked after its read is still out: whether it may be kept is not known
         await waiting.wait()
@@ -278,8 +287,7 @@ async def listing_of(
         and version_digest(kept[0].version) == cursor_version
         # a page served under this version while it did not hold was read from another state: it continues nothing
         and cursor_version not in {version_digest(v) for v in app.listings.spoiled(key)}
-        # nor does one served before its version was known to hold, unless it did (or this is that very read)
-        and (cursor_read is None or cursor_read == kept[0].read or app.listings.held(cursor_read))
+        and not unheld(kept[0])
     ):
         return Found(kept[0])
     # Where nothing is kept, the read follows anyway: a version the calendar list gave moments ago will do, and
@@ -304,7 +312,7 @@ async def listing_of(
         pair_when_due(app, cal.path, version)
     else:
         listing, after = await _read_settled(app, cal, lo, hi, version, expand, modified)
-        settled = isinstance(after, str) and bool(after) and after == listing.version and listing.trusted
+        settled = listing.trusted and bool(listing.version) and after == listing.version
         app.listings.put(key, listing, after if isinstance(after, Settling) else None)
         if not listing.trusted and isinstance(after, str) and after:  # another version was found after the read
             app.listings.spoil(key, listing.version)
@@ -328,9 +336,7 @@ async def listing_of(
             restarted=True,
             settled=settled,
         )
-    if cursor_read is not None and cursor_read != listing.read and not app.listings.held(cursor_read):
-        # That page was served before its read was known to be of one state of the calendar, and no answer known
-        # here says it was: it may join no other read, even of the same version (a digest comes back).
+    if unheld(listing):
         return Found(
             listing,
             "the calendar may have changed while the page this cursor continues was read (no answer known here "
