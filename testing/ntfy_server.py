@@ -246,7 +246,7 @@ def _run(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] | None
     try:
         done = run_in_group(argv, cwd=cwd, env=full_env, timeout=timeout)  # on a timeout, its whole group stops
     except FileNotFoundError as exc:
-        raise NtfyUnavailable(f"cannot run {argv[0]!r}: {exc}") from exc
+        raise NtfyUnavailable(f"cannot run `{' '.join(argv)}` ({argv[0]} is not on PATH?): {exc}") from exc
     except subprocess.TimeoutExpired as exc:
         raise NtfyUnavailable(f"`{' '.join(argv)}` did not finish within {timeout:g} s") from exc
     if done.returncode != 0:
