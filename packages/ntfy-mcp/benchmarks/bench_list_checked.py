@@ -165,8 +165,12 @@ async def one_round(ntfy: NtfyServer, token: str, calls: int) -> tuple[float, fl
         assert len(data["messages"]) == LISTED, data
         same_as_direct(data["messages"], lines)
         same_as_direct((floor_page.structured_content or {})["messages"], floor_lines)
-    return statistics.median(ratios), statistics.median(checks) * 1000, statistics.median(unchecked), \
-        statistics.median(floors)  # fmt: skip
+    return (
+        statistics.median(ratios),
+        statistics.median(checks) * 1000,
+        statistics.median(unchecked),
+        statistics.median(floors),
+    )
 
 
 async def bench(ntfy: NtfyServer, rounds: int, calls: int) -> bool:

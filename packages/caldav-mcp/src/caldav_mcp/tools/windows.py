@@ -273,6 +273,14 @@ async def listing_of(
         """
         return cursor_read is not None and cursor_read != listing.read and not app.listings.held(cursor_read)
 
+    def spoiled() -> bool:
+        """Whether the cursor's version was served for this window while it did not hold.
+
+        A page served under it was read from another state and continues nothing. Asked at each use: a read
+        may spoil it meanwhile.
+        """
+        return cursor_version in {version_digest(v) for v in app.listings.spoiled(key)}
+
     waiting = app.listings.pending(key)
     if waiting is not None:  # the version asked after its read is still out: whether it may be kept is not known
         await waiting.wait()
@@ -285,8 +293,7 @@ async def listing_of(
         and kept[1] < CONFIRMED_SECONDS
         and kept[0].version.rpartition("|")[2] == str(writes)  # nothing written here since
         and version_digest(kept[0].version) == cursor_version
-        # a page served under this version while it did not hold was read from another state: it continues nothing
-        and cursor_version not in {version_digest(v) for v in app.listings.spoiled(key)}
+        and not spoiled()
         and not unheld(kept[0])
     ):
         return Found(kept[0])
@@ -317,37 +324,27 @@ async def listing_of(
         if not listing.trusted and isinstance(after, str) and after:  # another version was found after the read
             app.listings.spoil(key, listing.version)
     learn_keeper(app, cal.path)  # never asked before a read: learnt once it is done, where nothing waits for it
+    found = functools.partial(Found, listing, settled=settled)
     if not continuing:
-        return Found(listing, settled=settled)
+        return found()
     if cursor_version is None or not listing.version:
-        return Found(
-            listing,
+        return found(
             "the calendar's version is not known for the page this cursor continues or for now, so the window was "
             "read again: this page continues after the cursor's place in what the calendar holds now, which may "
-            "differ from what the earlier pages held",
-            settled=settled,
+            "differ from what the earlier pages held"
         )
-    spoiled = {version_digest(v) for v in app.listings.spoiled(key)}
-    if version_digest(listing.version) != cursor_version or cursor_version in spoiled:
-        return Found(
-            listing,
+    if version_digest(listing.version) != cursor_version or spoiled():
+        return found(
             "the calendar changed since the page this cursor continues, so the window was read again: this page "
             "starts again from its first occurrence",
             restarted=True,
-            settled=settled,
         )
     if unheld(listing):
-        return Found(
-            listing,
+        return found(
             "the calendar may have changed while the page this cursor continues was read (no answer known here "
             "says it did not), so the window was read again: this page starts again from its first occurrence",
             restarted=True,
-            settled=settled,
         )
     if kept is None or kept[0] is not listing:
-        return Found(
-            listing,
-            "the listing behind this cursor was no longer kept; the window was read again, unchanged",
-            settled=settled,
-        )
-    return Found(listing, settled=settled)
+        return found("the listing behind this cursor was no longer kept; the window was read again, unchanged")
+    return found()
