@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 
 import pytest
@@ -284,3 +286,46 @@ async def test_an_offset_keeps_its_instant_and_never_becomes_a_zone(account, sta
     assert stored in text.splitlines()
     assert "UTC+" not in text
     assert shown.content[0].text.splitlines()[1].startswith(listed)
+
+
+# Four events of 2026-12-01 (UTC) in four zones: their wall-clock texts sort in the opposite order of their instants.
+ACROSS_ZONES = {
+    "tokyo@example.org": (";TZID=Asia/Tokyo:20261201T090000", ";TZID=Asia/Tokyo:20261201T100000"),  # 00:00Z
+    "new-york@example.org": (";TZID=America/New_York:20261130T200000", ";TZID=America/New_York:20261130T210000"),
+    "utc@example.org": (":20261201T063000Z", ":20261201T073000Z"),  # 06:30Z
+    "berlin@example.org": (";TZID=Europe/Berlin:20261201T080000", ";TZID=Europe/Berlin:20261201T090000"),  # 07:00Z
+}
+IN_TIME_ORDER = list(ACROSS_ZONES)  # New York's 20:00 the evening before is 01:00Z
+
+
+def _cursor_with_key_start(cursor: str, start: str) -> str:
+    """``cursor`` with its key's start replaced by ``start``: the form a cursor of an earlier release took."""
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    data["k"][0] = start
+    return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+async def test_events_in_different_zones_are_listed_and_paged_in_the_order_they_happen(account) -> None:
+    for uid, (start, end) in ACROSS_ZONES.items():
+        account.put(account.work, f"{uid.split('@')[0]}.ics", ics(vevent(uid, start, end, "Meeting")))
+    window = {"calendar": account.work, "start": "2026-12-01", "end": "2026-12-02"}
+    paged: list[str] = []
+    async with connect(account.build(), revision="2026-07-28") as client:
+        listed = structured(await client.call_tool("list_events", window))
+        searched = {"query": "meeting", "calendars": [account.work], "start": "2026-12-01", "end": "2026-12-02"}
+        found = structured(await client.call_tool("search_events", searched))
+        cursor = None
+        while True:
+            page = structured(await client.call_tool("list_events", window | {"limit": 1, "cursor": cursor}))
+            paged.extend(e["id"] for e in page["events"])
+            if page["next_cursor"] is None:
+                break
+            if len(paged) == 1:  # the key as an earlier release wrote it: the start with its own offset
+                earlier = _cursor_with_key_start(page["next_cursor"], page["events"][0]["start"])
+                continued = structured(await client.call_tool("list_events", window | {"limit": 1, "cursor": earlier}))
+            cursor = page["next_cursor"]
+    assert [e["id"] for e in listed["events"]] == IN_TIME_ORDER
+    assert listed["events"][0]["start"] == "2026-12-01T09:00:00+09:00"
+    assert [e["id"] for e in found["events"]] == IN_TIME_ORDER
+    assert paged == IN_TIME_ORDER
+    assert [e["id"] for e in continued["events"]] == IN_TIME_ORDER[1:2]

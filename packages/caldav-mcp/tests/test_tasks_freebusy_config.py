@@ -65,6 +65,45 @@ async def test_tasks_with_and_without_dates_status_filters_and_links(account) ->
     assert "does not accept events" in events_here.content[0].text
 
 
+def _vtodo(uid: str, due: str, summary: str) -> str:
+    return f"BEGIN:VTODO\nUID:{uid}\nDTSTAMP:20261101T000000Z\nDUE{due}\nSUMMARY:{summary}\nEND:VTODO\n"
+
+
+async def test_tasks_due_in_different_zones_are_listed_in_the_order_they_fall_due(account) -> None:
+    """Tokyo's 09:00 is 00:00Z, before Berlin's 08:00 (07:00Z), though its wall-clock text sorts after."""
+    account.put(account.tasks_only, "b.ics", ics(_vtodo("berlin@x", ";TZID=Europe/Berlin:20261218T080000", "A")))
+    account.put(account.tasks_only, "t.ics", ics(_vtodo("tokyo@x", ";TZID=Asia/Tokyo:20261218T090000", "B")))
+    account.put(account.tasks_only, "d.ics", ics(_vtodo("day@x", ";VALUE=DATE:20261217", "C")))  # read as 00:00Z
+    async with connect(account.build(), revision="2026-07-28") as client:
+        every = structured(await client.call_tool("list_tasks", {"calendar": account.tasks_only}))
+        first = structured(await client.call_tool("list_tasks", {"calendar": account.tasks_only, "limit": 1}))
+        rest = structured(
+            await client.call_tool(
+                "list_tasks", {"calendar": account.tasks_only, "limit": 5, "cursor": first["next_cursor"]}
+            )
+        )
+    assert [t["uid"] for t in every["tasks"]] == ["day@x", "tokyo@x", "berlin@x"]
+    assert [t["uid"] for t in first["tasks"] + rest["tasks"]] == ["day@x", "tokyo@x", "berlin@x"]
+
+
+async def test_journal_entries_in_different_zones_are_listed_newest_first_by_their_instant(account) -> None:
+    """Berlin's 08:00 (07:00Z) is newer than Tokyo's 09:00 (00:00Z) the same day."""
+    for uid, start in (
+        ("tokyo@x", ";TZID=Asia/Tokyo:20261201T090000"),
+        ("berlin@x", ";TZID=Europe/Berlin:20261201T080000"),
+    ):
+        entry = f"BEGIN:VJOURNAL\nUID:{uid}\nDTSTAMP:20261101T000000Z\nDTSTART{start}\nSUMMARY:Note\nEND:VJOURNAL\n"
+        account.put(account.home, f"{uid.split('@')[0]}.ics", ics(entry))
+    async with connect(account.build(), revision="2026-07-28") as client:
+        every = structured(await client.call_tool("list_journals", {"calendar": account.home}))
+        first = structured(await client.call_tool("list_journals", {"calendar": account.home, "limit": 1}))
+        rest = structured(
+            await client.call_tool("list_journals", {"calendar": account.home, "cursor": first["next_cursor"]})
+        )
+    assert [j["uid"] for j in every["journals"]] == ["berlin@x", "tokyo@x"]
+    assert [j["uid"] for j in first["journals"] + rest["journals"]] == ["berlin@x", "tokyo@x"]
+
+
 async def test_free_busy_merges_calendars_and_ignores_transparent_and_cancelled(account) -> None:
     account.put(account.work, "a.ics", ics(vevent("a@x", ":20261201T090000Z", ":20261201T100000Z", "A")))
     account.put(account.home, "b.ics", ics(vevent("b@x", ":20261201T093000Z", ":20261201T110000Z", "B")))

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the to
 __all__ = [
     "event_detail",
     "event_list_result",
+    "instant_text",
     "occurrence",
     "occurrences_at",
     "sort_key",
@@ -141,17 +142,25 @@ def occurrences_at(
     return made
 
 
-def sort_key(item: Occurrence) -> list[str]:
-    """Start order as an instant (all-day and floating read as UTC), then id."""
-    start = item.start or ""
+def instant_text(text: str) -> str:
+    """An ISO 8601 date or date-time as the instant it names, written in UTC, so that such texts sort by time.
+
+    A date is read as its midnight and a floating time as UTC; the result is
+    ``datetime.isoformat()`` of the instant in UTC (``2027-06-01T00:00:00+00:00``
+    for ``2027-06-01T09:00:00+09:00``), so texts from different offsets compare
+    as the instants they name. Text that is not such a value (or lies beyond the
+    years 1-9999 in UTC) is returned unchanged.
+    """
     try:
-        if len(start) == 10:
-            instant = utc_bound(dt.date.fromisoformat(start))
-        else:
-            instant = utc_bound(dt.datetime.fromisoformat(start))
-        return [instant.isoformat(), item.id]
-    except ValueError:
-        return [start, item.id]
+        value = dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
+        return utc_bound(value).astimezone(dt.UTC).isoformat()
+    except (ValueError, OverflowError):
+        return text
+
+
+def sort_key(item: Occurrence) -> list[str]:
+    """Start order as an instant (:func:`instant_text`: all-day and floating read as UTC), then id."""
+    return [instant_text(item.start or ""), item.id]
 
 
 def _when(times: Times | Occurrence) -> str:

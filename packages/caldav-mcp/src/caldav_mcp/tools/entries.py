@@ -34,7 +34,7 @@ from caldav_mcp.tools.entry_details import journal_detail, related, task_detail
 from caldav_mcp.tools.event_args import AlarmsArg, TextArg, TimeArg, TokenArg, TzidArg
 from caldav_mcp.tools.events_read import CalendarArg
 from caldav_mcp.tools.events_write import version_of, write_back
-from caldav_mcp.views import unreadable_entry
+from caldav_mcp.views import instant_text, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -64,8 +64,14 @@ async def _calendar_for(app: App, calendar: str, kind: Component) -> CalendarInf
 
 
 def _task_sort(task: TaskDetail) -> list[str]:
+    """Dated tasks first, by the instant due (:func:`caldav_mcp.views.instant_text`), then SUMMARY and UID."""
     due = task.next_due or task.due
-    return ["0" if due else "1", due or "", (task.summary or "").casefold(), task.uid]
+    return ["0" if due else "1", instant_text(due) if due else "", (task.summary or "").casefold(), task.uid]
+
+
+def _journal_sort(entry: JournalDetail) -> list[str]:
+    """A journal entry's place, newest first when reversed: its date as an instant (``instant_text``), then UID."""
+    return [instant_text(entry.date or ""), entry.uid]
 
 
 def _described(task: TaskDetail, ical: icalendar.Calendar) -> TaskDetail:
@@ -127,6 +133,7 @@ def register(server: MCPServer[Any], app: App) -> None:
         query = ["tasks", cal.path, sorted(wanted)]
         after = decode_cursor(cursor, query)
         if after is not None:
+            after[1:2] = map(instant_text, after[1:2])  # a cursor of an earlier release kept the due's own offset
             tasks = [t for t in tasks if _task_sort(t) > after]
         more = len(tasks) > limit
         tasks = tasks[:limit]
@@ -261,14 +268,15 @@ def register(server: MCPServer[Any], app: App) -> None:
         if bounds is not None:
             lo, hi = bounds
             entries = [e for e in entries if e.date and lo.date().isoformat() <= e.date[:10] < hi.date().isoformat()]
-        entries.sort(key=lambda e: (e.date or "", e.uid), reverse=True)
+        entries.sort(key=_journal_sort, reverse=True)
         query = ["journals", cal.path, start, end]
         after = decode_cursor(cursor, query)
         if after is not None:
-            entries = [e for e in entries if [e.date or "", e.uid] < after]
+            after[:1] = map(instant_text, after[:1])  # a cursor of an earlier release kept the date's own offset
+            entries = [e for e in entries if _journal_sort(e) < after]
         more = len(entries) > limit
         entries = entries[:limit]
-        next_cursor = encode_cursor([entries[-1].date or "", entries[-1].uid], query) if more and entries else None
+        next_cursor = encode_cursor(_journal_sort(entries[-1]), query) if more and entries else None
         return structured(
             JournalList(
                 calendar=cal.path, journals=entries, truncated=more, next_cursor=next_cursor, unreadable=unreadable

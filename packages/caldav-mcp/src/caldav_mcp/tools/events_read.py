@@ -44,7 +44,15 @@ from caldav_mcp.tools.common import (
 )
 from caldav_mcp.tools.window_reads import kept_entries, window_entries
 from caldav_mcp.tools.windows import MAX_COLLECTED, listing_of
-from caldav_mcp.views import event_detail, event_list_result, occurrence, occurrences_at, sort_key, unreadable_entry
+from caldav_mcp.views import (
+    event_detail,
+    event_list_result,
+    instant_text,
+    occurrence,
+    occurrences_at,
+    sort_key,
+    unreadable_entry,
+)
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -210,7 +218,8 @@ def page(
     if after is not None:
         if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
             raise InvalidInput("cursor: not a cursor this server returned")
-        start = bisect.bisect_right(listing.keys, (after[0], after[1]))
+        # instant_text: a cursor written by an earlier release, whose key kept the start's own offset
+        start = bisect.bisect_right(listing.keys, (instant_text(after[0]), after[1]))
     if keep is None:
         chosen = list(listing.items[start : start + limit])
         last = start + limit - 1
