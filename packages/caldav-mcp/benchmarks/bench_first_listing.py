@@ -29,8 +29,8 @@ Beside caldav-mcp, in each round: the same first call to a bare SDK server listi
 recurring-ical-events alone (``listing_baseline.py``: no approval core, no version checks, no kept listings,
 no bounds), also a fresh process over stdio after one untimed call, over the mean of the raw REPORT taken
 after caldav-mcp's calls and one more after its own. Its page must be caldav-mcp's first page, in the same
-order. It shows what the SDK and these libraries give without anything of caldav-mcp's: 1.54x and 1.59x in
-two runs, where caldav-mcp took 1.32x and 1.38x in the same rounds.
+order. It shows what the SDK and these libraries give without anything of caldav-mcp's: 1.54x, 1.59x and
+1.58x in three runs, where caldav-mcp took 1.32x, 1.38x and 1.35x in the same rounds.
 
 The Python SDK client checks each result against the tool's outputSchema (jsonschema); the timed calls include
 that check, and its own time for the first page is printed beside.
