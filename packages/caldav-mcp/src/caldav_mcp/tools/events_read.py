@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import functools
 from collections.abc import Callable
@@ -25,7 +24,6 @@ from caldav_mcp.ical import (
     occurrences,
     overrides,
 )
-from caldav_mcp.listings import Listing
 from caldav_mcp.models import EventDetail, EventList, Occurrence
 from caldav_mcp.models import Unreadable as UnreadableOut
 from caldav_mcp.narrowing import matches
@@ -38,21 +36,12 @@ from caldav_mcp.tools.common import (
     cursor_read,
     cursor_version,
     decode_cursor,
-    encode_cursor,
     split_id,
     window,
 )
 from caldav_mcp.tools.window_reads import kept_entries, window_entries
-from caldav_mcp.tools.windows import MAX_COLLECTED, listing_of
-from caldav_mcp.views import (
-    event_detail,
-    event_list_result,
-    instant_text,
-    occurrence,
-    occurrences_at,
-    sort_key,
-    unreadable_entry,
-)
+from caldav_mcp.tools.windows import MAX_COLLECTED, listing_of, page
+from caldav_mcp.views import event_detail, event_list_result, occurrence, occurrences_at, sort_key, unreadable_entry
 
 if TYPE_CHECKING:  # icalendar is imported where a call needs it: listing the tools does not (startup time)
     import icalendar
@@ -193,52 +182,6 @@ def _expanded(
         for component in occurrences(ical, "VEVENT", lo, hi)
         if keep is None or keep(component)
     ]
-
-
-def page(
-    listing: Listing,
-    limit: int,
-    after: Any,
-    query: Any,
-    keep: Callable[[Occurrence], bool] | None = None,
-    settled: bool = True,
-) -> tuple[list[Occurrence], str | None]:
-    """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last).
-
-    Unless ``settled`` (the listing's version known to have held across its read), the cursor carries the read.
-
-    The place is found by bisection over the listing's sort keys, so a page costs the same wherever it lies.
-    ``keep``, when given, chooses the occurrences a page holds (the others are passed over, also when deciding
-    whether more follow).
-
-    Raises:
-        InvalidInput: ``after`` is not a key this server writes into a cursor.
-    """
-    start = 0
-    if after is not None:
-        if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
-            raise InvalidInput("cursor: not a cursor this server returned")
-        # instant_text: a cursor written by an earlier release, whose key kept the start's own offset
-        start = bisect.bisect_right(listing.keys, (instant_text(after[0]), after[1]))
-    if keep is None:
-        chosen = list(listing.items[start : start + limit])
-        last = start + limit - 1
-        more = start + limit < len(listing.items)
-    else:
-        chosen, last, more = [], start - 1, False
-        for index in range(start, len(listing.items)):
-            if not keep(listing.items[index]):
-                continue
-            if len(chosen) == limit:
-                more = True
-                break
-            chosen.append(listing.items[index])
-            last = index
-    if not (more and chosen):
-        return chosen, None
-    return chosen, encode_cursor(
-        list(listing.keys[last]), query, listing.version or None, None if settled else listing.read
-    )
 
 
 def find_occurrence(ical: icalendar.Calendar, rid: str) -> icalendar.Component | None:

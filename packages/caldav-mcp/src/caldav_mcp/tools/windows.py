@@ -11,10 +11,12 @@ when it does not, saying so.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -25,12 +27,12 @@ from caldav_mcp.dav import Resource
 from caldav_mcp.errors import InvalidInput
 from caldav_mcp.listings import CONFIRMED_SECONDS, Listing, Settling
 from caldav_mcp.models import Occurrence, Unreadable
-from caldav_mcp.tools.common import App, learn_keeper, version_digest
+from caldav_mcp.tools.common import App, encode_cursor, learn_keeper, version_digest
 from caldav_mcp.tools.window_reads import pair_when_due, window_entries
-from caldav_mcp.views import sort_key
+from caldav_mcp.views import instant_text, sort_key
 from webdav_core import CollectionVersions
 
-__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "Found", "listing_of"]
+__all__ = ["EXPAND_BATCH", "MAX_COLLECTED", "Found", "listing_of", "page"]
 
 MAX_COLLECTED = 100_000
 """The most occurrences one window may hold; a window with more is refused (narrow it). A year of the benchmark's
@@ -348,3 +350,49 @@ async def listing_of(
     if kept is None or kept[0] is not listing:
         return found("the listing behind this cursor was no longer kept; the window was read again, unchanged")
     return found()
+
+
+def page(
+    listing: Listing,
+    limit: int,
+    after: Any,
+    query: Any,
+    keep: Callable[[Occurrence], bool] | None = None,
+    settled: bool = True,
+) -> tuple[list[Occurrence], str | None]:
+    """One page after the key ``after`` (None: from the first), and the cursor for the next one (None on the last).
+
+    Unless ``settled`` (the listing's version known to have held across its read), the cursor carries the read.
+
+    The place is found by bisection over the listing's sort keys, so a page costs the same wherever it lies.
+    ``keep``, when given, chooses the occurrences a page holds (the others are passed over, also when deciding
+    whether more follow).
+
+    Raises:
+        InvalidInput: ``after`` is not a key this server writes into a cursor.
+    """
+    start = 0
+    if after is not None:
+        if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
+            raise InvalidInput("cursor: not a cursor this server returned")
+        # instant_text: a cursor written by an earlier release, whose key kept the start's own offset
+        start = bisect.bisect_right(listing.keys, (instant_text(after[0]), after[1]))
+    if keep is None:
+        chosen = list(listing.items[start : start + limit])
+        last = start + limit - 1
+        more = start + limit < len(listing.items)
+    else:
+        chosen, last, more = [], start - 1, False
+        for index in range(start, len(listing.items)):
+            if not keep(listing.items[index]):
+                continue
+            if len(chosen) == limit:
+                more = True
+                break
+            chosen.append(listing.items[index])
+            last = index
+    if not (more and chosen):
+        return chosen, None
+    return chosen, encode_cursor(
+        list(listing.keys[last]), query, listing.version or None, None if settled else listing.read
+    )
