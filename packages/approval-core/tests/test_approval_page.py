@@ -332,6 +332,18 @@ async def test_a_post_not_from_the_page_is_refused(tmp_path: Path, headers: dict
     assert await _page(example).book.decision(record.id) is None
 
 
+async def test_a_post_nested_deeper_than_json_reads_is_refused_as_not_json(tmp_path: Path) -> None:
+    """Python's json raises RecursionError, not ValueError, for such a body: it is a 400 all the same, never a 500."""
+    example = _example(tmp_path)
+    record = await _one_pending(example)
+    sent = {"Origin": ORIGIN, "Content-Type": "application/json", "X-CSRF-Token": _page(example).csrf(f"a:{record.id}")}
+    async with _page_client(example) as http:
+        refused = await http.post(f"{PREFIX}/a/{record.id}/decide", content=b"[" * 50_000, headers=sent)
+    assert refused.status_code == 400
+    assert "not JSON" in refused.text
+    assert await _page(example).book.decision(record.id) is None
+
+
 async def test_a_csrf_token_of_another_approval_is_refused(tmp_path: Path) -> None:
     example = _example(tmp_path)
     record = await _one_pending(example)

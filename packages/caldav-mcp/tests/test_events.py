@@ -329,3 +329,38 @@ async def test_events_in_different_zones_are_listed_and_paged_in_the_order_they_
     assert [e["id"] for e in found["events"]] == IN_TIME_ORDER
     assert paged == IN_TIME_ORDER
     assert [e["id"] for e in continued["events"]] == IN_TIME_ORDER[1:2]
+
+
+async def test_a_line_writes_an_end_at_another_offset_whole(account) -> None:
+    """The night Berlin leaves summer time, 02:30 (+02:00) to 03:30 (+01:00) lasts two hours; Tokyo to Berlin too."""
+    zoned = ";TZID=Europe/Berlin:"
+    account.put(account.work, "dst.ics", ics(vevent("dst@x", f"{zoned}20261025T023000", f"{zoned}20261025T033000")))
+    account.put(
+        account.work, "two.ics", ics(vevent("two@x", ";TZID=Asia/Tokyo:20261025T090000", f"{zoned}20261025T030000"))
+    )
+    account.put(account.work, "same.ics", ics(vevent("same@x", f"{zoned}20261025T100000", f"{zoned}20261025T110000")))
+    async with connect(account.build(), revision="2026-07-28") as client:
+        result = await client.call_tool(
+            "list_events", {"calendar": account.work, "start": "2026-10-24", "end": "2026-10-26"}
+        )
+    lines = result.content[0].text.splitlines()[1:]
+    assert [line.split(" ⟦")[0] for line in lines] == [
+        "2026-10-25T09:00:00+09:00 to 2026-10-25T03:00:00+01:00 Asia/Tokyo",
+        "2026-10-25T02:30:00+02:00 to 2026-10-25T03:30:00+01:00 Europe/Berlin",
+        "2026-10-25 10:00-11:00 +01:00 Europe/Berlin",
+    ]
+
+
+async def test_a_cursor_nested_deeper_than_json_reads_is_refused_by_every_listing(account) -> None:
+    """Python's json raises RecursionError, not ValueError, for such a cursor: still not a cursor, never a crash."""
+    nested = base64.urlsafe_b64encode(b"[" * 50_000).decode().rstrip("=")
+    window = {"calendar": account.work, "start": "2026-12-01", "end": "2026-12-02"}
+    async with connect(account.build(), revision="2026-07-28") as client:
+        results = [
+            await client.call_tool("list_events", window | {"cursor": nested}),
+            await client.call_tool("list_tasks", {"calendar": account.tasks_only, "cursor": nested}),
+            await client.call_tool("list_journals", {"calendar": account.home, "cursor": nested}),
+        ]
+    for result in results:
+        assert result.is_error
+        assert "cursor: not a cursor this server returned" in result.content[0].text

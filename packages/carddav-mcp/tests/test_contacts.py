@@ -39,9 +39,13 @@ async def test_list_contacts_pages_with_a_cursor_and_leaves_groups_out(dav: Dav)
             if cursor is None:
                 break
         bad = await client.call_tool("list_contacts", {"address_book": dav.book, "cursor": "nonsense"})
+        nested = base64.urlsafe_b64encode(b"[" * 1_400).decode()  # within its 2,000 characters; too deep for json
+        deep = await client.call_tool("list_contacts", {"address_book": dav.book, "cursor": nested})
     assert sorted(seen) == [f"Person {i}" for i in range(7)]
     assert bad.is_error
     assert "cursor" in bad.content[0].text
+    assert deep.is_error
+    assert "is not a cursor this server returned" in deep.content[0].text
 
 
 async def test_get_contact_reads_every_field(dav: Dav) -> None:

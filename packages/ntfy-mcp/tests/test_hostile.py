@@ -170,6 +170,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, b'{"healthy": tru', "application/json")
         elif mode == "error-html":
             self.reply(403, b"<html>Forbidden by the proxy</html>", "text/html")
+        elif mode == "nested":  # JSON nested deeper than Python's json reads: RecursionError, not ValueError
+            self.reply(200, b"[" * 50_000, "application/json")
+        elif mode == "error-nested":
+            self.reply(403, b"[" * 50_000, "application/json")
 
     def reply(self, status: int, body: bytes, kind: str, location: str | None = None) -> None:
         self.send_response(status)
@@ -233,6 +237,8 @@ async def test_a_redirect_to_another_origin_is_not_followed_and_carries_no_crede
         ("html", "was not JSON"),
         ("malformed", "was not JSON"),
         ("error-html", "not allowed to do that (ntfy's access rules) (HTTP 403, code 0)"),
+        ("nested", "was not JSON"),
+        ("error-nested", "not allowed to do that (ntfy's access rules) (HTTP 403, code 0)"),
     ],
 )
 async def test_a_hostile_backend_gives_clear_tool_errors_and_no_traceback(

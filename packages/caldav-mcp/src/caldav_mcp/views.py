@@ -166,13 +166,17 @@ def sort_key(item: Occurrence) -> list[str]:
 def _when(times: Times | Occurrence) -> str:
     """An occurrence's time for a line of text: ISO 8601 as this server writes it, and the TZID.
 
-    The TZID is a name the entry's writer chose: shown by :func:`name_in_text`.
+    Start and end on the same date at the same UTC offset are written once (``2026-12-01 09:00-10:00 +01:00``);
+    any other pair whole, so that an end at another offset (the night a zone leaves summer time, or a DTEND in
+    another zone) is never read at the start's. The TZID is a name the entry's writer chose: shown by
+    :func:`name_in_text`.
     """
     start, end = times.start or "?", times.end
     if times.all_day:
         return f"{start} all-day" + (f" to {end}" if end else "")
     zone = "floating" if times.floating else (name_in_text(times.tzid) if times.tzid else "")
-    if start and end and start[:10] == end[:10] and len(start) > 16 and len(end) > 16:
+    same_offset = end is not None and start[19:].removeprefix(".000000") == end[19:].removeprefix(".000000")
+    if end and start[:10] == end[:10] and len(start) > 16 and len(end) > 16 and same_offset:
         # Same day: 2026-12-01 09:00-10:00 +01:00 Europe/Berlin
         offset = start[19:].removeprefix(".000000")
         return f"{start[:10]} {start[11:16]}-{end[11:16]} {offset} {zone}".replace("  ", " ").strip()

@@ -250,7 +250,7 @@ class NtfyClient:
         content = await self._send(method, url, **kwargs)
         try:
             return json.loads(content)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # json raises RecursionError for too deep nesting
             raise NtfyUnavailable(f"ntfy's answer to {method} {url.path} was not JSON") from exc
 
     async def _object(self, method: str, url: httpx2.URL, **kwargs: Any) -> dict[str, Any]:
@@ -384,7 +384,7 @@ def _events(text: str, limit: int | None) -> list[dict[str, Any]]:
 def _error_document(status: int, content: bytes) -> tuple[int, str]:
     try:
         data = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # json raises RecursionError for too deep nesting
         return 0, f"HTTP {status} without ntfy's error document"
     if not isinstance(data, dict) or "error" not in data:
         return 0, f"HTTP {status} without ntfy's error document"

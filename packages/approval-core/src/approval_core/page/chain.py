@@ -159,7 +159,7 @@ def _vouch_fault(user_id: str, chain: list[dict[str, Any]], entry: dict[str, Any
             credential_current_sign_count=0,
             require_user_verification=True,
         )
-    except (InvalidAuthenticationResponse, ValueError, TypeError, KeyError, AttributeError):
+    except (InvalidAuthenticationResponse, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return "its vouch does not verify (not signed by that passkey for this key, this file and this place)"
     return ""
 

@@ -271,7 +271,7 @@ class PageCore:
                 raise Refused(413, "the request is too large")
         try:
             data = json.loads(body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # json raises RecursionError for too deep nesting
             raise Refused(400, "the request is not JSON") from None
         if not isinstance(data, dict):
             raise Refused(400, "the request is not a JSON object")

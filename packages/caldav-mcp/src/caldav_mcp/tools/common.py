@@ -161,7 +161,7 @@ def decode_cursor(cursor: str | None, query: Any) -> Any:
     try:
         data = _payload(cursor)
         key, bound = data["k"], data["q"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # json raises RecursionError for deep nesting
         raise InvalidInput("cursor: not a cursor this server returned") from None
     if not isinstance(key, list) or not all(isinstance(part, str) for part in key):
         raise InvalidInput("cursor: not a cursor this server returned")  # every key here is a list of texts

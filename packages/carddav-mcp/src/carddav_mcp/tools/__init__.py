@@ -37,7 +37,7 @@ def decode_cursor(cursor: str | None) -> str | None:
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor.encode()))
         after = data["after"]
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, KeyError, TypeError, RecursionError):  # RecursionError: json, deep nesting
         raise InvalidInput("cursor", "is not a cursor this server returned; pass next_cursor unchanged") from None
     if not isinstance(after, str):
         raise InvalidInput("cursor", "is not a cursor this server returned; pass next_cursor unchanged")
