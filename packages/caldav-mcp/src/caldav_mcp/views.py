@@ -175,10 +175,15 @@ def _when(times: Times | Occurrence) -> str:
     if times.all_day:
         return f"{start} all-day" + (f" to {end}" if end else "")
     zone = "floating" if times.floating else (name_in_text(times.tzid) if times.tzid else "")
-    same_offset = end is not None and start[19:].removeprefix(".000000") == end[19:].removeprefix(".000000")
-    if end and start[:10] == end[:10] and len(start) > 16 and len(end) > 16 and same_offset:
+    offset = start[19:].removeprefix(".000000")
+    if (
+        end
+        and start[:10] == end[:10]
+        and len(start) > 16
+        and len(end) > 16
+        and end[19:].removeprefix(".000000") == offset
+    ):
         # Same day: 2026-12-01 09:00-10:00 +01:00 Europe/Berlin
-        offset = start[19:].removeprefix(".000000")
         return f"{start[:10]} {start[11:16]}-{end[11:16]} {offset} {zone}".replace("  ", " ").strip()
     return f"{start} to {end} {zone}".strip()
 
